@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0
+/* parktrace kernel side: times futex waits and aggregates them per blocker.
+ * Nothing is streamed; user space reads the maps each measurement interval. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "parktrace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define EAGAIN 11
+#define ETIMEDOUT 110
+#define VM_SHARED 0x8
+#define FUTEX_PRIVATE_FLAG 128
+#define FUTEX_CLOCK_REALTIME 256
+#define FUTEX_CMD(op) ((op) & ~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME))
+#define FUTEX_WAIT 0
+#define FUTEX_LOCK_PI 6
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAIT_REQUEUE_PI 11
+#define FUTEX_LOCK_PI2 13
+#define FUTEX2_PRIVATE 128
+
+/* Set by the loader before load. */
+const volatile bool filter_tgids = false;
+const volatile __u32 self_tgid = 0;
+const volatile __u64 threshold = 0;
+const volatile __u32 max_slots = 1;
+
+/* Shared with user space through the skeleton's mmap of .bss/.data. */
+__u64 next_slot = 0;
+__u64 drops[PT_DROP_COUNT];
+__u32 window_gen = 1;
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(map_flags, BPF_F_MMAPABLE);
+    __uint(max_entries, 1);           /* resized by the loader */
+    __type(key, __u32);
+    __type(value, struct pt_slot);
+} slots SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 1);           /* resized by the loader */
+    __type(key, struct pt_blocker_key);
+    __type(value, __u32);
+} slot_index SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, __u32);
+    __type(value, struct pt_wait);
+} waiting SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, struct pt_thread_key);
+    __type(value, __u32);
+} thread_seen SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+    __uint(max_entries, 16384);
+    __type(key, __u32);
+    __uint(value_size, PT_MAX_FRAMES * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, struct pt_stack_key);
+    __type(value, struct pt_stack_val);
+} stack_time SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(max_entries, 2048);
+    __type(key, struct pt_sample_key);
+    __type(value, struct pt_sample);
+} samples SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct pt_sample);
+} sample_scratch SEC(".maps");
+
+/* Processes to trace when filtering; fork-following adds children. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 8192);
+    __type(key, __u32);
+    __type(value, __u8);
+} traced SEC(".maps");
+
+static __always_inline void count_drop(int which)
+{
+    __sync_fetch_and_add(&drops[which], 1);
+}
+
+static __always_inline bool tgid_traced(__u32 tgid)
+{
+    if (tgid == self_tgid)
+        return false;
+    if (!filter_tgids)
+        return true;
+    return bpf_map_lookup_elem(&traced, &tgid) != NULL;
+}
+
+static __always_inline void raise_max(__u64 *p, __u64 v)
+{
+    for (int i = 0; i < 4; i++) {
+        __u64 cur = *(volatile __u64 *)p;
+        if (v <= cur || __sync_val_compare_and_swap(p, cur, v) == cur)
+            return;
+    }
+}
+
+static __always_inline __u32 log2_slot(__u64 v)
+{
+    __u32 r = 0, s;
+    s = (v > 0xFFFFFFFFULL) << 5; v >>= s; r |= s;
+    s = (v > 0xFFFF) << 4; v >>= s; r |= s;
+    s = (v > 0xFF) << 3; v >>= s; r |= s;
+    s = (v > 0xF) << 2; v >>= s; r |= s;
+    s = (v > 0x3) << 1; v >>= s; r |= s;
+    r |= (v >> 1);
+    return r < PT_HIST_SLOTS ? r : PT_HIST_SLOTS - 1;
+}
+
+struct vma_ctx {
+    __u64 uaddr;
+    struct pt_blocker_key *key;
+};
+
+/* Shared futexes in MAP_SHARED file or shmem mappings meet on (dev, inode,
+ * offset), the way the kernel keys them. */
+static long shared_key_cb(struct task_struct *task, struct vm_area_struct *vma,
+                          struct vma_ctx *c)
+{
+    struct file *f = BPF_CORE_READ(vma, vm_file);
+    if (!f || !(BPF_CORE_READ(vma, vm_flags) & VM_SHARED))
+        return 0;
+    struct inode *ino = BPF_CORE_READ(f, f_inode);
+    c->key->addr = (BPF_CORE_READ(vma, vm_pgoff) << 12) +
+                   (c->uaddr - BPF_CORE_READ(vma, vm_start));
+    c->key->ino = BPF_CORE_READ(ino, i_ino);
+    c->key->owner = BPF_CORE_READ(ino, i_sb, s_dev);
+    c->key->kind = PT_KIND_FUTEX | PT_KEY_SHARED;
+    return 0;
+}
+
+static __always_inline void futex_key(struct pt_blocker_key *key, __u64 uaddr,
+                                      __u32 tgid, bool private)
+{
+    key->addr = uaddr;
+    key->ino = 0;
+    key->owner = tgid;
+    key->kind = PT_KIND_FUTEX;
+    if (!private) {
+        struct vma_ctx c = { .uaddr = uaddr, .key = key };
+        bpf_find_vma(bpf_get_current_task_btf(), uaddr, shared_key_cb, &c, 0);
+    }
+}
+
+/* Finds the blocker's slot, creating it on the first wait. */
+static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u32 *idx_out,
+                                                __u64 uaddr, __u64 pid_tgid,
+                                                __s32 stack_id, __u64 now)
+{
+    __u32 *idxp = bpf_map_lookup_elem(&slot_index, key);
+    __u32 idx;
+
+    if (idxp) {
+        idx = *idxp;
+    } else {
+        __u64 n = __sync_fetch_and_add(&next_slot, 1);
+        if (n >= max_slots) {
+            count_drop(PT_DROP_BLOCKERS);
+            return NULL;
+        }
+        idx = n;
+        struct pt_slot *s = bpf_map_lookup_elem(&slots, &idx);
+        if (!s)
+            return NULL;
+        s->key = *key;
+        s->first_tid = (__u32)pid_tgid;
+        s->first_tgid = pid_tgid >> 32;
+        s->first_stack = stack_id;
+        s->first_uaddr = uaddr;
+        s->first_ts = now;
+        bpf_get_current_comm(s->first_comm, sizeof(s->first_comm));
+        if (bpf_map_update_elem(&slot_index, key, &idx, BPF_NOEXIST)) {
+            /* Another CPU won the race (or the index is full); this slot
+             * stays invalid and unused. */
+            idxp = bpf_map_lookup_elem(&slot_index, key);
+            if (!idxp) {
+                count_drop(PT_DROP_BLOCKERS);
+                return NULL;
+            }
+            idx = *idxp;
+        } else {
+            s->valid = 1;
+        }
+    }
+    *idx_out = idx;
+    return bpf_map_lookup_elem(&slots, &idx);
+}
+
+/* Counts the thread once per window and once per run. */
+static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid)
+{
+    struct pt_thread_key tk = { .slot = idx, .tid = tid };
+    __u32 gen = window_gen;
+    __u32 *seen = bpf_map_lookup_elem(&thread_seen, &tk);
+
+    if (seen) {
+        if (*seen != gen) {
+            *seen = gen;
+            __sync_fetch_and_add(&s->threads_win, 1);
+        }
+        return;
+    }
+    long err = bpf_map_update_elem(&thread_seen, &tk, &gen, BPF_NOEXIST);
+    if (!err) {
+        __sync_fetch_and_add(&s->threads, 1);
+        __sync_fetch_and_add(&s->threads_win, 1);
+    } else if (err != -17 /* EEXIST */) {
+        count_drop(PT_DROP_THREADS);
+    }
+}
+
+/* Copies the user stack once per (blocker, process, stack id) for CFI unwinding in
+ * user space. Reads in chunks so a stack shorter than the copy still fits. */
+static __always_inline void take_sample(__u32 idx, __u32 tgid, __u32 tid, __s32 stack_id)
+{
+    struct pt_sample_key k = { .slot = idx, .tgid = tgid, .stack_id = stack_id };
+    __u32 zero = 0;
+
+    if (bpf_map_lookup_elem(&samples, &k))
+        return;
+    struct pt_sample *smp = bpf_map_lookup_elem(&sample_scratch, &zero);
+    if (!smp)
+        return;
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+    smp->ip = BPF_CORE_READ(regs, ip);
+    smp->sp = BPF_CORE_READ(regs, sp);
+    smp->bp = BPF_CORE_READ(regs, bp);
+    smp->tid = tid;
+    smp->len = 0;
+    for (int i = 0; i < PT_STACK_SAMPLE / PT_STACK_CHUNK; i++) {
+        if (bpf_probe_read_user(smp->data + i * PT_STACK_CHUNK, PT_STACK_CHUNK,
+                                (void *)(smp->sp + i * PT_STACK_CHUNK)))
+            break;
+        smp->len += PT_STACK_CHUNK;
+    }
+    long err = bpf_map_update_elem(&samples, &k, smp, BPF_NOEXIST);
+    if (err && err != -17)
+        count_drop(PT_DROP_SAMPLES);
+}
+
+static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid)
+{
+    struct pt_stack_key k = { .slot = idx, .stack_id = stack_id, .tgid = pid_tgid >> 32 };
+    struct pt_stack_val zero = {};
+
+    if (stack_id < 0 || bpf_map_lookup_elem(&stack_time, &k))
+        return;
+    long err = bpf_map_update_elem(&stack_time, &k, &zero, BPF_NOEXIST);
+    if (!err)
+        take_sample(idx, pid_tgid >> 32, (__u32)pid_tgid, stack_id);
+    else if (err != -17)
+        count_drop(PT_DROP_STACKAGG);
+}
+
+/* Leaves a wait: drops parked_now and closes the busy period if it was the
+ * last waiter. `discard` is for calls that turned out not to sleep. */
+static __always_inline void leave_wait(struct pt_slot *s, __u32 flags, __u64 now, bool discard)
+{
+    __u64 busy_start = s->busy_start;
+    __s64 old = __sync_fetch_and_add(&s->parked_now, -1);
+
+    if (old == 1 && !(discard && (flags & PT_WAIT_OPENED_BUSY)))
+        __sync_fetch_and_add(&s->real_ns, now - busy_start);
+}
+
+static __always_inline void touch(struct pt_slot *s, __u64 now)
+{
+    s->last_ts = now;
+    if (!s->win_first_ts)
+        __sync_val_compare_and_swap(&s->win_first_ts, 0, now);
+}
+
+static __always_inline int wait_begin(void *ctx, __u64 uaddr, bool private)
+{
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+    struct pt_wait w = {};
+    __u32 idx;
+
+    futex_key(&w.key, uaddr, tgid, private);
+    __u64 now = bpf_ktime_get_ns();
+    __s32 sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+    if (sid < 0)
+        count_drop(PT_DROP_STACKS);
+    struct pt_slot *s = slot_get(&w.key, &idx, uaddr, pid_tgid, sid, now);
+    if (!s)
+        return 0;
+
+    __u64 parks_before = __sync_fetch_and_add(&s->parks, 1);
+    touch(s, now);
+    w.start_ns = now;
+    w.slot = idx;
+    w.stack_id = sid;
+    if (parks_before >= threshold) {
+        w.flags = PT_WAIT_TIMED;
+        __s64 old = __sync_fetch_and_add(&s->parked_now, 1);
+        if (old == 0) {
+            s->busy_start = now;
+            w.flags |= PT_WAIT_OPENED_BUSY;
+        }
+        raise_max(&s->peak, old + 1);
+        raise_max(&s->peak_win, old + 1);
+        note_thread(s, idx, tid);
+        note_stack(idx, sid, pid_tgid);
+    }
+    if (bpf_map_update_elem(&waiting, &tid, &w, BPF_ANY)) {
+        count_drop(PT_DROP_WAITING);
+        __sync_fetch_and_add(&s->parks, -1);
+        if (w.flags & PT_WAIT_TIMED)
+            leave_wait(s, w.flags, now, true);
+    }
+    return 0;
+}
+
+static __always_inline int wait_end(long ret)
+{
+    __u32 tid = (__u32)bpf_get_current_pid_tgid();
+    struct pt_wait *wp = bpf_map_lookup_elem(&waiting, &tid);
+    if (!wp)
+        return 0;
+    struct pt_wait w = *wp;
+    bpf_map_delete_elem(&waiting, &tid);
+
+    struct pt_slot *s = bpf_map_lookup_elem(&slots, &w.slot);
+    if (!s)
+        return 0;
+    __u64 now = bpf_ktime_get_ns();
+    touch(s, now);
+    if (ret == -EAGAIN) {
+        /* The word changed before the kernel slept: not a wait. */
+        __sync_fetch_and_add(&s->parks, -1);
+        if (w.flags & PT_WAIT_TIMED)
+            leave_wait(s, w.flags, now, true);
+        return 0;
+    }
+    if (!(w.flags & PT_WAIT_TIMED))
+        return 0;
+
+    __u64 d = now - w.start_ns;
+    int end = ret == -ETIMEDOUT ? PT_END_TIMEOUT : ret < 0 ? PT_END_INTERRUPTED : PT_END_WOKEN;
+    __sync_fetch_and_add(&s->ends[end], 1);
+    __sync_fetch_and_add(&s->thread_ns, d);
+    raise_max(&s->max_ns, d);
+    raise_max(&s->max_win_ns, d);
+    __sync_fetch_and_add(&s->hist[log2_slot(d)], 1);
+    leave_wait(s, w.flags, now, false);
+
+    struct pt_stack_key sk = { .slot = w.slot, .stack_id = w.stack_id,
+                              .tgid = bpf_get_current_pid_tgid() >> 32 };
+    struct pt_stack_val *sv = bpf_map_lookup_elem(&stack_time, &sk);
+    if (sv) {
+        __sync_fetch_and_add(&sv->count, 1);
+        __sync_fetch_and_add(&sv->ns, d);
+    }
+    return 0;
+}
+
+/* A value check up front skips calls that will return EAGAIN at once, so
+ * they cost one user read instead of a whole wait's bookkeeping. */
+static __always_inline bool word_matches(__u64 uaddr, __u32 val)
+{
+    __u32 cur;
+    return !bpf_probe_read_user(&cur, sizeof(cur), (void *)uaddr) && cur == val;
+}
+
+SEC("tracepoint/syscalls/sys_enter_futex")
+int futex_enter(struct trace_event_raw_sys_enter *ctx)
+{
+    int op = FUTEX_CMD((int)ctx->args[1]);
+    __u64 uaddr = ctx->args[0];
+
+    switch (op) {
+    case FUTEX_WAIT:
+    case FUTEX_WAIT_BITSET:
+    case FUTEX_WAIT_REQUEUE_PI:
+        if (!word_matches(uaddr, (__u32)ctx->args[2]))
+            return 0;
+        break;
+    case FUTEX_LOCK_PI:
+    case FUTEX_LOCK_PI2:
+        break;
+    default:
+        return 0;
+    }
+    if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+        return 0;
+    return wait_begin(ctx, uaddr, ctx->args[1] & FUTEX_PRIVATE_FLAG);
+}
+
+SEC("tracepoint/syscalls/sys_exit_futex")
+int futex_exit(struct trace_event_raw_sys_exit *ctx)
+{
+    return wait_end(ctx->ret);
+}
+
+/* futex_waitv is charged to the first futex of the vector. */
+SEC("tracepoint/syscalls/sys_enter_futex_waitv")
+int futex_waitv_enter(struct trace_event_raw_sys_enter *ctx)
+{
+    struct futex_waitv first;
+
+    if (!tgid_traced(bpf_get_current_pid_tgid() >> 32) || ctx->args[1] == 0)
+        return 0;
+    if (bpf_probe_read_user(&first, sizeof(first), (void *)ctx->args[0]))
+        return 0;
+    if (!word_matches(first.uaddr, (__u32)first.val))
+        return 0;
+    return wait_begin(ctx, first.uaddr, first.flags & FUTEX2_PRIVATE);
+}
+
+SEC("tracepoint/syscalls/sys_exit_futex_waitv")
+int futex_waitv_exit(struct trace_event_raw_sys_exit *ctx)
+{
+    return wait_end(ctx->ret);
+}
+
+/* With `-- COMMAND`, children of traced processes are traced too. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
+{
+    __u32 ptgid = parent->tgid, ctgid = child->tgid;
+    __u8 one = 1;
+
+    if (ptgid != ctgid && bpf_map_lookup_elem(&traced, &ptgid))
+        bpf_map_update_elem(&traced, &ctgid, &one, BPF_ANY);
+    return 0;
+}

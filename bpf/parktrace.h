@@ -1,0 +1,130 @@
+/* Structures shared by the BPF programs and the user-space loader.
+ * Everything here is plain data with fixed-width fields so both sides
+ * agree on the layout without BTF. */
+#ifndef PARKTRACE_H
+#define PARKTRACE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define PT_HIST_SLOTS 40        /* log2(ns) buckets: 1 ns .. 2^39 ns, last is open */
+#define PT_COMM_LEN 16
+#define PT_STACK_SAMPLE 8192    /* bytes of user stack copied once per (process, stack) */
+#define PT_STACK_CHUNK 512
+#define PT_MAX_FRAMES 127
+
+enum pt_kind {
+    PT_KIND_FUTEX = 0,
+    PT_KIND_JVM_PARK = 1,
+    PT_KIND_JVM_MONITOR = 2,
+    PT_KIND_JVM_WAIT = 3,
+    PT_KIND_COUNT
+};
+
+/* Key flags: a shared futex is keyed by (device, inode, offset) instead of
+ * (tgid, address) so that every process mapping the word meets on it. */
+#define PT_KEY_SHARED 0x100u
+
+struct pt_blocker_key {
+    __u64 addr;       /* uaddr, or byte offset in the file for shared futexes */
+    __u64 ino;        /* inode number for shared futexes, else 0 */
+    __u32 owner;      /* tgid, or device number for shared futexes */
+    __u32 kind;       /* enum pt_kind | PT_KEY_* flags */
+};
+
+/* Ends of a wait, by the way it ended. */
+enum pt_end {
+    PT_END_WOKEN = 0,
+    PT_END_TIMEOUT = 1,
+    PT_END_INTERRUPTED = 2,
+    PT_END_COUNT
+};
+
+/* One blocker's cumulative state. Lives in an mmap-able array so user space
+ * reads it without system calls and resets the per-window fields in place.
+ * The kernel updates every counter with atomics (no bpf_spin_lock in tracing
+ * programs). */
+struct pt_slot {
+    struct pt_blocker_key key;
+    __u32 valid;            /* set once the key -> slot mapping is published */
+    __u32 first_tid;
+    __u32 first_tgid;
+    __s32 first_stack;      /* user stack id of the first waiter, or < 0 */
+    __u64 first_uaddr;      /* the address the first waiter passed */
+    char first_comm[PT_COMM_LEN];
+    __u64 first_ts;         /* first event on this blocker (ns, CLOCK_MONOTONIC) */
+    __u64 last_ts;          /* latest event */
+    __u64 win_first_ts;     /* first event since user space last reset it */
+    __u64 parks;            /* waits begun */
+    __u64 ends[PT_END_COUNT];
+    __s64 parked_now;       /* waiters right now */
+    __u64 busy_start;       /* when parked_now last went 0 -> 1 */
+    __u64 real_ns;          /* closed busy periods (parked_now >= 1) */
+    __u64 thread_ns;        /* full durations of completed waits */
+    __u64 max_ns;           /* longest completed wait, whole run */
+    __u64 max_win_ns;       /* longest completed wait since reset */
+    __u64 peak;             /* most simultaneous waiters, whole run */
+    __u64 peak_win;         /* the same since reset */
+    __u64 threads;          /* distinct waiting threads, whole run */
+    __u64 threads_win;      /* distinct waiting threads since reset */
+    __u64 hist[PT_HIST_SLOTS];
+};
+
+/* A thread that is inside a wait right now, keyed by tid. */
+struct pt_wait {
+    struct pt_blocker_key key;
+    __u64 start_ns;
+    __u32 slot;
+    __s32 stack_id;
+    __u32 flags;
+};
+#define PT_WAIT_TIMED 0x1u        /* counted in parked_now and timed */
+#define PT_WAIT_OPENED_BUSY 0x2u  /* this wait took parked_now from 0 to 1 */
+
+/* (slot, tid) -> window generation in which the thread last waited. */
+struct pt_thread_key {
+    __u32 slot;
+    __u32 tid;
+};
+
+/* Time and count per (blocker, waiter stack), for collapsed stacks. */
+struct pt_stack_key {
+    __u32 slot;
+    __s32 stack_id;
+    __u32 tgid;       /* shared futexes have waiters in several processes */
+    __u32 pad;
+};
+struct pt_stack_val {
+    __u64 count;
+    __u64 ns;
+};
+
+/* A copy of the user stack and registers, taken once per (blocker, process,
+ * stack id) so user space can unwind through code without frame pointers.
+ * The blocker is part of the key because a frame-pointer walk that stops in
+ * libc gives different call paths the same stack id. */
+struct pt_sample_key {
+    __u32 slot;
+    __u32 tgid;
+    __s32 stack_id;
+};
+struct pt_sample {
+    __u64 ip, sp, bp;
+    __u32 tid;
+    __u32 len;
+    __u8 data[PT_STACK_SAMPLE];
+};
+
+/* Drop counters, indices into the BSS array drops[]. */
+enum pt_drop {
+    PT_DROP_BLOCKERS = 0,   /* blocker table full: wait not recorded */
+    PT_DROP_WAITING,        /* in-flight wait table full */
+    PT_DROP_THREADS,        /* thread set full: `threads` undercounts */
+    PT_DROP_STACKAGG,       /* per-stack table full: collapsed output short */
+    PT_DROP_STACKS,         /* stack map full or collision */
+    PT_DROP_SAMPLES,        /* stack sample table full */
+    PT_DROP_COUNT
+};
+
+#endif

@@ -1,0 +1,169 @@
+/* A pthread workload whose contention is known in advance and measured by
+ * the workload itself, so parktrace's figures can be checked against it.
+ *
+ * THREADS workers cycle over up to four named global mutexes, each held for
+ * its own preset time, with a think time between acquisitions so a woken
+ * waiter is rarely overtaken (one blocked lock call = one futex wait). A
+ * producer/consumer pair of threads exercises a condition variable.
+ *
+ * usage: mutex_contention [-t THREADS] [-m MUTEXES] [-s SECONDS] [-r REPORT.json]
+ * The report holds, per mutex, the lock calls that blocked and the time
+ * they spent blocked, and the same for the condition variable waits. */
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t journal_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_nonempty = PTHREAD_COND_INITIALIZER;
+
+static struct lock_spec {
+    const char *name;
+    pthread_mutex_t *m;
+    long hold_us;
+    _Atomic uint64_t blocked, blocked_ns, acquired;
+} locks[] = {
+    {.name = "cache_lock", .m = &cache_lock, .hold_us = 4000},
+    {.name = "table_lock", .m = &table_lock, .hold_us = 2000},
+    {.name = "journal_lock", .m = &journal_lock, .hold_us = 1000},
+    {.name = "stats_lock", .m = &stats_lock, .hold_us = 500},
+};
+
+static int nthreads = 4, nlocks = 2;
+static double seconds = 3;
+static _Atomic int stop;
+static int queued;
+static _Atomic uint64_t cond_waits, cond_wait_ns;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts))
+        ;
+}
+
+/* Locks M, timing the call only when the lock was taken by someone else. */
+static void timed_lock(struct lock_spec *l)
+{
+    if (pthread_mutex_trylock(l->m) == 0)
+        return;
+    uint64_t t0 = now_ns();
+    pthread_mutex_lock(l->m);
+    l->blocked_ns += now_ns() - t0;
+    l->blocked++;
+}
+
+static void *worker(void *arg)
+{
+    unsigned id = (unsigned)(uintptr_t)arg, n = 0;
+    while (!stop) {
+        struct lock_spec *l = &locks[(id + n++) % (unsigned)nlocks];
+        timed_lock(l);
+        l->acquired++;
+        sleep_us(l->hold_us);
+        pthread_mutex_unlock(l->m);
+        /* Think time: shorter than the holds so the locks stay contended,
+         * long enough that a woken waiter wins its race. */
+        sleep_us(l->hold_us / 2 + 200 * (long)(id % 3));
+    }
+    return NULL;
+}
+
+static void *producer(void *arg)
+{
+    (void)arg;
+    while (!stop) {
+        sleep_us(20000);
+        pthread_mutex_lock(&queue_lock);
+        queued++;
+        pthread_cond_signal(&queue_nonempty);
+        pthread_mutex_unlock(&queue_lock);
+    }
+    pthread_mutex_lock(&queue_lock);
+    queued = -1;
+    pthread_cond_broadcast(&queue_nonempty);
+    pthread_mutex_unlock(&queue_lock);
+    return NULL;
+}
+
+static void *consumer(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&queue_lock);
+    while (queued >= 0) {
+        if (queued > 0) {
+            queued--;
+            continue;
+        }
+        uint64_t t0 = now_ns();
+        pthread_cond_wait(&queue_nonempty, &queue_lock);
+        cond_wait_ns += now_ns() - t0;
+        cond_waits++;
+    }
+    pthread_mutex_unlock(&queue_lock);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *report = NULL;
+    int c;
+    while ((c = getopt(argc, argv, "t:m:s:r:")) != -1) {
+        switch (c) {
+        case 't': nthreads = atoi(optarg); break;
+        case 'm': nlocks = atoi(optarg); break;
+        case 's': seconds = atof(optarg); break;
+        case 'r': report = optarg; break;
+        default:
+            fprintf(stderr, "usage: %s [-t THREADS] [-m MUTEXES 1-4] [-s SECONDS] [-r REPORT]\n", argv[0]);
+            return 1;
+        }
+    }
+    if (nthreads < 1 || nthreads > 256 || nlocks < 1 || nlocks > 4 || seconds <= 0) {
+        fprintf(stderr, "mutex_contention: bad arguments\n");
+        return 1;
+    }
+    pthread_t th[258];
+    for (int i = 0; i < nthreads; i++)
+        pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)i);
+    pthread_create(&th[nthreads], NULL, producer, NULL);
+    pthread_create(&th[nthreads + 1], NULL, consumer, NULL);
+    sleep_us((long)(seconds * 1e6));
+    stop = 1;
+    for (int i = 0; i < nthreads + 2; i++)
+        pthread_join(th[i], NULL);
+
+    FILE *f = report ? fopen(report, "w") : stdout;
+    if (!f) {
+        perror(report);
+        return 1;
+    }
+    fprintf(f, "{\"pid\":%d,\"threads\":%d,\"mutexes\":[", getpid(), nthreads);
+    for (int i = 0; i < nlocks; i++)
+        fprintf(f, "%s{\"name\":\"%s\",\"addr\":\"%p\",\"hold_ns\":%ld,\"blocked\":%llu,"
+                   "\"blocked_ns\":%llu,\"acquired\":%llu}",
+                i ? "," : "", locks[i].name, (void *)locks[i].m, locks[i].hold_us * 1000,
+                (unsigned long long)locks[i].blocked, (unsigned long long)locks[i].blocked_ns,
+                (unsigned long long)locks[i].acquired);
+    fprintf(f, "],\"cond\":{\"name\":\"queue_nonempty\",\"addr\":\"%p\",\"waits\":%llu,\"wait_ns\":%llu}}\n",
+            (void *)&queue_nonempty, (unsigned long long)cond_waits, (unsigned long long)cond_wait_ns);
+    if (f != stdout)
+        fclose(f);
+    return 0;
+}

@@ -1,0 +1,62 @@
+#include "classify.h"
+
+#include <string.h>
+
+static const struct rule {
+    const char *prefix;
+    const char *cls;
+    bool wait;
+} rules[] = {
+    /* Mutexes, including the re-lock inside pthread_cond_wait. */
+    {"__lll_lock_wait_private", "futex", false},
+    {"__lll_lock_wait", "pthread_mutex", false},
+    {"__pthread_mutex_cond_lock", "pthread_mutex", false},
+    {"__pthread_mutex_lock", "pthread_mutex", false},
+    {"___pthread_mutex_lock", "pthread_mutex", false},
+    {"pthread_mutex_lock", "pthread_mutex", false},
+    {"pthread_mutex_timedlock", "pthread_mutex", false},
+    {"pthread_mutex_clocklock", "pthread_mutex", false},
+    {"__pthread_mutex_clocklock", "pthread_mutex", false},
+    {"__pthread_mutex_timedlock", "pthread_mutex", false},
+    {"__pthread_rwlock_", "pthread_rwlock", false},
+    {"pthread_rwlock_", "pthread_rwlock", false},
+    {"__pthread_cond_wait", "pthread_cond", true},
+    {"___pthread_cond_", "pthread_cond", true},
+    {"__pthread_cond_", "pthread_cond", true},
+    {"pthread_cond_", "pthread_cond", true},
+    {"__new_sem_wait", "sem", false},
+    {"sem_wait", "sem", false},
+    {"sem_timedwait", "sem", false},
+    {"sem_clockwait", "sem", false},
+    {"__sem_wait", "sem", false},
+    {"pthread_join", "futex", true},
+    {"__pthread_clockjoin", "futex", true},
+    {"pthread_barrier_wait", "futex", true},
+    {"___pthread_barrier_wait", "futex", true},
+};
+
+void classify_futex(const struct pt_stack *st, struct pt_class *out)
+{
+    for (int i = 0; i < st->n; i++) {
+        const char *name = st->frames[i].name;
+        for (size_t r = 0; r < sizeof(rules) / sizeof(rules[0]); r++) {
+            if (strncmp(name, rules[r].prefix, strlen(rules[r].prefix)) == 0) {
+                out->cls = rules[r].cls;
+                out->wait = rules[r].wait;
+                return;
+            }
+        }
+    }
+    /* A bare futex: nothing says it guards a critical section. */
+    out->cls = "futex";
+    out->wait = true;
+}
+
+void classify_override(const struct pt_options *o, const char *cls, bool *wait)
+{
+    const char *simple = strrchr(cls, '.');
+    simple = simple ? simple + 1 : cls;
+    for (int i = 0; i < o->nroles; i++)
+        if (strcmp(o->roles[i].cls, cls) == 0 || strcmp(o->roles[i].cls, simple) == 0)
+            *wait = o->roles[i].wait;
+}

@@ -1,0 +1,20 @@
+/* A futex's class and role, read off the frames of a waiting stack. */
+#ifndef PT_CLASSIFY_H
+#define PT_CLASSIFY_H
+#include <stdbool.h>
+#include "options.h"
+#include "stacks.h"
+
+struct pt_class {
+    const char *cls;   /* pthread_mutex, pthread_rwlock, pthread_cond, sem, futex */
+    bool wait;         /* role wait (else lock) */
+};
+
+/* The innermost frame naming a known primitive decides: a condition wait
+ * that re-takes its mutex waits in the mutex code, not the condvar's. */
+void classify_futex(const struct pt_stack *st, struct pt_class *out);
+
+/* Applies --role CLASS=lock|wait; matches the class or its simple name. */
+void classify_override(const struct pt_options *o, const char *cls, bool *wait);
+
+#endif

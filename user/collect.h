@@ -1,0 +1,49 @@
+/* Turns the kernel's cumulative blocker table into reports: windows,
+ * in-progress waits, names, classes and roles. */
+#ifndef PT_COLLECT_H
+#define PT_COLLECT_H
+#include <stdint.h>
+#include "classify.h"
+#include "loader.h"
+#include "options.h"
+#include "report.h"
+
+struct blocker {
+    bool resolved;
+    int tries;
+    int pid;
+    char comm[PT_COMM_LEN + 1];
+    char thread[PT_COMM_LEN + 1];
+    char *name;
+    struct pt_class cls;
+    const struct pt_stack *first_stack;
+    struct pt_counters prev;   /* at the start of the current interval */
+};
+
+struct collector {
+    struct tracer *t;
+    const struct pt_options *o;
+    struct blocker *b;         /* indexed like the kernel's slots */
+    uint64_t start_ns;         /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
+    uint64_t window_start;     /* start of the current interval */
+    uint64_t *inprog_ns;       /* per slot, scratch */
+};
+
+uint64_t collect_now_ns(void);
+void collector_init(struct collector *c, struct tracer *t, const struct pt_options *o);
+
+/* Housekeeping between reports: unwinds new stack copies and names new
+ * blockers while their processes are still alive. */
+void collector_tick(struct collector *c);
+
+/* Builds a report. An interval report covers the time since the previous
+ * one and starts a new window; final and dump cover the whole run. */
+void collector_report(struct collector *c, enum pt_report_type type, struct pt_report *r);
+void report_free(struct pt_report *r);
+
+/* The blocker of slot IDX, named; NULL when the slot is not in use. */
+struct blocker *collector_blocker(struct collector *c, uint32_t idx);
+
+void collector_free(struct collector *c);
+
+#endif

@@ -1,0 +1,49 @@
+/* Symbol tables of ELF files, read with libelf and cached per file.
+ * Separate debug files are followed by build-id and .gnu_debuglink. */
+#ifndef PT_ELFSYMS_H
+#define PT_ELFSYMS_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct elf_sym {
+    uint64_t addr;
+    uint64_t size;
+    const char *name;
+    bool func;
+};
+
+struct elf_load {
+    uint64_t offset, vaddr, filesz, memsz;
+};
+
+struct elf_file {
+    dev_t dev;
+    ino_t ino;
+    char *path;
+    bool is_dyn;
+    struct elf_load *loads;
+    int nloads;
+    struct elf_sym *syms;     /* sorted by addr */
+    size_t nsyms;
+    char *strings;            /* owns every name */
+    size_t strings_len, strings_cap;
+};
+
+/* Opens PATH (already resolved through /proc/PID/root) and returns its cached
+ * symbol table, or NULL when it is not a readable ELF file. */
+struct elf_file *elfsyms_get(const char *path);
+
+/* The symbol covering VADDR (the file's own virtual address), FUNC or
+ * OBJECT as asked, or NULL. */
+const struct elf_sym *elfsyms_lookup(const struct elf_file *ef, uint64_t vaddr, bool func);
+
+/* Converts a file offset to the file's virtual address; false if unmapped. */
+bool elfsyms_offset_to_vaddr(const struct elf_file *ef, uint64_t off, uint64_t *vaddr);
+
+/* Where debug files live; tests point it at their own tree. */
+void elfsyms_set_debug_root(const char *dir);
+
+void elfsyms_free_all(void);
+
+#endif

@@ -1,0 +1,134 @@
+#include "loader.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "parktrace.skel.h"
+#include "preflight.h"
+
+_Static_assert(sizeof(struct pt_slot) % 8 == 0, "slot must be 8-byte sized for the array map");
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+    /* libbpf's own chatter only on request; parktrace prints one line. */
+    if (level == LIBBPF_DEBUG || !getenv("PARKTRACE_DEBUG"))
+        return 0;
+    return vfprintf(stderr, fmt, ap);
+}
+
+static bool tracepoint_exists(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "/sys/kernel/tracing/events/syscalls/%s", name);
+    if (access(path, F_OK) == 0)
+        return true;
+    snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/syscalls/%s", name);
+    return access(path, F_OK) == 0;
+}
+
+int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
+{
+    memset(t, 0, sizeof(*t));
+    libbpf_set_print(libbpf_quiet);
+    if (preflight_tracefs())
+        return -1;
+
+    struct parktrace_bpf *skel = parktrace_bpf__open();
+    if (!skel) {
+        fprintf(stderr, "parktrace: cannot open the BPF object: %s\n", strerror(errno));
+        return -1;
+    }
+    t->skel = skel;
+    skel->rodata->filter_tgids = o->npids > 0 || o->command;
+    skel->rodata->self_tgid = (uint32_t)getpid();
+    skel->rodata->threshold = o->threshold;
+    skel->rodata->max_slots = o->max_blockers;
+    bpf_map__set_max_entries(skel->maps.slots, o->max_blockers);
+    bpf_map__set_max_entries(skel->maps.slot_index, o->max_blockers);
+
+    bool futex = o->kinds & (1u << PT_KIND_FUTEX);
+    bool waitv = futex && tracepoint_exists("sys_enter_futex_waitv");
+    bpf_program__set_autoload(skel->progs.futex_enter, futex);
+    bpf_program__set_autoload(skel->progs.futex_exit, futex);
+    bpf_program__set_autoload(skel->progs.futex_waitv_enter, waitv);
+    bpf_program__set_autoload(skel->progs.futex_waitv_exit, waitv);
+    bpf_program__set_autoload(skel->progs.follow_fork, follow);
+
+    int err = parktrace_bpf__load(skel);
+    if (err) {
+        fprintf(stderr, "parktrace: the kernel refused the BPF programs: %s%s\n", strerror(-err),
+                -err == EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+        tracer_close(t);
+        return -1;
+    }
+    t->nslots = o->max_blockers;
+    t->slots_len = ((size_t)t->nslots * sizeof(struct pt_slot) + 4095) & ~(size_t)4095;
+    t->slots = mmap(NULL, t->slots_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+                    bpf_map__fd(skel->maps.slots), 0);
+    if (t->slots == MAP_FAILED) {
+        t->slots = NULL;
+        fprintf(stderr, "parktrace: cannot map the blocker table: %s\n", strerror(errno));
+        tracer_close(t);
+        return -1;
+    }
+    t->waiting_fd = bpf_map__fd(skel->maps.waiting);
+    t->thread_seen_fd = bpf_map__fd(skel->maps.thread_seen);
+    t->stack_time_fd = bpf_map__fd(skel->maps.stack_time);
+    t->stacks_fd = bpf_map__fd(skel->maps.stacks);
+    t->samples_fd = bpf_map__fd(skel->maps.samples);
+    t->traced_fd = bpf_map__fd(skel->maps.traced);
+    for (int i = 0; i < o->npids; i++)
+        tracer_add_pid(t, o->pids[i]);
+
+    err = parktrace_bpf__attach(skel);
+    if (err) {
+        fprintf(stderr, "parktrace: cannot attach the probes: %s\n", strerror(-err));
+        tracer_close(t);
+        return -1;
+    }
+    return 0;
+}
+
+int tracer_add_pid(struct tracer *t, int pid)
+{
+    uint32_t key = (uint32_t)pid;
+    uint8_t one = 1;
+    return bpf_map_update_elem(t->traced_fd, &key, &one, BPF_ANY);
+}
+
+uint32_t tracer_used_slots(const struct tracer *t)
+{
+    uint64_t n = __atomic_load_n(&t->skel->bss->next_slot, __ATOMIC_ACQUIRE);
+    return n < t->nslots ? (uint32_t)n : t->nslots;
+}
+
+uint64_t tracer_drop(const struct tracer *t, int which)
+{
+    return __atomic_load_n(&t->skel->bss->drops[which], __ATOMIC_RELAXED);
+}
+
+uint32_t tracer_window_gen(const struct tracer *t)
+{
+    return __atomic_load_n(&t->skel->data->window_gen, __ATOMIC_RELAXED);
+}
+
+void tracer_bump_window_gen(struct tracer *t)
+{
+    __atomic_add_fetch(&t->skel->data->window_gen, 1, __ATOMIC_RELEASE);
+}
+
+void tracer_close(struct tracer *t)
+{
+    if (t->slots)
+        munmap(t->slots, t->slots_len);
+    if (t->skel)
+        parktrace_bpf__destroy(t->skel);
+    memset(t, 0, sizeof(*t));
+}

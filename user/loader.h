@@ -1,0 +1,35 @@
+/* Loads and attaches the BPF programs, and exposes their maps. */
+#ifndef PT_LOADER_H
+#define PT_LOADER_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "../bpf/parktrace.h"
+#include "options.h"
+
+struct parktrace_bpf;
+
+struct tracer {
+    struct parktrace_bpf *skel;
+    struct pt_slot *slots;     /* the kernel's blocker array, mmapped */
+    size_t slots_len;
+    uint32_t nslots;
+    int waiting_fd, thread_seen_fd, stack_time_fd, stacks_fd, samples_fd, traced_fd;
+};
+
+/* Returns 0, or -1 after printing one line saying what failed. FOLLOW
+ * traces the children of traced processes. */
+int tracer_open(struct tracer *t, const struct pt_options *o, bool follow);
+
+/* Adds a process to the in-kernel filter. */
+int tracer_add_pid(struct tracer *t, int pid);
+
+/* Number of slots the kernel has handed out (valid or not). */
+uint32_t tracer_used_slots(const struct tracer *t);
+uint64_t tracer_drop(const struct tracer *t, int which);
+uint32_t tracer_window_gen(const struct tracer *t);
+void tracer_bump_window_gen(struct tracer *t);
+
+/* Detaches every probe and frees every map. */
+void tracer_close(struct tracer *t);
+
+#endif

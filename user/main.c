@@ -1,0 +1,185 @@
+/* parktrace: the event loop tying options, tracer, collector and reports
+ * together. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collapsed.h"
+#include "collect.h"
+#include "elfsyms.h"
+#include "launch.h"
+#include "loader.h"
+#include "options.h"
+#include "preflight.h"
+#include "procmaps.h"
+#include "unwind.h"
+
+#define TICK_NS 200000000ULL   /* housekeeping: unwind new stacks while their owners live */
+
+struct run {
+    struct pt_options o;
+    struct tracer t;
+    struct collector c;
+    FILE *out;
+    bool live;
+    int child;
+    bool pid_gone[PT_MAX_PIDS];
+};
+
+static void emit(struct run *r, enum pt_report_type type)
+{
+    struct pt_report rep;
+    collector_report(&r->c, type, &rep);
+    if (r->o.format == PT_FORMAT_JSON)
+        report_json_write(r->out, &rep);
+    else
+        report_text_write(r->out, &rep, r->live && type == PT_REPORT_INTERVAL);
+    report_free(&rep);
+}
+
+/* Reports processes named with -p that have exited; true when none is left. */
+static bool pids_all_gone(struct run *r)
+{
+    int left = 0;
+    for (int i = 0; i < r->o.npids; i++) {
+        if (!r->pid_gone[i] && kill(r->o.pids[i], 0) && errno == ESRCH) {
+            r->pid_gone[i] = true;
+            fprintf(stderr, "parktrace: process %d exited\n", r->o.pids[i]);
+        }
+        left += !r->pid_gone[i];
+    }
+    return r->o.npids && !left;
+}
+
+static int open_signals(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+static int open_ticker(void)
+{
+    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    struct itimerspec its = {{0, TICK_NS}, {0, TICK_NS}};
+    timerfd_settime(fd, 0, &its, NULL);
+    return fd;
+}
+
+/* Runs until a signal, the duration, the command's exit or the last -p
+ * process's exit. */
+static void loop(struct run *r, int sfd, int tfd)
+{
+    uint64_t start = r->c.start_ns, next_report = start + r->o.interval_ns;
+    struct pollfd fds[2] = {{.fd = sfd, .events = POLLIN}, {.fd = tfd, .events = POLLIN}};
+
+    for (;;) {
+        if (poll(fds, 2, -1) < 0 && errno != EINTR)
+            return;
+        if (fds[0].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+                if (si.ssi_signo == SIGUSR1)
+                    emit(r, PT_REPORT_DUMP);
+                else if (si.ssi_signo != SIGCHLD)
+                    return;
+                else if (r->child > 0 && waitpid(r->child, NULL, WNOHANG) == r->child)
+                    return;
+            }
+        }
+        if (fds[1].revents & POLLIN) {
+            uint64_t ticks;
+            if (read(tfd, &ticks, sizeof(ticks)) < 0)
+                continue;
+            uint64_t now = collect_now_ns();
+            collector_tick(&r->c);
+            if (r->o.interval_ns && now >= next_report) {
+                emit(r, PT_REPORT_INTERVAL);
+                next_report += r->o.interval_ns;
+                if (next_report <= now)
+                    next_report = now + r->o.interval_ns;
+            }
+            if (r->o.duration_ns && now >= start + r->o.duration_ns)
+                return;
+            if (pids_all_gone(r))
+                return;
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static struct run r;
+    int rc = options_parse(argc, argv, &r.o);
+    if (rc > 0)
+        return 0;
+    if (rc < 0) {
+        options_usage(stderr);
+        return 1;
+    }
+    if (r.o.waker) {
+        fprintf(stderr, "parktrace: --waker is not available in this version yet\n");
+        return 2;
+    }
+    if (r.o.by != PT_BY_OBJECT) {
+        fprintf(stderr, "parktrace: --by class and --by site are not available in this version yet\n");
+        return 2;
+    }
+    if (preflight_pids(r.o.pids, r.o.npids) || preflight_privileges() || preflight_btf())
+        return 2;
+    r.out = stdout;
+    if (r.o.output && !(r.out = fopen(r.o.output, "we"))) {
+        fprintf(stderr, "parktrace: cannot write %s: %s\n", r.o.output, strerror(errno));
+        return 2;
+    }
+    r.live = r.o.interval_ns && !r.o.output && r.o.format == PT_FORMAT_TEXT && isatty(STDOUT_FILENO);
+
+    r.child = -1;
+    if (r.o.command && (r.child = launch_prepare(r.o.command)) < 0) {
+        fprintf(stderr, "parktrace: cannot start %s: %s\n", r.o.command[0], strerror(errno));
+        return 2;
+    }
+    int sfd = open_signals();
+    if (tracer_open(&r.t, &r.o, r.o.command != NULL)) {
+        launch_abort();
+        return 2;
+    }
+    if (r.child > 0)
+        tracer_add_pid(&r.t, r.child);
+    stacks_init(r.t.stacks_fd, r.t.samples_fd);
+    collector_init(&r.c, &r.t, &r.o);
+    launch_release();
+
+    int tfd = open_ticker();
+    loop(&r, sfd, tfd);
+
+    emit(&r, PT_REPORT_FINAL);
+    rc = 0;
+    if (r.o.collapsed && collapsed_write(r.o.collapsed, &r.c, r.o.collapsed_count) < 0)
+        rc = 2;
+    tracer_close(&r.t);
+    if (r.child > 0 && waitpid(r.child, NULL, WNOHANG) == 0)
+        fprintf(stderr, "parktrace: %s (PID %d) is still running\n", r.o.command[0], r.child);
+    collector_free(&r.c);
+    stacks_free_all();
+    unwind_free_all();
+    procmaps_free_all();
+    elfsyms_free_all();
+    if (r.out != stdout)
+        fclose(r.out);
+    return rc;
+}

@@ -1,0 +1,53 @@
+/* The figures of spec/metrics.md, computed from two cumulative snapshots of
+ * one blocker. Pure arithmetic, no I/O, so it is unit-tested directly. */
+#ifndef PT_METRICS_H
+#define PT_METRICS_H
+#include <stdint.h>
+#include "../bpf/parktrace.h"
+
+/* A blocker's cumulative state at time t. thread_ns and real_ns include the
+ * parts of waits and busy periods still open at t, so the difference of two
+ * snapshots is exactly what fell inside the window between them. */
+struct pt_counters {
+    uint64_t t;
+    uint64_t parks;
+    uint64_t ends[PT_END_COUNT];
+    uint64_t thread_ns;
+    uint64_t real_ns;
+    int64_t parked_now;
+    uint64_t hist[PT_HIST_SLOTS];
+};
+
+/* What the kernel tracked since the window began, not derivable from the
+ * two snapshots. */
+struct pt_window_extra {
+    uint64_t peak_parked;
+    uint64_t max_park_ns;
+    uint64_t threads;
+    uint64_t first_event;   /* 0 when none in the window */
+    uint64_t last_event;
+};
+
+struct pt_figures {
+    uint64_t window_ns;
+    uint64_t parks, wakeups, timeouts, interrupts;
+    uint64_t parked_now, peak_parked;
+    uint64_t thread_time_ns, real_time_ns;
+    uint64_t avg_park_ns, max_park_ns, avg_hold_ns;
+    double real_util, thread_util, real_life_util, thread_life_util;
+    uint64_t threads;
+    uint64_t hist[PT_HIST_SLOTS];
+};
+
+uint64_t metrics_avg_park(uint64_t thread_ns, uint64_t parks);
+uint64_t metrics_avg_hold(uint64_t real_ns, uint64_t parks, uint64_t parked_now);
+
+/* Figures for the window (prev->t, cur->t]. PREV may be all zero with t set
+ * to the run's start, giving the whole run. */
+void metrics_window(const struct pt_counters *prev, const struct pt_counters *cur,
+                    const struct pt_window_extra *extra, struct pt_figures *out);
+
+/* Bounds of log2 histogram slot I in ns: [lo, hi). */
+void metrics_hist_bounds(int i, uint64_t *lo, uint64_t *hi);
+
+#endif

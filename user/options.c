@@ -1,0 +1,264 @@
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "duration.h"
+
+#define PT_VERSION "0.1.0"
+
+enum {
+    OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
+    OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
+    OPT_MAX_BLOCKERS,
+};
+
+static const struct option long_opts[] = {
+    {"pid", required_argument, 0, 'p'},
+    {"interval", required_argument, 0, 'i'},
+    {"duration", required_argument, 0, 'd'},
+    {"format", required_argument, 0, 'f'},
+    {"output", required_argument, 0, 'o'},
+    {"collapsed", required_argument, 0, OPT_COLLAPSED},
+    {"collapsed-value", required_argument, 0, OPT_COLLAPSED_VALUE},
+    {"waker", no_argument, 0, OPT_WAKER},
+    {"kinds", required_argument, 0, OPT_KINDS},
+    {"by", required_argument, 0, OPT_BY},
+    {"top", required_argument, 0, OPT_TOP},
+    {"threshold", required_argument, 0, OPT_THRESHOLD},
+    {"print-threshold", required_argument, 0, OPT_PRINT_THRESHOLD},
+    {"phase-threshold", required_argument, 0, OPT_PHASE_THRESHOLD},
+    {"role", required_argument, 0, OPT_ROLE},
+    {"max-blockers", required_argument, 0, OPT_MAX_BLOCKERS},
+    {"help", no_argument, 0, 'h'},
+    {"version", no_argument, 0, OPT_VERSION},
+    {0, 0, 0, 0},
+};
+
+const char *const pt_kind_names[PT_KIND_COUNT] = {"futex", "jvm-park", "jvm-monitor", "jvm-wait"};
+
+void options_usage(FILE *f)
+{
+    fputs("usage: parktrace [OPTIONS] [-- COMMAND [ARG...]]\n"
+          "  -p, --pid PID[,PID...]     trace only these processes (default: whole system)\n"
+          "  -i, --interval DUR         report every DUR (1s, 250ms, 2m); live view on a terminal\n"
+          "  -d, --duration DUR         stop after DUR\n"
+          "  -f, --format text|json     report format (json: one object per line)\n"
+          "  -o, --output FILE          write reports to FILE\n"
+          "      --collapsed FILE       write collapsed stacks for flamegraph.pl at exit (- = stdout)\n"
+          "      --collapsed-value time|count   microseconds waited (default) or waits\n"
+          "      --waker                append the waker's stack after a -- frame\n"
+          "      --kinds LIST           futex,jvm-park,jvm-monitor,jvm-wait (default: all)\n"
+          "      --by object|class|site group rows (default: object)\n"
+          "      --top N                rows per report (default 20, 0 = all)\n"
+          "      --threshold N          time a blocker only after its Nth park\n"
+          "      --print-threshold N    omit blockers with fewer than N parks\n"
+          "      --phase-threshold F    CSP at which a phase begins (default 0.05)\n"
+          "      --role CLASS=lock|wait override a class's role\n"
+          "      --max-blockers N       size of the kernel blocker table (default 16384)\n"
+          "  -h, --help, --version\n",
+          f);
+}
+
+static int fail(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "parktrace: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return -1;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+    char *end;
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+static int parse_pids(const char *arg, struct pt_options *o)
+{
+    char *copy = strdup(arg), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        uint64_t v;
+        if (parse_u64(tok, &v) || v == 0 || v > INT_MAX) {
+            rc = fail("invalid PID '%s'", tok);
+            break;
+        }
+        if (o->npids == PT_MAX_PIDS) {
+            rc = fail("too many PIDs (at most 64): %s", arg);
+            break;
+        }
+        o->pids[o->npids++] = (int)v;
+    }
+    if (!rc && o->npids == 0)
+        rc = fail("invalid PID list '%s'", arg);
+    free(copy);
+    return rc;
+}
+
+static int parse_kinds(const char *arg, struct pt_options *o)
+{
+    char *copy = strdup(arg), *save = NULL;
+    int rc = 0;
+    o->kinds = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int k;
+        for (k = 0; k < PT_KIND_COUNT && strcmp(tok, pt_kind_names[k]); k++)
+            ;
+        if (k == PT_KIND_COUNT) {
+            rc = fail("unknown kind '%s' (futex, jvm-park, jvm-monitor, jvm-wait)", tok);
+            break;
+        }
+        o->kinds |= 1u << k;
+    }
+    if (!rc && !o->kinds)
+        rc = fail("empty --kinds '%s'", arg);
+    free(copy);
+    return rc;
+}
+
+static int parse_role(const char *arg, struct pt_options *o)
+{
+    const char *eq = strrchr(arg, '=');
+    if (!eq || eq == arg || (strcmp(eq + 1, "lock") && strcmp(eq + 1, "wait")))
+        return fail("--role wants CLASS=lock|wait, not '%s'", arg);
+    if (o->nroles == PT_MAX_ROLES)
+        return fail("too many --role options (at most 32): %s", arg);
+    o->roles[o->nroles].cls = strndup(arg, (size_t)(eq - arg));
+    o->roles[o->nroles].wait = strcmp(eq + 1, "wait") == 0;
+    o->nroles++;
+    return 0;
+}
+
+static int parse_duration_opt(const char *name, const char *arg, uint64_t *ns)
+{
+    if (duration_parse(arg, ns)) {
+        fprintf(stderr, "parktrace: invalid %s '%s' (examples: 1s, 250ms, 2m)\n", name, arg);
+        return -1;
+    }
+    return 0;
+}
+
+int options_parse(int argc, char **argv, struct pt_options *o)
+{
+    int c;
+    uint64_t v;
+    char *end;
+
+    memset(o, 0, sizeof(*o));
+    o->kinds = (1u << PT_KIND_COUNT) - 1;
+    o->top = 20;
+    o->phase_threshold = 0.05;
+    o->max_blockers = 16384;
+    opterr = 0;
+    optind = 1;
+    /* '+' stops at the first non-option so "-- COMMAND -x" stays intact. */
+    while ((c = getopt_long(argc, argv, "+:p:i:d:f:o:h", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            if (parse_pids(optarg, o))
+                return -1;
+            break;
+        case 'i':
+            if (parse_duration_opt("interval", optarg, &o->interval_ns))
+                return -1;
+            break;
+        case 'd':
+            if (parse_duration_opt("duration", optarg, &o->duration_ns))
+                return -1;
+            break;
+        case 'f':
+            if (strcmp(optarg, "text") == 0)
+                o->format = PT_FORMAT_TEXT;
+            else if (strcmp(optarg, "json") == 0)
+                o->format = PT_FORMAT_JSON;
+            else
+                return fail("invalid format '%s' (text or json)", optarg);
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
+        case OPT_COLLAPSED:
+            o->collapsed = optarg;
+            break;
+        case OPT_COLLAPSED_VALUE:
+            if (strcmp(optarg, "time") && strcmp(optarg, "count"))
+                return fail("invalid --collapsed-value '%s' (time or count)", optarg);
+            o->collapsed_count = strcmp(optarg, "count") == 0;
+            break;
+        case OPT_WAKER:
+            o->waker = true;
+            break;
+        case OPT_KINDS:
+            if (parse_kinds(optarg, o))
+                return -1;
+            break;
+        case OPT_BY:
+            if (strcmp(optarg, "object") == 0)
+                o->by = PT_BY_OBJECT;
+            else if (strcmp(optarg, "class") == 0)
+                o->by = PT_BY_CLASS;
+            else if (strcmp(optarg, "site") == 0)
+                o->by = PT_BY_SITE;
+            else
+                return fail("invalid --by '%s' (object, class or site)", optarg);
+            break;
+        case OPT_TOP:
+            if (parse_u64(optarg, &v) || v > INT_MAX)
+                return fail("invalid --top '%s'", optarg);
+            o->top = (int)v;
+            break;
+        case OPT_THRESHOLD:
+            if (parse_u64(optarg, &o->threshold))
+                return fail("invalid --threshold '%s'", optarg);
+            break;
+        case OPT_PRINT_THRESHOLD:
+            if (parse_u64(optarg, &o->print_threshold))
+                return fail("invalid --print-threshold '%s'", optarg);
+            break;
+        case OPT_PHASE_THRESHOLD:
+            o->phase_threshold = strtod(optarg, &end);
+            if (*end || end == optarg || !(o->phase_threshold > 0 && o->phase_threshold <= 1))
+                return fail("invalid --phase-threshold '%s' (a fraction in (0,1])", optarg);
+            break;
+        case OPT_ROLE:
+            if (parse_role(optarg, o))
+                return -1;
+            break;
+        case OPT_MAX_BLOCKERS:
+            if (parse_u64(optarg, &v) || v < 16 || v > (1u << 22))
+                return fail("invalid --max-blockers '%s' (16 .. 4194304)", optarg);
+            o->max_blockers = (uint32_t)v;
+            break;
+        case 'h':
+            options_usage(stdout);
+            return 1;
+        case OPT_VERSION:
+            printf("parktrace %s\n", PT_VERSION);
+            return 1;
+        case ':':
+            return fail("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return fail("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) {
+        if (strcmp(argv[optind - 1], "--") != 0)
+            return fail("unexpected argument '%s' (put a command after --)", argv[optind]);
+        o->command = &argv[optind];
+        if (o->npids)
+            return fail("%s", "use either -p or -- COMMAND, not both");
+    }
+    return 0;
+}

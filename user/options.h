@@ -1,0 +1,50 @@
+/* The command line of spec/cli.md. */
+#ifndef PT_OPTIONS_H
+#define PT_OPTIONS_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../bpf/parktrace.h"
+
+#define PT_MAX_PIDS 64
+
+extern const char *const pt_kind_names[PT_KIND_COUNT];
+#define PT_MAX_ROLES 32
+
+enum pt_format { PT_FORMAT_TEXT, PT_FORMAT_JSON };
+enum pt_group { PT_BY_OBJECT, PT_BY_CLASS, PT_BY_SITE };
+
+struct pt_role_override {
+    char *cls;
+    bool wait;
+};
+
+struct pt_options {
+    int pids[PT_MAX_PIDS];
+    int npids;
+    char **command;           /* argv after "--", or NULL */
+    uint64_t interval_ns;     /* 0: no interval reports */
+    uint64_t duration_ns;     /* 0: until stopped */
+    enum pt_format format;
+    const char *output;
+    const char *collapsed;
+    bool collapsed_count;
+    bool waker;
+    unsigned kinds;           /* bit per enum pt_kind */
+    enum pt_group by;
+    int top;
+    uint64_t threshold;
+    uint64_t print_threshold;
+    double phase_threshold;
+    struct pt_role_override roles[PT_MAX_ROLES];
+    int nroles;
+    uint32_t max_blockers;
+};
+
+/* Parses argv. Returns 0 to run, 1 after printing help or the version (exit
+ * 0), -1 after printing a one-line error (exit 1 with usage). */
+int options_parse(int argc, char **argv, struct pt_options *o);
+void options_usage(FILE *f);
+
+#endif

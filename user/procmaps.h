@@ -1,0 +1,50 @@
+/* /proc/PID/maps, read once per process and kept after it exits, so a
+ * process that ends mid-trace still gets names. */
+#ifndef PT_PROCMAPS_H
+#define PT_PROCMAPS_H
+#include <stdbool.h>
+#include <stdint.h>
+
+struct elf_file;
+
+struct pm_map {
+    uint64_t start, end, offset;
+    bool exec;
+    char *path;               /* NULL for anonymous mappings */
+    struct elf_file *elf;     /* loaded on first use */
+    bool elf_tried;
+    uint64_t bias;            /* runtime address - file vaddr */
+};
+
+struct pm_proc {
+    int pid;
+    char comm[16];
+    struct pm_map *maps;
+    int nmaps;
+    int rereads;
+    bool exited;
+};
+
+/* The cached maps of PID, reading them on first use. Never NULL. */
+struct pm_proc *procmaps_get(int pid);
+
+/* Re-reads the maps of a live process (after a miss: dlopen, JIT). */
+void procmaps_refresh(struct pm_proc *p);
+
+/* The mapping containing ADDR, or NULL. */
+struct pm_map *procmaps_find(struct pm_proc *p, uint64_t addr);
+
+/* The ELF file mapped at M, with its load bias; NULL if unreadable. */
+struct elf_file *procmaps_elf(struct pm_proc *p, struct pm_map *m);
+
+/* The file whose loaded image (including .bss past the file's end) covers
+ * ADDR, with the file's virtual address of ADDR. */
+struct elf_file *procmaps_image_at(struct pm_proc *p, uint64_t addr, uint64_t *vaddr);
+
+/* Path to open a file of PID: through /proc/PID/root when possible so
+ * files inside containers are found. */
+void procmaps_file_path(int pid, const char *path, char *out, unsigned long len);
+
+void procmaps_free_all(void);
+
+#endif

@@ -1,0 +1,45 @@
+/* One report (interval, final or dump), ready for a formatter. */
+#ifndef PT_REPORT_H
+#define PT_REPORT_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+#include "../bpf/parktrace.h"
+#include "metrics.h"
+#include "stacks.h"
+
+enum pt_report_type { PT_REPORT_INTERVAL, PT_REPORT_FINAL, PT_REPORT_DUMP };
+
+struct pt_row {
+    const char *kind;
+    int pid;
+    const char *comm;
+    uint64_t id;
+    const char *name;          /* NULL when the address is in no named global */
+    const char *cls;
+    bool wait;
+    struct pt_figures fig;
+    bool has_csp;
+    double csp;
+    const char *first_thread;
+    const struct pt_stack *first_stack;
+    const char *top_frame;
+};
+
+struct pt_report {
+    enum pt_report_type type;
+    struct timespec wall;      /* when the window ended */
+    uint64_t window_ns;
+    uint64_t waits, blockers;
+    uint64_t drops[PT_DROP_COUNT];
+    uint64_t dropped_events, dropped_stacks;
+    struct pt_row *rows;
+    int nrows;
+};
+
+void report_text_write(FILE *f, const struct pt_report *r, bool live);
+void report_json_write(FILE *f, const struct pt_report *r);
+const char *report_type_name(enum pt_report_type t);
+
+#endif

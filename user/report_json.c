@@ -1,0 +1,94 @@
+/* The JSON Lines report of spec/cli.md: one object per report. */
+#include <inttypes.h>
+#include <math.h>
+
+#include "json.h"
+#include "report.h"
+
+const char *report_type_name(enum pt_report_type t)
+{
+    return t == PT_REPORT_INTERVAL ? "interval" : t == PT_REPORT_FINAL ? "final" : "dump";
+}
+
+static void write_u64(FILE *f, const char *key, uint64_t v)
+{
+    fprintf(f, ",\"%s\":%" PRIu64, key, v);
+}
+
+static void write_f(FILE *f, const char *key, double v)
+{
+    fprintf(f, ",\"%s\":", key);
+    json_number(f, v);
+}
+
+static void write_row(FILE *f, const struct pt_row *row)
+{
+    const struct pt_figures *g = &row->fig;
+    fputs("{\"kind\":", f);
+    json_string(f, row->kind);
+    fprintf(f, ",\"pid\":%d,\"comm\":", row->pid);
+    json_string(f, row->comm);
+    fprintf(f, ",\"id\":\"0x%" PRIx64 "\",\"name\":", row->id);
+    json_string(f, row->name);
+    fputs(",\"class\":", f);
+    json_string(f, row->cls);
+    fprintf(f, ",\"role\":\"%s\"", row->wait ? "wait" : "lock");
+    write_u64(f, "parks", g->parks);
+    write_u64(f, "wakeups", g->wakeups);
+    write_u64(f, "timeouts", g->timeouts);
+    write_u64(f, "parked_now", g->parked_now);
+    write_u64(f, "peak_parked", g->peak_parked);
+    write_u64(f, "thread_time_ns", g->thread_time_ns);
+    write_u64(f, "real_time_ns", g->real_time_ns);
+    write_u64(f, "avg_park_ns", g->avg_park_ns);
+    write_u64(f, "max_park_ns", g->max_park_ns);
+    write_u64(f, "avg_hold_ns", g->avg_hold_ns);
+    write_f(f, "real_util", g->real_util);
+    write_f(f, "thread_util", g->thread_util);
+    write_f(f, "real_life_util", g->real_life_util);
+    write_f(f, "thread_life_util", g->thread_life_util);
+    write_u64(f, "threads", g->threads);
+    write_f(f, "csp", row->has_csp ? row->csp : NAN);
+    fputs(",\"hist_ns\":[", f);
+    bool first = true;
+    for (int i = 0; i < PT_HIST_SLOTS; i++) {
+        if (!g->hist[i])
+            continue;
+        uint64_t lo, hi;
+        metrics_hist_bounds(i, &lo, &hi);
+        fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", first ? "" : ",", lo, hi, g->hist[i]);
+        first = false;
+    }
+    fputs("],\"first_thread\":", f);
+    json_string(f, row->first_thread);
+    fputs(",\"first_stack\":[", f);
+    for (int i = 0; row->first_stack && i < row->first_stack->n; i++) {
+        if (i)
+            fputc(',', f);
+        json_string(f, row->first_stack->frames[i].name);
+    }
+    fputs("],\"top_frame\":", f);
+    json_string(f, row->top_frame);
+    fputc('}', f);
+}
+
+void report_json_write(FILE *f, const struct pt_report *r)
+{
+    char when[64];
+    struct tm tm;
+    gmtime_r(&r->wall.tv_sec, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    fprintf(f, "{\"type\":\"%s\",\"time\":\"%s.%03ldZ\",\"window_ns\":%" PRIu64, report_type_name(r->type),
+            when, r->wall.tv_nsec / 1000000, r->window_ns);
+    fprintf(f, ",\"totals\":{\"waits\":%" PRIu64 ",\"blockers\":%" PRIu64 ",\"dropped_events\":%" PRIu64
+               ",\"dropped_stacks\":%" PRIu64 "}",
+            r->waits, r->blockers, r->dropped_events, r->dropped_stacks);
+    fputs(",\"blockers\":[", f);
+    for (int i = 0; i < r->nrows; i++) {
+        if (i)
+            fputc(',', f);
+        write_row(f, &r->rows[i]);
+    }
+    fputs("],\"phases\":[]}\n", f);
+    fflush(f);
+}

@@ -1,0 +1,51 @@
+/* The human report: a header line, one row per blocker, then phases. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "duration.h"
+#include "report.h"
+
+static const char *dur(uint64_t ns, char *buf)
+{
+    return ns ? duration_format(ns, buf, 24) : "-";
+}
+
+void report_text_write(FILE *f, const struct pt_report *r, bool live)
+{
+    char a[24], b[24], c[24], d[24], w[24];
+
+    if (live)
+        fputs("\033[H\033[J", f);   /* redraw in place */
+    fprintf(f, "parktrace %s report: window %s, %" PRIu64 " blockers, %" PRIu64 " waits, "
+               "dropped_events %" PRIu64 ", dropped_stacks %" PRIu64 "\n",
+            report_type_name(r->type), duration_format(r->window_ns, w, sizeof(w)), r->blockers,
+            r->waits, r->dropped_events, r->dropped_stacks);
+    if (!r->nrows) {
+        fputs("  (no waits)\n", f);
+        fflush(f);
+        return;
+    }
+    fprintf(f, "%-6s %7s %-15s %-14s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %s\n", "KIND", "PID",
+            "COMM", "CLASS", "ID", "ROLE", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK",
+            "AVG-HOLD", "REAL%", "THREAD%", "CSP", "TOP-FRAME");
+    for (int i = 0; i < r->nrows; i++) {
+        const struct pt_row *row = &r->rows[i];
+        const struct pt_figures *g = &row->fig;
+        char id[24], csp[16];
+        if (row->name)
+            snprintf(id, sizeof(id), "%.18s", row->name);
+        else
+            snprintf(id, sizeof(id), "0x%" PRIx64, row->id);
+        if (row->has_csp)
+            snprintf(csp, sizeof(csp), "%.2f", row->csp);
+        else
+            strcpy(csp, "-");
+        fprintf(f, "%-6s %7d %-15.15s %-14.14s %-18s %4s %8" PRIu64 " %5" PRIu64
+                   " %11s %10s %9s %9s %6.1f %7.1f %5s  %s\n",
+                row->kind, row->pid, row->comm, row->cls, id, row->wait ? "wait" : "lock", g->parks,
+                g->peak_parked, dur(g->thread_time_ns, a), dur(g->real_time_ns, b),
+                dur(g->avg_park_ns, c), dur(g->avg_hold_ns, d), g->real_util * 100,
+                g->thread_util * 100, csp, row->top_frame ? row->top_frame : "-");
+    }
+    fflush(f);
+}

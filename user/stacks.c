@@ -1,0 +1,144 @@
+#include "stacks.h"
+
+#include <bpf/bpf.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bpf/parktrace.h"
+#include "unwind.h"
+
+#define BUCKETS 4096
+
+struct entry {
+    struct entry *next;
+    uint32_t slot;
+    int tgid, stack_id;
+    uint64_t *pcs;           /* unwound pcs, or NULL */
+    int npcs;
+    bool named;
+    struct pt_stack st;
+};
+
+static struct entry *table[BUCKETS];
+static int stack_fd = -1, samples_fd = -1;
+static const struct pt_stack empty;
+
+void stacks_init(int stack_map_fd, int samples_map_fd)
+{
+    stack_fd = stack_map_fd;
+    samples_fd = samples_map_fd;
+}
+
+static struct entry *lookup(uint32_t slot, int tgid, int stack_id)
+{
+    unsigned h = (slot * 40503u ^ (unsigned)tgid * 2654435761u ^ (unsigned)stack_id) % BUCKETS;
+    for (struct entry *e = table[h]; e; e = e->next)
+        if (e->slot == slot && e->tgid == tgid && e->stack_id == stack_id)
+            return e;
+    struct entry *e = calloc(1, sizeof(*e));
+    e->slot = slot;
+    e->tgid = tgid;
+    e->stack_id = stack_id;
+    e->next = table[h];
+    table[h] = e;
+    return e;
+}
+
+static void unname(struct entry *e)
+{
+    for (int i = 0; i < e->st.n; i++)
+        frame_free(&e->st.frames[i]);
+    free(e->st.frames);
+    e->st = empty;
+    e->named = false;
+}
+
+void stacks_poll_samples(void)
+{
+    struct pt_sample_key key, next;
+    static struct pt_sample smp;
+    uint64_t pcs[PT_MAX_FRAMES];
+    bool first = true;
+
+    if (samples_fd < 0)
+        return;
+    /* Deleting while iterating restarts the walk; collect keys first. */
+    struct pt_sample_key keys[256];
+    int nkeys = 0;
+    while (nkeys < 256 && !bpf_map_get_next_key(samples_fd, first ? NULL : &key, &next)) {
+        keys[nkeys++] = next;
+        key = next;
+        first = false;
+    }
+    for (int i = 0; i < nkeys; i++) {
+        if (bpf_map_lookup_elem(samples_fd, &keys[i], &smp))
+            continue;
+        struct entry *e = lookup(keys[i].slot, (int)keys[i].tgid, keys[i].stack_id);
+        if (!e->pcs) {
+            int n = unwind_sample((int)keys[i].tgid, &smp, pcs, PT_MAX_FRAMES);
+            if (n > 0) {
+                e->pcs = malloc((size_t)n * sizeof(*pcs));
+                memcpy(e->pcs, pcs, (size_t)n * sizeof(*pcs));
+                e->npcs = n;
+                unname(e);    /* a frame-pointer naming may have come first */
+            }
+        }
+        bpf_map_delete_elem(samples_fd, &keys[i]);
+    }
+}
+
+static void name_entry(struct entry *e)
+{
+    uint64_t fp[PT_MAX_FRAMES];
+    const uint64_t *pcs = e->pcs;
+    int n = e->npcs;
+
+    if (!pcs) {
+        memset(fp, 0, sizeof(fp));
+        n = 0;
+        if (stack_fd >= 0 && e->stack_id >= 0 && !bpf_map_lookup_elem(stack_fd, &e->stack_id, fp))
+            while (n < PT_MAX_FRAMES && fp[n])
+                n++;
+        pcs = fp;
+    }
+    e->st.frames = calloc(n ? (size_t)n : 1, sizeof(struct pt_frame));
+    for (int i = 0; i < n; i++)
+        symbolize_code(e->tgid, pcs[i], i > 0, &e->st.frames[i]);
+    e->st.n = n;
+    e->st.unwound = e->pcs != NULL;
+    e->named = true;
+}
+
+const struct pt_stack *stacks_resolve(uint32_t slot, int tgid, int stack_id)
+{
+    if (stack_id < 0)
+        return &empty;
+    struct entry *e = lookup(slot, tgid, stack_id);
+    if (!e->named)
+        name_entry(e);
+    return &e->st;
+}
+
+const char *stacks_top_frame(const struct pt_stack *st)
+{
+    for (int i = 0; i < st->n; i++)
+        if (!frame_is_runtime(&st->frames[i]))
+            return st->frames[i].name;
+    return st->n ? st->frames[0].name : "[unknown]";
+}
+
+void stacks_free_all(void)
+{
+    for (int h = 0; h < BUCKETS; h++) {
+        struct entry *e = table[h];
+        while (e) {
+            struct entry *next = e->next;
+            unname(e);
+            free(e->pcs);
+            free(e);
+            e = next;
+        }
+        table[h] = NULL;
+    }
+}

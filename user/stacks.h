@@ -1,0 +1,31 @@
+/* Waiter stacks: kernel stack ids turned into named frames. A stack comes
+ * from the CFI unwind of its copied sample when there is one, else from the
+ * kernel's frame-pointer walk. Results are cached per (blocker, process, stack id). */
+#ifndef PT_STACKS_H
+#define PT_STACKS_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "symbolize.h"
+
+struct pt_stack {
+    int n;
+    struct pt_frame *frames;   /* innermost first */
+    bool unwound;              /* from a CFI unwind of a stack copy */
+};
+
+void stacks_init(int stack_map_fd, int samples_map_fd);
+
+/* Takes new stack copies from the kernel, unwinds them while their
+ * processes are alive, and frees the kernel's copy. */
+void stacks_poll_samples(void);
+
+/* The named stack STACK_ID of a waiter in process TGID on blocker SLOT; an
+ * empty stack when unknown. */
+const struct pt_stack *stacks_resolve(uint32_t slot, int tgid, int stack_id);
+
+/* The innermost frame that is not C runtime, or the innermost frame. */
+const char *stacks_top_frame(const struct pt_stack *st);
+
+void stacks_free_all(void);
+
+#endif

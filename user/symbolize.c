@@ -1,0 +1,94 @@
+#include "symbolize.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfsyms.h"
+#include "procmaps.h"
+
+/* From libstdc++'s C ABI. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+char *symbolize_demangle(const char *name)
+{
+    /* Debug symbol tables keep version suffixes: pthread_mutex_lock@@GLIBC_2.2.5. */
+    const char *at = strchr(name, '@');
+    if (at && at != name) {
+        char *bare = strndup(name, (size_t)(at - name));
+        char *out = symbolize_demangle(bare);
+        free(bare);
+        return out;
+    }
+    if (strncmp(name, "_Z", 2) == 0) {
+        int status = 0;
+        char *d = __cxa_demangle(name, NULL, NULL, &status);
+        if (d && status == 0)
+            return d;
+        free(d);
+    }
+    return strdup(name);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+void symbolize_code(int pid, uint64_t addr, bool return_addr, struct pt_frame *f)
+{
+    uint64_t look = return_addr && addr ? addr - 1 : addr;
+    struct pm_proc *p = procmaps_get(pid);
+    struct pm_map *m = procmaps_find(p, look);
+    char buf[128];
+
+    if (!m) {
+        procmaps_refresh(p);
+        m = procmaps_find(p, look);
+    }
+    f->module = m && m->path ? strdup(base_name(m->path)) : NULL;
+    struct elf_file *ef = m ? procmaps_elf(p, m) : NULL;
+    if (ef) {
+        const struct elf_sym *s = elfsyms_lookup(ef, look - m->bias, true);
+        if (s) {
+            f->name = symbolize_demangle(s->name);
+            return;
+        }
+        snprintf(buf, sizeof(buf), "[%s+0x%llx]", f->module,
+                 (unsigned long long)(look - m->bias));
+    } else if (m && m->path) {
+        snprintf(buf, sizeof(buf), "[%s+0x%llx]", f->module,
+                 (unsigned long long)(look - m->start + m->offset));
+    } else {
+        snprintf(buf, sizeof(buf), "[unknown]");
+    }
+    f->name = strdup(buf);
+}
+
+char *symbolize_data(int pid, uint64_t addr)
+{
+    uint64_t vaddr;
+    struct elf_file *ef = procmaps_image_at(procmaps_get(pid), addr, &vaddr);
+    const struct elf_sym *s = ef ? elfsyms_lookup(ef, vaddr, false) : NULL;
+    return s ? symbolize_demangle(s->name) : NULL;
+}
+
+void frame_free(struct pt_frame *f)
+{
+    free(f->name);
+    free(f->module);
+    f->name = f->module = NULL;
+}
+
+bool frame_is_runtime(const struct pt_frame *f)
+{
+    static const char *const prefixes[] = {"libc.so", "libc-", "libpthread", "ld-linux",
+                                           "libstdc++", "ld-musl", "libc.musl"};
+    if (!f->module)
+        return false;
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (strncmp(f->module, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return false;
+}

@@ -1,0 +1,157 @@
+#include "unwind.h"
+
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfsyms.h"
+#include "procmaps.h"
+
+#define MAX_DWFLS 256
+
+struct unwind_ctx {
+    const struct pt_sample *smp;
+    uint64_t *pcs;
+    int n, max;
+};
+
+struct proc_dwfl {
+    int pid;
+    Dwfl *dwfl;
+    struct unwind_ctx ctx;    /* the sample being unwound right now */
+};
+
+static struct proc_dwfl dwfls[MAX_DWFLS];
+static int ndwfls, next_evict;
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+    (void)dwfl;
+    if (*thread_argp)
+        return 0;
+    *thread_argp = arg;
+    return (pid_t)((struct unwind_ctx *)arg)->smp->tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+    (void)dwfl;
+    (void)tid;
+    *thread_argp = arg;
+    return true;
+}
+
+/* Only the copied stack is readable: the process may be gone by now. */
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+    const struct pt_sample *s = ((struct unwind_ctx *)arg)->smp;
+    (void)dwfl;
+    if (addr < s->sp || addr + sizeof(*result) > s->sp + s->len)
+        return false;
+    memcpy(result, s->data + (addr - s->sp), sizeof(*result));
+    return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+    const struct pt_sample *s = ((struct unwind_ctx *)arg)->smp;
+    /* DWARF x86-64 numbering: 6 = rbp, 7 = rsp. */
+    Dwarf_Word regs[2] = {s->bp, s->sp};
+    dwfl_thread_state_register_pc(thread, s->ip);
+    return dwfl_thread_state_registers(thread, 6, 2, regs);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+    .next_thread = next_thread,
+    .get_thread = get_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
+};
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+/* Reports the process's executable mappings from the cached maps, so the
+ * unwind works even after the process has exited. */
+static Dwfl *build_dwfl(int pid, struct unwind_ctx *ctx)
+{
+    struct pm_proc *p = procmaps_get(pid);
+    Dwfl *dwfl = dwfl_begin(&dwfl_callbacks);
+    if (!dwfl)
+        return NULL;
+    dwfl_report_begin(dwfl);
+    int reported = 0;
+    for (int i = 0; i < p->nmaps; i++) {
+        struct pm_map *m = &p->maps[i];
+        if (!m->exec || !procmaps_elf(p, m))
+            continue;
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = p->maps[j].exec && p->maps[j].elf == m->elf;
+        if (seen)
+            continue;
+        if (dwfl_report_elf(dwfl, m->path, m->elf->path, -1, m->bias, true))
+            reported++;
+    }
+    dwfl_report_end(dwfl, NULL, NULL);
+    if (!reported || !dwfl_attach_state(dwfl, NULL, pid, &thread_callbacks, ctx)) {
+        dwfl_end(dwfl);
+        return NULL;
+    }
+    return dwfl;
+}
+
+static struct proc_dwfl *dwfl_for(int pid)
+{
+    for (int i = 0; i < ndwfls; i++)
+        if (dwfls[i].pid == pid)
+            return &dwfls[i];
+    struct proc_dwfl *d;
+    if (ndwfls < MAX_DWFLS) {
+        d = &dwfls[ndwfls++];
+    } else {
+        d = &dwfls[next_evict];
+        next_evict = (next_evict + 1) % MAX_DWFLS;
+        if (d->dwfl)
+            dwfl_end(d->dwfl);
+    }
+    memset(d, 0, sizeof(*d));
+    d->pid = pid;
+    d->dwfl = build_dwfl(pid, &d->ctx);
+    return d;
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+    struct unwind_ctx *c = arg;
+    Dwarf_Addr pc;
+    bool activation;
+    if (!dwfl_frame_pc(state, &pc, &activation) || pc == 0)
+        return DWARF_CB_ABORT;
+    c->pcs[c->n++] = pc;
+    return c->n < c->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, int max)
+{
+    struct proc_dwfl *d = dwfl_for(pid);
+    if (!d->dwfl)
+        return 0;
+    d->ctx = (struct unwind_ctx){.smp = smp, .pcs = pcs, .n = 0, .max = max};
+    /* A non-zero result only says the walk stopped; the frames found so far
+     * are still right. */
+    dwfl_getthread_frames(d->dwfl, (pid_t)smp->tid, frame_cb, &d->ctx);
+    return d->ctx.n;
+}
+
+void unwind_free_all(void)
+{
+    for (int i = 0; i < ndwfls; i++)
+        if (dwfls[i].dwfl)
+            dwfl_end(dwfls[i].dwfl);
+    ndwfls = 0;
+}
