@@ -2,7 +2,7 @@
 # Installs the Debian packages parktrace needs to build, test and demo.
 # Runs apt only when something is missing, so repeated calls are cheap.
 set -eu
-PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
+PKGS="make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
       libc6-dbg libdevel-nytprof-perl python3 openjdk-17-jdk-headless procps"
 missing=""
 for p in $PKGS; do

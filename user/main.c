@@ -44,12 +44,29 @@ static void emit(struct run *r, enum pt_report_type type)
     report_free(&rep);
 }
 
+/* A zombie still answers kill(pid, 0) until its parent reaps it. */
+static bool process_alive(int pid)
+{
+    char path[64], buf[512];
+    if (kill(pid, 0) && errno == ESRCH)
+        return false;
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *state = strrchr(buf, ')');
+    return !(state && state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X'));
+}
+
 /* Reports processes named with -p that have exited; true when none is left. */
 static bool pids_all_gone(struct run *r)
 {
     int left = 0;
     for (int i = 0; i < r->o.npids; i++) {
-        if (!r->pid_gone[i] && kill(r->o.pids[i], 0) && errno == ESRCH) {
+        if (!r->pid_gone[i] && !process_alive(r->o.pids[i])) {
             r->pid_gone[i] = true;
             fprintf(stderr, "parktrace: process %d exited\n", r->o.pids[i]);
         }
@@ -167,6 +184,9 @@ int main(int argc, char **argv)
     int tfd = open_ticker();
     loop(&r, sfd, tfd);
 
+    /* Close the last, partial window so the interval reports tile the run. */
+    if (r.o.interval_ns && collect_now_ns() - r.c.window_start >= 1000000)
+        emit(&r, PT_REPORT_INTERVAL);
     emit(&r, PT_REPORT_FINAL);
     rc = 0;
     if (r.o.collapsed && collapsed_write(r.o.collapsed, &r.c, r.o.collapsed_count) < 0)

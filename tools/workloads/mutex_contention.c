@@ -1,9 +1,10 @@
 /* A pthread workload whose contention is known in advance and measured by
  * the workload itself, so parktrace's figures can be checked against it.
  *
- * THREADS workers cycle over up to four named global mutexes, each held for
- * its own preset time, with a think time between acquisitions so a woken
- * waiter is rarely overtaken (one blocked lock call = one futex wait). A
+ * THREADS workers share up to four named global mutexes (worker i uses mutex
+ * i % MUTEXES), each held for its own preset time, with a think time between
+ * acquisitions so a woken waiter is rarely overtaken (one blocked lock call =
+ * one futex wait). A
  * producer/consumer pair of threads exercises a condition variable.
  *
  * usage: mutex_contention [-t THREADS] [-m MUTEXES] [-s SECONDS] [-r REPORT.json]
@@ -71,16 +72,16 @@ static void timed_lock(struct lock_spec *l)
 
 static void *worker(void *arg)
 {
-    unsigned id = (unsigned)(uintptr_t)arg, n = 0;
+    unsigned id = (unsigned)(uintptr_t)arg;
+    struct lock_spec *l = &locks[id % (unsigned)nlocks];
     while (!stop) {
-        struct lock_spec *l = &locks[(id + n++) % (unsigned)nlocks];
         timed_lock(l);
         l->acquired++;
         sleep_us(l->hold_us);
         pthread_mutex_unlock(l->m);
         /* Think time: shorter than the holds so the locks stay contended,
          * long enough that a woken waiter wins its race. */
-        sleep_us(l->hold_us / 2 + 200 * (long)(id % 3));
+        sleep_us(l->hold_us / 2 + 100 * (long)(id / (unsigned)nlocks));
     }
     return NULL;
 }

@@ -1,0 +1,300 @@
+#!/usr/bin/python3
+"""Integration tests: the real parktrace under real BPF against real
+pthread workloads, checked against what the workloads measured themselves."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PT = os.path.join(ROOT, "build", "parktrace")
+MC = os.path.join(ROOT, "build", "workloads", "mutex_contention")
+FLAMEGRAPH = "/usr/share/perl5/Devel/NYTProf/flamegraph.pl"
+TMP = tempfile.mkdtemp(prefix="pt-itest-")
+
+results = []
+
+
+def test(fn):
+    def run():
+        try:
+            fn()
+            results.append((fn.__name__, None))
+            print(f"PASS {fn.__name__}", flush=True)
+        except Exception as e:  # a failing check or a crash: both fail the test
+            results.append((fn.__name__, e))
+            print(f"FAIL {fn.__name__}: {e}", flush=True)
+    run.__name__ = fn.__name__
+    TESTS.append(run)
+    return fn
+
+
+TESTS = []
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def within(got, want, rel, what):
+    check(want > 0, f"{what}: the workload measured nothing")
+    err = abs(got - want) / want
+    check(err <= rel, f"{what}: parktrace {got} vs workload {want} ({err:.1%} > {rel:.0%})")
+
+
+def run_pt(args, timeout=60, **kw):
+    return subprocess.run([PT] + args, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def json_reports(text):
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def final_of(reports):
+    finals = [r for r in reports if r["type"] == "final"]
+    check(len(finals) == 1, f"expected one final report, got {len(finals)}")
+    return finals[0]
+
+
+# Four workers per mutex keep a queue on each lock, so every hold has a
+# waiter and the thesis's hold estimate applies.
+def run_workload_traced(extra_pt=(), wl_args=("-t", "8", "-m", "2", "-s", "3")):
+    report = os.path.join(TMP, "wl.json")
+    p = run_pt(["-f", "json", "--top", "0", *extra_pt, "--", MC, *wl_args, "-r", report])
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
+    with open(report) as f:
+        wl = json.load(f)
+    return wl, json_reports(p.stdout), p
+
+
+@test
+def mutex_times_and_parks_match_workload():
+    wl, reports, _ = run_workload_traced()
+    final = final_of(reports)
+    rows = [b for b in final["blockers"] if b["pid"] == wl["pid"]]
+    for m in wl["mutexes"]:
+        mine = [b for b in rows if b["name"] == m["name"]]
+        check(len(mine) == 1, f"{m['name']}: expected one row, got {len(mine)}")
+        b = mine[0]
+        check(b["id"] == m["addr"], f"{m['name']}: id {b['id']} is not the mutex address {m['addr']}")
+        check(b["class"] == "pthread_mutex", f"{m['name']}: class {b['class']}")
+        check(b["role"] == "lock", f"{m['name']}: role {b['role']}")
+        within(b["thread_time_ns"], m["blocked_ns"], 0.05, f"{m['name']} thread_time_ns")
+        within(b["parks"], m["blocked"], 0.05, f"{m['name']} parks")
+        check(1 <= b["peak_parked"] <= wl["threads"], f"{m['name']}: peak_parked {b['peak_parked']}")
+        check(b["max_park_ns"] >= b["avg_park_ns"] > 0, f"{m['name']}: max < avg")
+        # Each lock is held for its preset time while others wait: the
+        # thesis's hold estimate must recover it.
+        within(b["avg_hold_ns"], m["hold_ns"], 0.15, f"{m['name']} avg_hold_ns")
+        check(sum(h[2] for h in b["hist_ns"]) == b["parks"] - b["parked_now"],
+              f"{m['name']}: histogram does not count every completed wait")
+        check("worker" in b["first_stack"] and b["top_frame"] == "worker",
+              f"{m['name']}: waiter stack lacks the workload's worker(): {b['first_stack']}")
+
+
+@test
+def condvar_is_a_wait_role_blocker():
+    wl, reports, _ = run_workload_traced()
+    final = final_of(reports)
+    rows = [b for b in final["blockers"] if b["pid"] == wl["pid"] and b["name"] == wl["cond"]["name"]]
+    check(rows, "no row for the condition variable queue_nonempty")
+    for b in rows:
+        check(b["class"] == "pthread_cond", f"condvar class {b['class']}")
+        check(b["role"] == "wait", f"condvar role {b['role']}")
+    within(sum(b["thread_time_ns"] for b in rows), wl["cond"]["wait_ns"], 0.05, "condvar wait time")
+
+
+@test
+def pid_filter_isolates_processes():
+    a = subprocess.Popen([MC, "-s", "5", "-r", os.path.join(TMP, "a.json")])
+    b = subprocess.Popen([MC, "-s", "5", "-r", os.path.join(TMP, "b.json")])
+    try:
+        time.sleep(0.3)
+        p = run_pt(["-p", str(a.pid), "-d", "2", "-f", "json", "--top", "0"])
+        check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+        final = final_of(json_reports(p.stdout))
+        pids = {r["pid"] for r in final["blockers"]}
+        check(pids == {a.pid}, f"rows from pids {pids}, expected only {a.pid} (not {b.pid})")
+    finally:
+        a.wait()
+        b.wait()
+
+
+@test
+def interval_windows_add_up_to_final():
+    report = os.path.join(TMP, "iv.json")
+    p = run_pt(["-i", "1s", "-d", "4", "-f", "json", "--top", "0", "--", MC, "-s", "6", "-r", report],
+               timeout=30)
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    reports = json_reports(p.stdout)
+    intervals = [r for r in reports if r["type"] == "interval"]
+    check(len(intervals) >= 3, f"only {len(intervals)} interval reports")
+    for r in intervals[:3]:
+        check(0.9e9 <= r["window_ns"] <= 1.3e9, f"interval window {r['window_ns']} ns is not ~1s")
+    final = final_of(reports)
+    total = lambda r: sum(b["thread_time_ns"] for b in r["blockers"])
+    within(sum(total(r) for r in intervals), total(final), 0.05, "sum of interval thread_time_ns")
+    # A window never shows 0 for a lock threads are stuck on.
+    for r in intervals[:3]:
+        check(total(r) > 0, "an interval with contention reported no thread time")
+
+
+@test
+def collapsed_stacks_render_with_flamegraph():
+    for value in ("time", "count"):
+        folded = os.path.join(TMP, f"stacks-{value}.txt")
+        svg = os.path.join(TMP, f"stacks-{value}.svg")
+        wl, reports, _ = run_workload_traced(("--collapsed", folded, "--collapsed-value", value),
+                                             ("-s", "2"))
+        lines = open(folded).read().splitlines()
+        check(lines, "collapsed output is empty")
+        for line in lines:
+            frames, _, n = line.rpartition(" ")
+            check(n.isdigit() and int(n) > 0, f"bad value in {line!r}")
+            parts = frames.split(";")
+            check(parts[0] == "mutex_contentio", f"root frame is not the process: {parts[0]}")
+            check(parts[-1].startswith("[") and parts[-1].endswith("]"), f"leaf is not a class: {parts[-1]}")
+        mutex_lines = [l for l in lines if l.rpartition(" ")[0].endswith(";pthread_mutex_lock;__lll_lock_wait;[pthread_mutex]")]
+        check(any(";worker;" in l for l in mutex_lines), "no mutex stack through worker()")
+        if value == "count":
+            final = final_of(reports)
+            parks = sum(b["parks"] - b["parked_now"] for b in final["blockers"])
+            counted = sum(int(l.rpartition(" ")[2]) for l in lines)
+            check(counted == parks, f"collapsed counts {counted} != completed waits {parks}")
+        with open(svg, "w") as out:
+            r = subprocess.run(["perl", FLAMEGRAPH, folded], stdout=out, stderr=subprocess.PIPE, text=True)
+        check(r.returncode == 0, f"flamegraph.pl failed: {r.stderr}")
+        body = open(svg).read()
+        check(body.startswith("<?xml") and "<svg" in body and "worker" in body, "SVG lacks the worker frame")
+
+
+@test
+def sigusr1_dumps_without_stopping():
+    out = os.path.join(TMP, "dump.json")
+    p = subprocess.Popen([PT, "-f", "json", "-o", out, "--", MC, "-s", "3", "-r", os.path.join(TMP, "d.json")])
+    time.sleep(1.5)
+    p.send_signal(signal.SIGUSR1)
+    rc = p.wait(timeout=30)
+    check(rc == 0, f"exit {rc}")
+    types = [r["type"] for r in json_reports(open(out).read())]
+    check(types == ["dump", "final"], f"report types {types}")
+
+
+@test
+def threshold_options():
+    _, reports, _ = run_workload_traced(("--print-threshold", "100000000"), ("-s", "1"))
+    final = final_of(reports)
+    check(final["blockers"] == [] and final["totals"]["waits"] > 0,
+          "--print-threshold must hide rows but keep totals")
+    _, reports, _ = run_workload_traced(("--top", "1"), ("-s", "1"))
+    check(len(final_of(reports)["blockers"]) == 1, "--top 1 must give one row")
+
+
+@test
+def text_report_has_the_contract_columns():
+    p = run_pt(["--", MC, "-s", "1", "-r", os.path.join(TMP, "t.json")])
+    check(p.returncode == 0, p.stderr)
+    lines = p.stdout.splitlines()
+    check(lines[0].startswith("parktrace final report: window"), f"header: {lines[0]}")
+    for col in ("KIND", "PID", "CLASS", "ID", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK",
+                "AVG-HOLD", "REAL%", "THREAD%", "CSP", "TOP-FRAME"):
+        check(col in lines[1], f"column {col} missing")
+    check(any("cache_lock" in l and "pthread_mutex" in l for l in lines[2:]), "no cache_lock row")
+
+
+def error_case(args, want_rc, want_text, env=None, user=None):
+    cmd = [PT] + args
+    if user:
+        cmd = ["setpriv", "--reuid", str(user), "--regid", str(user), "--clear-groups"] + cmd
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=20, env=env)
+    check(p.returncode == want_rc, f"{args}: exit {p.returncode}, wanted {want_rc}; stderr {p.stderr!r}")
+    first = p.stderr.splitlines()[0] if p.stderr else ""
+    check(first.startswith("parktrace: ") and want_text in first, f"{args}: message {first!r}")
+    check("Segmentation" not in p.stderr and p.returncode >= 0, "crashed")
+    return p
+
+
+@test
+def errors_are_one_line():
+    p = error_case(["-d", "1"], 2, "root", user=65534)
+    check(len(p.stderr.strip().splitlines()) == 1, "privilege error is not one line")
+    env = dict(os.environ, PARKTRACE_BTF_PATH="/nonexistent/vmlinux")
+    p = error_case(["-d", "1"], 2, "BTF", env=env)
+    check(len(p.stderr.strip().splitlines()) == 1, "BTF error is not one line")
+    error_case(["-p", "2147480000"], 2, "no process with PID 2147480000")
+    error_case(["-d", "1x"], 1, "invalid duration '1x'")
+    error_case(["-i", "-5s"], 1, "invalid interval")
+    error_case(["--bogus"], 1, "unknown option '--bogus'")
+    error_case(["-p", "abc"], 1, "invalid PID 'abc'")
+    error_case(["--format", "xml"], 1, "invalid format")
+    error_case(["-o", "/nonexistent-dir/x", "-d", "1"], 2, "cannot write /nonexistent-dir/x")
+
+
+@test
+def traced_pid_exit_is_reported_not_an_error():
+    s = subprocess.Popen(["sleep", "1"])
+    t0 = time.time()
+    p = run_pt(["-p", str(s.pid), "-d", "20"])
+    s.wait()
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    check(f"process {s.pid} exited" in p.stderr, f"exit not reported: {p.stderr!r}")
+    check(time.time() - t0 < 10, "parktrace kept running after its only process exited")
+    check("final report" in p.stdout, "no final report")
+
+
+def bpf_state():
+    progs = subprocess.run(["bpftool", "prog", "list"], capture_output=True, text=True).stdout
+    links = subprocess.run(["bpftool", "link", "list"], capture_output=True, text=True).stdout
+    maps = subprocess.run(["bpftool", "map", "list"], capture_output=True, text=True).stdout
+    ids = lambda text: sorted(l.split(":")[0] for l in text.splitlines() if l and l[0].isdigit())
+    return ids(progs), ids(links), ids(maps)
+
+
+@test
+def signals_detach_every_probe():
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        before = bpf_state()
+        p = subprocess.Popen([PT, "-f", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 15
+        while bpf_state()[0] == before[0] and time.time() < deadline:
+            time.sleep(0.1)
+        check(bpf_state()[0] != before[0], "parktrace never loaded its programs")
+        time.sleep(0.5)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=20)
+        check(p.returncode == 0, f"{sig.name}: exit {p.returncode}: {err}")
+        check('"type":"final"' in out, f"{sig.name}: no final report")
+        # The kernel frees closed maps from a work queue: give it a moment.
+        new = lambda: [set(a) - set(b) for a, b in zip(bpf_state(), before)]
+        deadline = time.time() + 10
+        while any(new()) and time.time() < deadline:
+            time.sleep(0.2)
+        check(not any(new()), f"{sig.name}: left behind progs/links/maps {new()}")
+
+
+@test
+def system_wide_sees_the_workload():
+    wl_report = os.path.join(TMP, "sw.json")
+    w = subprocess.Popen([MC, "-s", "3", "-r", wl_report])
+    p = run_pt(["-d", "2", "-f", "json", "--top", "0"])
+    w.wait()
+    check(p.returncode == 0, p.stderr)
+    final = final_of(json_reports(p.stdout))
+    names = {b["name"] for b in final["blockers"] if b["pid"] == w.pid}
+    check("cache_lock" in names, f"system-wide trace missed the workload's cache_lock: {names}")
+    check(all(b["pid"] != p.args and b["comm"] != "parktrace" for b in final["blockers"]),
+          "parktrace traced itself")
+
+
+if __name__ == "__main__":
+    only = sys.argv[1:]
+    for t in TESTS:
+        if not only or t.__name__ in only:
+            t()
+    failed = sum(1 for _, e in results if e)
+    print(f"integration: {len(results) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
