@@ -32,6 +32,7 @@ const volatile __u32 max_slots = 1;
 __u64 next_slot = 0;
 __u64 drops[PT_DROP_COUNT];
 __u32 window_gen = 1;
+__u64 window_start_ns = 0;   /* when user space last started a window */
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -48,12 +49,13 @@ struct {
     __type(value, __u32);
 } slot_index SEC(".maps");
 
+/* Task-local: a plain store per wait, no hashing on the hot path. */
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 65536);
-    __type(key, __u32);
+    __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, int);
     __type(value, struct pt_wait);
-} waiting SEC(".maps");
+} waits SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
@@ -171,8 +173,7 @@ static __always_inline void futex_key(struct pt_blocker_key *key, __u64 uaddr,
 
 /* Finds the blocker's slot, creating it on the first wait. */
 static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u32 *idx_out,
-                                                __u64 uaddr, __u64 pid_tgid,
-                                                __s32 stack_id, __u64 now)
+                                                __u64 uaddr, __u64 pid_tgid, __u64 now)
 {
     __u32 *idxp = bpf_map_lookup_elem(&slot_index, key);
     __u32 idx;
@@ -192,7 +193,7 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
         s->key = *key;
         s->first_tid = (__u32)pid_tgid;
         s->first_tgid = pid_tgid >> 32;
-        s->first_stack = stack_id;
+        s->first_stack = -1;
         s->first_uaddr = uaddr;
         s->first_ts = now;
         bpf_get_current_comm(s->first_comm, sizeof(s->first_comm));
@@ -213,24 +214,28 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
     return bpf_map_lookup_elem(&slots, &idx);
 }
 
-/* Counts the thread once per window and once per run. */
-static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid)
+/* Counts the thread once per window and once per run. A wait that began
+ * before the window was already counted when user space opened it. */
+static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid, __u64 start)
 {
     struct pt_thread_key tk = { .slot = idx, .tid = tid };
     __u32 gen = window_gen;
     __u32 *seen = bpf_map_lookup_elem(&thread_seen, &tk);
+    bool in_window = start >= window_start_ns;
 
     if (seen) {
         if (*seen != gen) {
             *seen = gen;
-            __sync_fetch_and_add(&s->threads_win, 1);
+            if (in_window)
+                __sync_fetch_and_add(&s->threads_win, 1);
         }
         return;
     }
     long err = bpf_map_update_elem(&thread_seen, &tk, &gen, BPF_NOEXIST);
     if (!err) {
         __sync_fetch_and_add(&s->threads, 1);
-        __sync_fetch_and_add(&s->threads_win, 1);
+        if (in_window)
+            __sync_fetch_and_add(&s->threads_win, 1);
     } else if (err != -17 /* EEXIST */) {
         count_drop(PT_DROP_THREADS);
     }
@@ -281,85 +286,105 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
 
 /* Leaves a wait: drops parked_now and closes the busy period if it was the
  * last waiter. `discard` is for calls that turned out not to sleep. */
-static __always_inline void leave_wait(struct pt_slot *s, __u32 flags, __u64 now, bool discard)
+static __always_inline void leave_wait(struct pt_slot *s, const struct pt_wait *w, __u64 now,
+                                       bool discard)
 {
     __u64 busy_start = s->busy_start;
+    __sync_fetch_and_add(&s->start_sum, -w->start_ns);
     __s64 old = __sync_fetch_and_add(&s->parked_now, -1);
+    __u32 flags = w->flags;
 
     if (old == 1 && !(discard && (flags & PT_WAIT_OPENED_BUSY)))
         __sync_fetch_and_add(&s->real_ns, now - busy_start);
 }
 
-static __always_inline void touch(struct pt_slot *s, __u64 now)
+/* A value check: the kernel sleeps only while the word holds VAL. */
+static __always_inline bool word_matches(__u64 uaddr, __u32 val)
 {
-    s->last_ts = now;
-    if (!s->win_first_ts)
-        __sync_val_compare_and_swap(&s->win_first_ts, 0, now);
+    __u32 cur;
+    return !bpf_probe_read_user(&cur, sizeof(cur), (void *)uaddr) && cur == val;
 }
 
-static __always_inline int wait_begin(void *ctx, __u64 uaddr, bool private)
+/* Undoes a wait that will not sleep. */
+static __always_inline void drop_wait(struct pt_slot *s, struct pt_wait *w, __u64 now)
+{
+    __sync_fetch_and_add(&s->parks, -1);
+    if (w->flags & PT_WAIT_TIMED)
+        leave_wait(s, w, now, true);
+    w->flags = 0;
+}
+
+/* The enter side does only what must happen while the wait is live:
+ * ParkedNow, the busy period and the per-thread record. Everything else
+ * waits for the exit, because most FUTEX_WAIT calls on a hot lock return
+ * EAGAIN and any delay here makes that more likely. CHECK_VAL re-reads the
+ * word last, right before the kernel's own check. */
+static __always_inline int wait_begin(__u64 uaddr, bool private, bool check_val, __u32 val)
 {
     __u64 pid_tgid = bpf_get_current_pid_tgid();
-    __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-    struct pt_wait w = {};
+    struct pt_blocker_key key;
     __u32 idx;
 
-    futex_key(&w.key, uaddr, tgid, private);
+    struct pt_wait *w = bpf_task_storage_get(&waits, bpf_get_current_task_btf(), 0,
+                                             BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!w) {
+        count_drop(PT_DROP_WAITING);
+        return 0;
+    }
+    futex_key(&key, uaddr, pid_tgid >> 32, private);
     __u64 now = bpf_ktime_get_ns();
-    __s32 sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-    if (sid < 0)
-        count_drop(PT_DROP_STACKS);
-    struct pt_slot *s = slot_get(&w.key, &idx, uaddr, pid_tgid, sid, now);
+    struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now);
     if (!s)
         return 0;
 
     __u64 parks_before = __sync_fetch_and_add(&s->parks, 1);
-    touch(s, now);
-    w.start_ns = now;
-    w.slot = idx;
-    w.stack_id = sid;
+    w->start_ns = now;
+    w->slot = idx;
+    w->flags = PT_WAIT_ACTIVE;
+    w->concurrency = 0;
     if (parks_before >= threshold) {
-        w.flags = PT_WAIT_TIMED;
+        w->flags |= PT_WAIT_TIMED;
+        __sync_fetch_and_add(&s->start_sum, now);
         __s64 old = __sync_fetch_and_add(&s->parked_now, 1);
         if (old == 0) {
             s->busy_start = now;
-            w.flags |= PT_WAIT_OPENED_BUSY;
+            w->flags |= PT_WAIT_OPENED_BUSY;
         }
-        raise_max(&s->peak, old + 1);
-        raise_max(&s->peak_win, old + 1);
-        note_thread(s, idx, tid);
-        note_stack(idx, sid, pid_tgid);
+        w->concurrency = old + 1;
     }
-    if (bpf_map_update_elem(&waiting, &tid, &w, BPF_ANY)) {
-        count_drop(PT_DROP_WAITING);
-        __sync_fetch_and_add(&s->parks, -1);
-        if (w.flags & PT_WAIT_TIMED)
-            leave_wait(s, w.flags, now, true);
-    }
+    if (check_val && !word_matches(uaddr, val))
+        drop_wait(s, w, now);
     return 0;
 }
 
-static __always_inline int wait_end(long ret)
+static __always_inline void note_events(struct pt_slot *s, __u64 first, __u64 last)
 {
-    __u32 tid = (__u32)bpf_get_current_pid_tgid();
-    struct pt_wait *wp = bpf_map_lookup_elem(&waiting, &tid);
-    if (!wp)
-        return 0;
-    struct pt_wait w = *wp;
-    bpf_map_delete_elem(&waiting, &tid);
+    if (!s->first_ts)
+        __sync_val_compare_and_swap(&s->first_ts, 0, first);
+    if (!s->win_first_ts)
+        __sync_val_compare_and_swap(&s->win_first_ts, 0, first);
+    s->last_ts = last;
+}
 
-    struct pt_slot *s = bpf_map_lookup_elem(&slots, &w.slot);
+static __always_inline int wait_end(void *ctx, long ret)
+{
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    __u32 tid = (__u32)pid_tgid;
+    struct pt_wait *wp = bpf_task_storage_get(&waits, bpf_get_current_task_btf(), 0, 0);
+    if (!wp || !(wp->flags & PT_WAIT_ACTIVE))
+        return 0;
+    struct pt_slot *s = bpf_map_lookup_elem(&slots, &wp->slot);
     if (!s)
         return 0;
     __u64 now = bpf_ktime_get_ns();
-    touch(s, now);
     if (ret == -EAGAIN) {
         /* The word changed before the kernel slept: not a wait. */
-        __sync_fetch_and_add(&s->parks, -1);
-        if (w.flags & PT_WAIT_TIMED)
-            leave_wait(s, w.flags, now, true);
+        drop_wait(s, wp, now);
         return 0;
     }
+    struct pt_wait w = *wp;
+    wp->flags = 0;
+    note_events(s, w.start_ns, now);
     if (!(w.flags & PT_WAIT_TIMED))
         return 0;
 
@@ -369,11 +394,22 @@ static __always_inline int wait_end(long ret)
     __sync_fetch_and_add(&s->thread_ns, d);
     raise_max(&s->max_ns, d);
     raise_max(&s->max_win_ns, d);
+    raise_max(&s->peak, w.concurrency);
+    raise_max(&s->peak_win, w.concurrency);
     __sync_fetch_and_add(&s->hist[log2_slot(d)], 1);
-    leave_wait(s, w.flags, now, false);
+    leave_wait(s, &w, now, false);
 
-    struct pt_stack_key sk = { .slot = w.slot, .stack_id = w.stack_id,
-                              .tgid = bpf_get_current_pid_tgid() >> 32 };
+    /* The thread is still in the kernel, so its user stack is exactly as it
+     * was when the wait began. */
+    __s32 sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+    if (sid < 0) {
+        count_drop(PT_DROP_STACKS);
+    } else if (s->first_stack < 0 && tid == s->first_tid) {
+        s->first_stack = sid;
+    }
+    note_thread(s, w.slot, tid, w.start_ns);
+    note_stack(w.slot, sid, pid_tgid);
+    struct pt_stack_key sk = { .slot = w.slot, .stack_id = sid, .tgid = pid_tgid >> 32 };
     struct pt_stack_val *sv = bpf_map_lookup_elem(&stack_time, &sk);
     if (sv) {
         __sync_fetch_and_add(&sv->count, 1);
@@ -382,13 +418,6 @@ static __always_inline int wait_end(long ret)
     return 0;
 }
 
-/* A value check up front skips calls that will return EAGAIN at once, so
- * they cost one user read instead of a whole wait's bookkeeping. */
-static __always_inline bool word_matches(__u64 uaddr, __u32 val)
-{
-    __u32 cur;
-    return !bpf_probe_read_user(&cur, sizeof(cur), (void *)uaddr) && cur == val;
-}
 
 SEC("tracepoint/syscalls/sys_enter_futex")
 int futex_enter(struct trace_event_raw_sys_enter *ctx)
@@ -396,28 +425,33 @@ int futex_enter(struct trace_event_raw_sys_enter *ctx)
     int op = FUTEX_CMD((int)ctx->args[1]);
     __u64 uaddr = ctx->args[0];
 
+    bool check_val;
+
     switch (op) {
     case FUTEX_WAIT:
     case FUTEX_WAIT_BITSET:
     case FUTEX_WAIT_REQUEUE_PI:
+        /* A word that already changed means EAGAIN: not a wait. */
         if (!word_matches(uaddr, (__u32)ctx->args[2]))
             return 0;
+        check_val = true;
         break;
     case FUTEX_LOCK_PI:
     case FUTEX_LOCK_PI2:
+        check_val = false;
         break;
     default:
         return 0;
     }
     if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
         return 0;
-    return wait_begin(ctx, uaddr, ctx->args[1] & FUTEX_PRIVATE_FLAG);
+    return wait_begin(uaddr, ctx->args[1] & FUTEX_PRIVATE_FLAG, check_val, (__u32)ctx->args[2]);
 }
 
 SEC("tracepoint/syscalls/sys_exit_futex")
 int futex_exit(struct trace_event_raw_sys_exit *ctx)
 {
-    return wait_end(ctx->ret);
+    return wait_end(ctx, ctx->ret);
 }
 
 /* futex_waitv is charged to the first futex of the vector. */
@@ -432,13 +466,13 @@ int futex_waitv_enter(struct trace_event_raw_sys_enter *ctx)
         return 0;
     if (!word_matches(first.uaddr, (__u32)first.val))
         return 0;
-    return wait_begin(ctx, first.uaddr, first.flags & FUTEX2_PRIVATE);
+    return wait_begin(first.uaddr, first.flags & FUTEX2_PRIVATE, true, (__u32)first.val);
 }
 
 SEC("tracepoint/syscalls/sys_exit_futex_waitv")
 int futex_waitv_exit(struct trace_event_raw_sys_exit *ctx)
 {
-    return wait_end(ctx->ret);
+    return wait_end(ctx, ctx->ret);
 }
 
 /* With `-- COMMAND`, children of traced processes are traced too. */

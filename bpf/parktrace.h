@@ -50,7 +50,7 @@ struct pt_slot {
     __u32 valid;            /* set once the key -> slot mapping is published */
     __u32 first_tid;
     __u32 first_tgid;
-    __s32 first_stack;      /* user stack id of the first waiter, or < 0 */
+    __s32 first_stack;      /* user stack id of the first waiter's first completed wait */
     __u64 first_uaddr;      /* the address the first waiter passed */
     char first_comm[PT_COMM_LEN];
     __u64 first_ts;         /* first event on this blocker (ns, CLOCK_MONOTONIC) */
@@ -59,6 +59,8 @@ struct pt_slot {
     __u64 parks;            /* waits begun */
     __u64 ends[PT_END_COUNT];
     __s64 parked_now;       /* waiters right now */
+    __u64 start_sum;        /* sum of the start times of the waits in progress,
+                             * so their time so far is parked_now * now - start_sum */
     __u64 busy_start;       /* when parked_now last went 0 -> 1 */
     __u64 real_ns;          /* closed busy periods (parked_now >= 1) */
     __u64 thread_ns;        /* full durations of completed waits */
@@ -71,16 +73,18 @@ struct pt_slot {
     __u64 hist[PT_HIST_SLOTS];
 };
 
-/* A thread that is inside a wait right now, keyed by tid. */
+/* A thread's wait in progress, in task-local storage. Only what the exit
+ * needs: stacks and the rest are taken at the exit, once the call is known
+ * to have slept (the user stack is unchanged until it returns). */
 struct pt_wait {
-    struct pt_blocker_key key;
     __u64 start_ns;
     __u32 slot;
-    __s32 stack_id;
     __u32 flags;
+    __u64 concurrency;     /* waiters on the blocker when this one began */
 };
-#define PT_WAIT_TIMED 0x1u        /* counted in parked_now and timed */
-#define PT_WAIT_OPENED_BUSY 0x2u  /* this wait took parked_now from 0 to 1 */
+#define PT_WAIT_ACTIVE 0x1u       /* a wait is in progress */
+#define PT_WAIT_TIMED 0x2u        /* counted in parked_now and timed */
+#define PT_WAIT_OPENED_BUSY 0x4u  /* this wait took parked_now from 0 to 1 */
 
 /* (slot, tid) -> window generation in which the thread last waited. */
 struct pt_thread_key {
@@ -119,7 +123,7 @@ struct pt_sample {
 /* Drop counters, indices into the BSS array drops[]. */
 enum pt_drop {
     PT_DROP_BLOCKERS = 0,   /* blocker table full: wait not recorded */
-    PT_DROP_WAITING,        /* in-flight wait table full */
+    PT_DROP_WAITING,        /* no memory for a thread's wait record */
     PT_DROP_THREADS,        /* thread set full: `threads` undercounts */
     PT_DROP_STACKAGG,       /* per-stack table full: collapsed output short */
     PT_DROP_STACKS,         /* stack map full or collision */

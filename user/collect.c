@@ -23,7 +23,6 @@ void collector_init(struct collector *c, struct tracer *t, const struct pt_optio
     c->t = t;
     c->o = o;
     c->b = calloc(t->nslots, sizeof(*c->b));
-    c->inprog_ns = calloc(t->nslots, sizeof(*c->inprog_ns));
     c->start_ns = c->window_start = collect_now_ns();
 }
 
@@ -52,6 +51,9 @@ static void resolve(struct collector *c, uint32_t idx)
     b->first_stack = stacks_resolve(idx, (int)s->first_tgid, s->first_stack);
     classify_futex(b->first_stack, &b->cls);
     classify_override(c->o, b->cls.cls, &b->cls.wait);
+    /* The first stack arrives with the first waiter's first completed wait. */
+    if (s->first_stack < 0)
+        b->tries--;
     b->resolved = b->first_stack->unwound || b->tries >= MAX_RESOLVE_TRIES;
 }
 
@@ -72,73 +74,54 @@ void collector_tick(struct collector *c)
             resolve(c, i);
 }
 
-struct waiter {
-    uint32_t slot, tid;
-};
-
-/* Sums, per slot, the part of each wait still in progress at NOW. */
-static struct waiter *read_waiting(struct collector *c, uint64_t now, int *nwaiters)
+/* Reads a slot's cumulative state at NOW. Waits in progress count up to
+ * NOW: parked_now * now - start_sum. The kernel updates these fields one
+ * atomic at a time, so the read is repeated until two passes agree. */
+static void snapshot(const struct pt_slot *s, uint64_t now, struct pt_counters *out)
 {
-    uint32_t key, next;
-    struct pt_wait w;
-    bool first = true;
-    int cap = 0, n = 0;
-    struct waiter *ws = NULL;
-
-    memset(c->inprog_ns, 0, c->t->nslots * sizeof(*c->inprog_ns));
-    while (!bpf_map_get_next_key(c->t->waiting_fd, first ? NULL : &key, &next)) {
-        first = false;
-        key = next;
-        if (bpf_map_lookup_elem(c->t->waiting_fd, &key, &w) || !(w.flags & PT_WAIT_TIMED) ||
-            w.slot >= c->t->nslots)
-            continue;
-        if (w.start_ns < now)
-            c->inprog_ns[w.slot] += now - w.start_ns;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 256;
-            ws = realloc(ws, (size_t)cap * sizeof(*ws));
-        }
-        ws[n++] = (struct waiter){w.slot, key};
+    int64_t parked = 0;
+    uint64_t sum = 0, thread = 0, real = 0, busy = 0;
+    for (int tries = 0; tries < 8; tries++) {
+        parked = __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE);
+        sum = __atomic_load_n(&s->start_sum, __ATOMIC_ACQUIRE);
+        thread = __atomic_load_n(&s->thread_ns, __ATOMIC_ACQUIRE);
+        real = __atomic_load_n(&s->real_ns, __ATOMIC_ACQUIRE);
+        busy = __atomic_load_n(&s->busy_start, __ATOMIC_ACQUIRE);
+        if (parked == __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE) &&
+            sum == __atomic_load_n(&s->start_sum, __ATOMIC_ACQUIRE) &&
+            thread == __atomic_load_n(&s->thread_ns, __ATOMIC_ACQUIRE) &&
+            real == __atomic_load_n(&s->real_ns, __ATOMIC_ACQUIRE))
+            break;
     }
-    *nwaiters = n;
-    return ws;
-}
-
-static void snapshot(const struct pt_slot *s, uint64_t now, uint64_t inprog, struct pt_counters *out)
-{
     out->t = now;
     out->parks = s->parks;
     memcpy(out->ends, s->ends, sizeof(out->ends));
-    out->thread_ns = s->thread_ns + inprog;
-    out->parked_now = s->parked_now;
-    uint64_t busy = s->busy_start;
-    out->real_ns = s->real_ns + (out->parked_now > 0 && busy && busy < now ? now - busy : 0);
+    out->parked_now = parked;
+    uint64_t inprog = parked > 0 ? (uint64_t)parked * now - sum : 0;
+    /* A wait that began after NOW was read would make this negative. */
+    if (parked > 0 && (uint64_t)parked * now < sum)
+        inprog = 0;
+    out->thread_ns = thread + inprog;
+    out->real_ns = real + (parked > 0 && busy && busy < now ? now - busy : 0);
     memcpy(out->hist, s->hist, sizeof(out->hist));
 }
 
-/* Starts a new window: resets the kernel's per-window fields, then counts
- * the threads still waiting as waiters of the new window. */
-static void roll_window(struct collector *c, uint32_t nused, const struct waiter *ws, int nws)
+/* Starts a new window: resets the kernel's per-window fields. Threads still
+ * waiting are the new window's first waiters. */
+static void roll_window(struct collector *c, uint32_t nused, uint64_t now)
 {
     for (uint32_t i = 0; i < nused; i++) {
         struct pt_slot *s = &c->t->slots[i];
         if (!slot_valid(s))
             continue;
-        int64_t now_parked = __atomic_load_n(&s->parked_now, __ATOMIC_RELAXED);
-        __atomic_store_n(&s->peak_win, now_parked > 0 ? (uint64_t)now_parked : 0, __ATOMIC_RELAXED);
+        int64_t parked = __atomic_load_n(&s->parked_now, __ATOMIC_RELAXED);
+        uint64_t carry = parked > 0 ? (uint64_t)parked : 0;
+        __atomic_store_n(&s->peak_win, carry, __ATOMIC_RELAXED);
         __atomic_store_n(&s->max_win_ns, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&s->threads_win, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->threads_win, carry, __ATOMIC_RELAXED);
         __atomic_store_n(&s->win_first_ts, 0, __ATOMIC_RELAXED);
     }
-    tracer_bump_window_gen(c->t);
-    uint32_t gen = tracer_window_gen(c->t);
-    for (int i = 0; i < nws; i++) {
-        struct pt_thread_key tk = {.slot = ws[i].slot, .tid = ws[i].tid};
-        uint32_t seen;
-        if (!bpf_map_lookup_elem(c->t->thread_seen_fd, &tk, &seen) && seen != gen &&
-            !bpf_map_update_elem(c->t->thread_seen_fd, &tk, &gen, BPF_EXIST))
-            __atomic_add_fetch(&c->t->slots[ws[i].slot].threads_win, 1, __ATOMIC_RELAXED);
-    }
+    tracer_start_window(c->t, now);
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -152,14 +135,12 @@ static int row_cmp(const void *a, const void *b)
 void collector_report(struct collector *c, enum pt_report_type type, struct pt_report *r)
 {
     uint64_t now = collect_now_ns();
-    int nws;
     bool interval = type == PT_REPORT_INTERVAL;
 
     collector_tick(c);
     memset(r, 0, sizeof(*r));
     r->type = type;
     clock_gettime(CLOCK_REALTIME, &r->wall);
-    struct waiter *ws = read_waiting(c, now, &nws);
     uint32_t nused = tracer_used_slots(c->t);
     r->rows = calloc(nused ? nused : 1, sizeof(*r->rows));
     r->window_ns = now - (interval ? c->window_start : c->start_ns);
@@ -170,7 +151,7 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
             continue;
         struct blocker *b = &c->b[i];
         struct pt_counters cur, zero = {.t = c->start_ns};
-        snapshot(s, now, c->inprog_ns[i], &cur);
+        snapshot(s, now, &cur);
         struct pt_window_extra extra;
         if (interval)
             extra = (struct pt_window_extra){s->peak_win, s->max_win_ns, s->threads_win,
@@ -204,10 +185,9 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
         r->nrows++;
     }
     if (interval) {
-        roll_window(c, nused, ws, nws);
+        roll_window(c, nused, now);
         c->window_start = now;
     }
-    free(ws);
 
     qsort(r->rows, (size_t)r->nrows, sizeof(*r->rows), row_cmp);
     if (c->o->top && r->nrows > c->o->top)
@@ -230,5 +210,4 @@ void collector_free(struct collector *c)
     for (uint32_t i = 0; i < c->t->nslots; i++)
         free(c->b[i].name);
     free(c->b);
-    free(c->inprog_ns);
 }

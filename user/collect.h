@@ -26,7 +26,6 @@ struct collector {
     struct blocker *b;         /* indexed like the kernel's slots */
     uint64_t start_ns;         /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
     uint64_t window_start;     /* start of the current interval */
-    uint64_t *inprog_ns;       /* per slot, scratch */
 };
 
 uint64_t collect_now_ns(void);

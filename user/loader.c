@@ -78,7 +78,6 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
         tracer_close(t);
         return -1;
     }
-    t->waiting_fd = bpf_map__fd(skel->maps.waiting);
     t->thread_seen_fd = bpf_map__fd(skel->maps.thread_seen);
     t->stack_time_fd = bpf_map__fd(skel->maps.stack_time);
     t->stacks_fd = bpf_map__fd(skel->maps.stacks);
@@ -119,8 +118,9 @@ uint32_t tracer_window_gen(const struct tracer *t)
     return __atomic_load_n(&t->skel->data->window_gen, __ATOMIC_RELAXED);
 }
 
-void tracer_bump_window_gen(struct tracer *t)
+void tracer_start_window(struct tracer *t, uint64_t now)
 {
+    __atomic_store_n(&t->skel->bss->window_start_ns, now, __ATOMIC_RELEASE);
     __atomic_add_fetch(&t->skel->data->window_gen, 1, __ATOMIC_RELEASE);
 }
 

@@ -13,7 +13,7 @@ struct tracer {
     struct pt_slot *slots;     /* the kernel's blocker array, mmapped */
     size_t slots_len;
     uint32_t nslots;
-    int waiting_fd, thread_seen_fd, stack_time_fd, stacks_fd, samples_fd, traced_fd;
+    int thread_seen_fd, stack_time_fd, stacks_fd, samples_fd, traced_fd;
 };
 
 /* Returns 0, or -1 after printing one line saying what failed. FOLLOW
@@ -27,7 +27,8 @@ int tracer_add_pid(struct tracer *t, int pid);
 uint32_t tracer_used_slots(const struct tracer *t);
 uint64_t tracer_drop(const struct tracer *t, int which);
 uint32_t tracer_window_gen(const struct tracer *t);
-void tracer_bump_window_gen(struct tracer *t);
+/* Starts a new window at NOW for the kernel's per-window thread counting. */
+void tracer_start_window(struct tracer *t, uint64_t now);
 
 /* Detaches every probe and frees every map. */
 void tracer_close(struct tracer *t);

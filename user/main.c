@@ -19,6 +19,7 @@
 #include "options.h"
 #include "preflight.h"
 #include "procmaps.h"
+#include "selfstats.h"
 #include "unwind.h"
 
 #define TICK_NS 200000000ULL   /* housekeeping: unwind new stacks while their owners live */
@@ -171,6 +172,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int sfd = open_signals();
+    int stats_fd = r.o.self_stats ? selfstats_enable() : -1;
     if (tracer_open(&r.t, &r.o, r.o.command != NULL)) {
         launch_abort();
         return 2;
@@ -191,6 +193,10 @@ int main(int argc, char **argv)
     rc = 0;
     if (r.o.collapsed && collapsed_write(r.o.collapsed, &r.c, r.o.collapsed_count) < 0)
         rc = 2;
+    if (r.o.self_stats)
+        selfstats_print(stderr, &r.t, (double)(collect_now_ns() - r.c.start_ns) / 1e9);
+    if (stats_fd >= 0)
+        close(stats_fd);
     tracer_close(&r.t);
     if (r.child > 0 && waitpid(r.child, NULL, WNOHANG) == 0)
         fprintf(stderr, "parktrace: %s (PID %d) is still running\n", r.o.command[0], r.child);

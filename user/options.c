@@ -14,7 +14,7 @@
 enum {
     OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
-    OPT_MAX_BLOCKERS,
+    OPT_MAX_BLOCKERS, OPT_SELF_STATS,
 };
 
 static const struct option long_opts[] = {
@@ -34,6 +34,7 @@ static const struct option long_opts[] = {
     {"phase-threshold", required_argument, 0, OPT_PHASE_THRESHOLD},
     {"role", required_argument, 0, OPT_ROLE},
     {"max-blockers", required_argument, 0, OPT_MAX_BLOCKERS},
+    {"self-stats", no_argument, 0, OPT_SELF_STATS},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0},
@@ -60,6 +61,7 @@ void options_usage(FILE *f)
           "      --phase-threshold F    CSP at which a phase begins (default 0.05)\n"
           "      --role CLASS=lock|wait override a class's role\n"
           "      --max-blockers N       size of the kernel blocker table (default 16384)\n"
+          "      --self-stats           at exit, print parktrace's own CPU, memory and BPF run time\n"
           "  -h, --help, --version\n",
           f);
 }
@@ -240,6 +242,9 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             if (parse_u64(optarg, &v) || v < 16 || v > (1u << 22))
                 return fail("invalid --max-blockers '%s' (16 .. 4194304)", optarg);
             o->max_blockers = (uint32_t)v;
+            break;
+        case OPT_SELF_STATS:
+            o->self_stats = true;
             break;
         case 'h':
             options_usage(stdout);

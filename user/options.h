@@ -40,6 +40,7 @@ struct pt_options {
     struct pt_role_override roles[PT_MAX_ROLES];
     int nroles;
     uint32_t max_blockers;
+    bool self_stats;
 };
 
 /* Parses argv. Returns 0 to run, 1 after printing help or the version (exit

@@ -1,0 +1,38 @@
+#include "selfstats.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <inttypes.h>
+#include <sys/resource.h>
+
+#include "loader.h"
+#include "parktrace.skel.h"
+
+int selfstats_enable(void)
+{
+    return bpf_enable_stats(BPF_STATS_RUN_TIME);
+}
+
+void selfstats_print(FILE *f, struct tracer *t, double elapsed_s)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    fprintf(f, "parktrace: self cpu_s=%.3f cpu_pct=%.3f rss_kb=%ld", cpu,
+            elapsed_s > 0 ? 100 * cpu / elapsed_s : 0, ru.ru_maxrss);
+    uint64_t runs = 0, ns = 0;
+    struct bpf_program *prog;
+    bpf_object__for_each_program(prog, t->skel->obj) {
+        struct bpf_prog_info info = {0};
+        uint32_t len = sizeof(info);
+        int fd = bpf_program__fd(prog);
+        if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+            continue;
+        fprintf(f, " %s=%" PRIu64 "x%" PRIu64 "ns", bpf_program__name(prog), (uint64_t)info.run_cnt,
+                (uint64_t)(info.run_cnt ? info.run_time_ns / info.run_cnt : 0));
+        runs += info.run_cnt;
+        ns += info.run_time_ns;
+    }
+    fprintf(f, " bpf_runs=%" PRIu64 " bpf_ns_per_run=%" PRIu64 "\n", runs, runs ? ns / runs : 0);
+}

@@ -1,0 +1,18 @@
+/* parktrace's own cost, for users and for the benchmark: CPU time, peak
+ * RSS, and the kernel's run-time statistics of each BPF program. */
+#ifndef PT_SELFSTATS_H
+#define PT_SELFSTATS_H
+#include <stdbool.h>
+#include <stdio.h>
+
+struct tracer;
+
+/* Turns on kernel.bpf_stats_enabled for as long as parktrace runs; the
+ * returned fd keeps it on. Returns -1 when the kernel refuses. */
+int selfstats_enable(void);
+
+/* Prints one line: "parktrace: self cpu_s=... rss_kb=... bpf_ns_per_run=..."
+ * with the per-program run counts and mean run times. */
+void selfstats_print(FILE *f, struct tracer *t, double elapsed_s);
+
+#endif
