@@ -3,6 +3,7 @@
 pthread workloads, checked against what the workloads measured themselves."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PT = os.path.join(ROOT, "build", "parktrace")
 MC = os.path.join(ROOT, "build", "workloads", "mutex_contention")
+SHM = os.path.join(ROOT, "build", "workloads", "shared_mutex")
 FLAMEGRAPH = "/usr/share/perl5/Devel/NYTProf/flamegraph.pl"
 TMP = tempfile.mkdtemp(prefix="pt-itest-")
 
@@ -288,6 +290,60 @@ def system_wide_sees_the_workload():
     check("cache_lock" in names, f"system-wide trace missed the workload's cache_lock: {names}")
     check(all(b["pid"] != p.args and b["comm"] != "parktrace" for b in final["blockers"]),
           "parktrace traced itself")
+
+
+@test
+def shared_futex_is_one_blocker_across_processes():
+    # The workload forks: this also checks that -- COMMAND follows children.
+    report = os.path.join(TMP, "shm.json")
+    p = run_pt(["-f", "json", "--top", "0", "--", SHM, "-s", "3", "-r", report])
+    check(p.returncode == 0, p.stderr)
+    wl = json.load(open(report))
+    final = final_of(json_reports(p.stdout))
+    rows = [b for b in final["blockers"] if b["pid"] in wl["pids"] and b["class"] == "pthread_mutex"]
+    check(len(rows) == 1, f"expected one shared mutex row, got {len(rows)}: {[(b['pid'], b['id']) for b in rows]}")
+    within(rows[0]["parks"], wl["blocked"], 0.05, "shared mutex parks (both processes)")
+    within(rows[0]["thread_time_ns"], wl["blocked_ns"], 0.05, "shared mutex thread time")
+    check(rows[0]["threads"] == 2, f"threads {rows[0]['threads']}, want one from each process")
+
+
+@test
+def live_view_redraws_on_a_terminal():
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([PT, "-i", "300ms", "--", MC, "-s", "1.2", "-r", os.path.join(TMP, "live.json")],
+                         stdout=slave, stderr=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    p.wait(timeout=30)
+    os.close(master)
+    out = b"".join(chunks).decode(errors="replace")
+    check(out.count("\033[H\033[J") >= 3, "no in-place redraws on a terminal")
+    check("final report" in out, "no final report on the terminal")
+    # Not on a terminal: the same reports are appended, without escapes.
+    q = run_pt(["-i", "300ms", "--", MC, "-s", "1", "-r", os.path.join(TMP, "live2.json")])
+    check("\033[" not in q.stdout and q.stdout.count("interval report") >= 3, "piped output must append")
+
+
+@test
+def full_blocker_table_is_counted_not_silent():
+    procs = [subprocess.Popen([MC, "-s", "3", "-r", os.path.join(TMP, f"full{i}.json")]) for i in range(3)]
+    try:
+        p = run_pt(["--max-blockers", "16", "-d", "2"])
+    finally:
+        for w in procs:
+            w.wait()
+    check(p.returncode == 0, p.stderr)
+    m = re.search(r"dropped_events (\d+)", p.stdout)
+    check(m and int(m.group(1)) > 0, f"a 16-slot table with 3 workloads must drop: {p.stdout.splitlines()[0]}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,232 @@
+#!/usr/bin/python3
+"""parktrace's overhead and accuracy, measured against doing nothing and
+against the tracers a user would otherwise pick. Variants run interleaved
+(A B C ... A B C ...), and each traced run is compared with the untraced run
+of the same round. Writes BENCHMARKS.md."""
+import json
+import os
+import platform
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PT = os.path.join(ROOT, "build", "parktrace")
+HOT = os.path.join(ROOT, "build", "workloads", "futex_hot")
+MC = os.path.join(ROOT, "build", "workloads", "mutex_contention")
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
+TMP = tempfile.mkdtemp(prefix="pt-bench-")
+
+# The bpftrace equivalent of parktrace's futex tracing: time every
+# FUTEX_WAIT-family call that sleeps, summed per (pid, futex address).
+BPFTRACE = r"""
+tracepoint:syscalls:sys_enter_futex
+/ (args->op & 127) == 0 || (args->op & 127) == 9 || (args->op & 127) == 6 || (args->op & 127) == 11 /
+{ @start[tid] = nsecs; @addr[tid] = args->uaddr; }
+tracepoint:syscalls:sys_exit_futex /@start[tid]/
+{
+  if (args->ret != -11) {
+    @wait_ns[pid, @addr[tid]] = sum(nsecs - @start[tid]);
+    @waits[pid, @addr[tid]] = count();
+    @hist[pid, @addr[tid]] = hist(nsecs - @start[tid]);
+  }
+  delete(@start[tid]); delete(@addr[tid]);
+}
+"""
+
+
+class Tracer:
+    """A tracer started before the workload and stopped after it."""
+
+    def __init__(self, name, cmd, settle=2.0):
+        self.name, self.cmd, self.settle = name, cmd, settle
+        self.proc = None
+        self.stats = []
+
+    def start(self):
+        if not self.cmd:
+            return
+        self.err = open(os.path.join(TMP, f"{self.name}.err"), "w+")
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=self.err)
+        time.sleep(self.settle)
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"{self.name} exited early: {open(self.err.name).read()}")
+
+    def stop(self):
+        if not self.proc:
+            return
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(timeout=60)
+        self.err.seek(0)
+        m = re.search(r"self cpu_s=(\S+) cpu_pct=(\S+) rss_kb=(\d+).* bpf_ns_per_run=(\d+)", self.err.read())
+        if m:
+            self.stats.append({"cpu_pct": float(m.group(2)), "rss_kb": int(m.group(3)),
+                               "bpf_ns": int(m.group(4))})
+        self.err.close()
+        self.proc = None
+
+
+def hot_ops(work):
+    out = subprocess.run([HOT, "-t", "4", "-s", str(SECONDS), "-w", str(work)],
+                         capture_output=True, text=True, check=True).stdout
+    return float(out.split()[-1])
+
+
+def tracers():
+    return [
+        Tracer("untraced", None),
+        Tracer("parktrace", [PT, "-i", "1s", "-o", "/dev/null", "--self-stats"]),
+        Tracer("bpftrace", ["bpftrace", "-e", BPFTRACE], settle=4.0),
+        Tracer("offcputime", ["offcputime", "-u"], settle=4.0),
+    ]
+
+
+def overhead(work):
+    ts = tracers()
+    raw = {t.name: [] for t in ts}
+    for _ in range(ROUNDS):
+        for t in ts:
+            t.start()
+            try:
+                raw[t.name].append(hot_ops(work))
+            finally:
+                t.stop()
+    base = raw["untraced"]
+    rows = []
+    for t in ts[1:]:
+        ratios = [a / b for a, b in zip(raw[t.name], base)]
+        rows.append({"variant": t.name, "median": statistics.median(ratios), "min": min(ratios),
+                     "max": max(ratios), "ops": raw[t.name], "stats": t.stats})
+    return {"work": work, "untraced_ops": base, "rows": rows}
+
+
+def idle_cost():
+    p = subprocess.run([PT, "-d", "10", "-i", "1s", "-o", "/dev/null", "--self-stats"],
+                       capture_output=True, text=True, timeout=60)
+    m = re.search(r"cpu_pct=(\S+) rss_kb=(\d+)", p.stderr)
+    return {"cpu_pct": float(m.group(1)), "rss_kb": int(m.group(2))}
+
+
+def accuracy():
+    rows = []
+    for rnd in range(3):
+        report = os.path.join(TMP, f"acc{rnd}.json")
+        p = subprocess.run([PT, "-f", "json", "--top", "0", "--", MC, "-t", "8", "-m", "3", "-s", "3",
+                            "-r", report], capture_output=True, text=True, timeout=60)
+        final = [json.loads(l) for l in p.stdout.splitlines() if '"type":"final"' in l][0]
+        wl = json.load(open(report))
+        for m in wl["mutexes"]:
+            b = [b for b in final["blockers"] if b["pid"] == wl["pid"] and b["name"] == m["name"]][0]
+            rows.append({"what": m["name"], "hold_ms": m["hold_ns"] / 1e6,
+                         "time_err": (b["thread_time_ns"] - m["blocked_ns"]) / m["blocked_ns"],
+                         "parks_err": (b["parks"] - m["blocked"]) / m["blocked"],
+                         "hold_err": (b["avg_hold_ns"] - m["hold_ns"]) / m["hold_ns"],
+                         "wl_ns": m["blocked_ns"], "pt_ns": b["thread_time_ns"],
+                         "wl_n": m["blocked"], "pt_n": b["parks"]})
+        cond = [b for b in final["blockers"] if b["pid"] == wl["pid"] and b["name"] == wl["cond"]["name"]]
+        pt_ns = sum(b["thread_time_ns"] for b in cond)
+        rows.append({"what": "queue_nonempty (condvar)", "hold_ms": None,
+                     "time_err": (pt_ns - wl["cond"]["wait_ns"]) / wl["cond"]["wait_ns"],
+                     "parks_err": None, "hold_err": None, "wl_ns": wl["cond"]["wait_ns"], "pt_ns": pt_ns,
+                     "wl_n": wl["cond"]["waits"], "pt_n": sum(b["parks"] for b in cond)})
+    return rows
+
+
+def pct(x):
+    return "-" if x is None else f"{x * 100:+.2f}%"
+
+
+def machine():
+    cpu = "unknown"
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    return f"{os.cpu_count()} CPUs ({cpu}), kernel {platform.release()}, {platform.freedesktop_os_release().get('PRETTY_NAME', '')}"
+
+
+def verdict(ok):
+    return "PASS" if ok else "FAIL"
+
+
+def write(results, path):
+    L = []
+    L.append("# parktrace benchmarks\n")
+    L.append(f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()} "
+             "by `make bench` (`tools/bench/run.sh`, which runs `tools/bench/bench.py`; "
+             f"BENCH_ROUNDS={ROUNDS}, BENCH_SECONDS={SECONDS}).\n")
+    L.append("Method: every variant runs the same workload in turn, round after round (untraced, "
+             "parktrace, bpftrace, offcputime, untraced, ...). A tracer is started system-wide, "
+             "given time to attach, then the workload runs and reports its own throughput. Each "
+             "traced run is divided by the untraced run of the same round; tables give the median "
+             "of those ratios and their min-max spread, with raw operations per second below.\n")
+    L.append("Variants: `parktrace -i 1s` (default probes); `bpftrace` with the equivalent script "
+             "in `tools/bench/bench.py` (futex enter/exit timing per (pid, uaddr), count, sum and "
+             "histogram); `offcputime -u` from libbpf-tools (sched_switch, user threads, stacks).\n")
+    targets = []
+    for ov in results["overhead"]:
+        L.append(f"\n## Futex-heavy C workload: `futex_hot -t 4 -w {ov['work']}`\n")
+        L.append("4 threads, one `pthread_mutex_t`, a short critical section, "
+                 f"{ov['work']} loop iterations of work outside it.\n")
+        L.append("| variant | throughput ratio (median) | min | max | parktrace CPU % of one core | parktrace peak RSS | BPF ns/run |")
+        L.append("|---|---|---|---|---|---|---|")
+        for r in ov["rows"]:
+            st = r["stats"]
+            cpu = f"{statistics.median(s['cpu_pct'] for s in st):.2f}" if st else "-"
+            rss = f"{max(s['rss_kb'] for s in st) / 1024:.1f} MiB" if st else "-"
+            bns = f"{statistics.median(s['bpf_ns'] for s in st)}" if st else "-"
+            L.append(f"| {r['variant']} | {r['median']:.3f} | {r['min']:.3f} | {r['max']:.3f} | {cpu} | {rss} | {bns} |")
+        L.append("\nRaw ops/s per round: untraced " + ", ".join(f"{x:.0f}" for x in ov["untraced_ops"]))
+        for r in ov["rows"]:
+            L.append(f"; {r['variant']} " + ", ".join(f"{x:.0f}" for x in r["ops"]))
+        L.append("\n")
+        pt = [r for r in ov["rows"] if r["variant"] == "parktrace"][0]
+        targets.append((f"futex_hot -w {ov['work']}: throughput ratio >= 0.95", f"{pt['median']:.3f}",
+                        verdict(pt["median"] >= 0.95)))
+        cpu = statistics.median(s["cpu_pct"] for s in pt["stats"])
+        rss = max(s["rss_kb"] for s in pt["stats"]) / 1024
+        targets.append((f"futex_hot -w {ov['work']}: parktrace CPU <= 2% of a core", f"{cpu:.2f}%", verdict(cpu <= 2)))
+        targets.append((f"futex_hot -w {ov['work']}: parktrace RSS <= 64 MiB", f"{rss:.1f} MiB", verdict(rss <= 64)))
+    idle = results["idle"]
+    L.append("\n## Idle system, traced system-wide\n")
+    L.append(f"`parktrace -d 10 -i 1s --self-stats` on the otherwise idle machine: "
+             f"{idle['cpu_pct']:.3f}% of one core, peak RSS {idle['rss_kb'] / 1024:.1f} MiB.\n")
+    targets.append(("idle system-wide: CPU < 0.5% of a core", f"{idle['cpu_pct']:.3f}%", verdict(idle["cpu_pct"] < 0.5)))
+    L.append("\n## Accuracy against the workload's own timings\n")
+    L.append("`parktrace -f json -- mutex_contention -t 8 -m 3 -s 3`, 3 runs. The workload times every "
+             "`pthread_mutex_lock` that blocked and every `pthread_cond_wait`; relative error of "
+             "parktrace's `thread_time_ns`, `parks` and `avg_hold_ns` (against the preset hold).\n")
+    L.append("| blocker | preset hold | thread time error | parks error | avg hold error | workload ns | parktrace ns | workload waits | parktrace parks |")
+    L.append("|---|---|---|---|---|---|---|---|---|")
+    worst = 0
+    for r in results["accuracy"]:
+        hold = f"{r['hold_ms']:.1f} ms" if r["hold_ms"] else "-"
+        L.append(f"| {r['what']} | {hold} | {pct(r['time_err'])} | {pct(r['parks_err'])} | {pct(r['hold_err'])} "
+                 f"| {r['wl_ns']} | {r['pt_ns']} | {r['wl_n']} | {r['pt_n']} |")
+        worst = max(worst, abs(r["time_err"]))
+    targets.append(("accuracy: thread time within 2% for waits >= 1 ms", f"worst {worst * 100:.2f}%", verdict(worst <= 0.02)))
+    L.append("\n## Targets\n")
+    L.append("| target | measured | result |")
+    L.append("|---|---|---|")
+    for t in targets:
+        L.append(f"| {t[0]} | {t[1]} | {t[2]} |")
+    L.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(L) + "\n" + NOTES)
+    return targets
+
+
+NOTES = open(os.path.join(ROOT, "tools", "bench", "notes.md")).read()
+
+if __name__ == "__main__":
+    if os.geteuid() != 0:
+        sys.exit("bench: needs root")
+    results = {"overhead": [overhead(w) for w in (1000, 200)], "idle": idle_cost(), "accuracy": accuracy()}
+    json.dump(results, open(os.path.join(ROOT, "build", "bench-results.json"), "w"), indent=1)
+    for t in write(results, os.path.join(ROOT, "BENCHMARKS.md")):
+        print(f"{t[2]} {t[0]}: {t[1]}")
