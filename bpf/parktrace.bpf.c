@@ -308,7 +308,8 @@ static __always_inline bool word_matches(__u64 uaddr, __u32 val)
 /* Undoes a wait that will not sleep. */
 static __always_inline void drop_wait(struct pt_slot *s, struct pt_wait *w, __u64 now)
 {
-    __sync_fetch_and_add(&s->parks, -1);
+    if (threshold)
+        __sync_fetch_and_add(&s->attempts, -1);
     if (w->flags & PT_WAIT_TIMED)
         leave_wait(s, w, now, true);
     w->flags = 0;
@@ -336,13 +337,18 @@ static __always_inline int wait_begin(__u64 uaddr, bool private, bool check_val,
     struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now);
     if (!s)
         return 0;
+    /* Last look at the word before writing anything shared: on a hot lock
+     * it has often changed by now, and then the kernel returns EAGAIN. */
+    if (check_val && !word_matches(uaddr, val))
+        return 0;
 
-    __u64 parks_before = __sync_fetch_and_add(&s->parks, 1);
     w->start_ns = now;
     w->slot = idx;
     w->flags = PT_WAIT_ACTIVE;
     w->concurrency = 0;
-    if (parks_before >= threshold) {
+    /* Begun waits are completed ones plus those in progress, so the hot
+     * path keeps no separate count unless --threshold needs one. */
+    if (!threshold || __sync_fetch_and_add(&s->attempts, 1) >= threshold) {
         w->flags |= PT_WAIT_TIMED;
         __sync_fetch_and_add(&s->start_sum, now);
         __s64 old = __sync_fetch_and_add(&s->parked_now, 1);
@@ -352,8 +358,6 @@ static __always_inline int wait_begin(__u64 uaddr, bool private, bool check_val,
         }
         w->concurrency = old + 1;
     }
-    if (check_val && !word_matches(uaddr, val))
-        drop_wait(s, w, now);
     return 0;
 }
 
@@ -385,6 +389,7 @@ static __always_inline int wait_end(void *ctx, long ret)
     struct pt_wait w = *wp;
     wp->flags = 0;
     note_events(s, w.start_ns, now);
+    __sync_fetch_and_add(&s->parks, 1);
     if (!(w.flags & PT_WAIT_TIMED))
         return 0;
 

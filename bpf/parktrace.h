@@ -56,7 +56,8 @@ struct pt_slot {
     __u64 first_ts;         /* first event on this blocker (ns, CLOCK_MONOTONIC) */
     __u64 last_ts;          /* latest event */
     __u64 win_first_ts;     /* first event since user space last reset it */
-    __u64 parks;            /* waits begun */
+    __u64 parks;            /* waits completed (any end); begun = parks + parked_now */
+    __u64 attempts;         /* waits begun, kept only for --threshold */
     __u64 ends[PT_END_COUNT];
     __s64 parked_now;       /* waiters right now */
     __u64 start_sum;        /* sum of the start times of the waits in progress,

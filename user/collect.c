@@ -94,7 +94,7 @@ static void snapshot(const struct pt_slot *s, uint64_t now, struct pt_counters *
             break;
     }
     out->t = now;
-    out->parks = s->parks;
+    out->parks = __atomic_load_n(&s->parks, __ATOMIC_ACQUIRE) + (parked > 0 ? (uint64_t)parked : 0);
     memcpy(out->ends, s->ends, sizeof(out->ends));
     out->parked_now = parked;
     uint64_t inprog = parked > 0 ? (uint64_t)parked * now - sum : 0;
@@ -169,7 +169,7 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
             continue;
         r->waits += row->fig.parks;
         r->blockers++;
-        if (s->parks < c->o->print_threshold)
+        if (cur.parks < c->o->print_threshold)
             continue;
         resolve(c, i);
         row->kind = pt_kind_names[s->key.kind & 0xff];

@@ -194,6 +194,15 @@ def threshold_options():
           "--print-threshold must hide rows but keep totals")
     _, reports, _ = run_workload_traced(("--top", "1"), ("-s", "1"))
     check(len(final_of(reports)["blockers"]) == 1, "--top 1 must give one row")
+    # --threshold 100: a blocker is timed from its 100th wait on, but every
+    # wait is still counted.
+    wl, reports, _ = run_workload_traced(("--threshold", "100"), ("-t", "8", "-m", "2", "-s", "2"))
+    final = final_of(reports)
+    for m in wl["mutexes"]:
+        b = [b for b in final["blockers"] if b["pid"] == wl["pid"] and b["name"] == m["name"]][0]
+        within(b["parks"], m["blocked"], 0.05, f"{m['name']} parks with --threshold")
+        untimed = m["blocked_ns"] * 100 / m["blocked"]
+        within(b["thread_time_ns"], m["blocked_ns"] - untimed, 0.10, f"{m['name']} timed part with --threshold")
 
 
 @test
@@ -335,15 +344,17 @@ def live_view_redraws_on_a_terminal():
 
 @test
 def full_blocker_table_is_counted_not_silent():
-    procs = [subprocess.Popen([MC, "-s", "3", "-r", os.path.join(TMP, f"full{i}.json")]) for i in range(3)]
+    # Each workload has 5 to 9 blockers, and they finish inside the trace.
+    procs = [subprocess.Popen([MC, "-m", "3", "-s", "1.5", "-r", os.path.join(TMP, f"full{i}.json")])
+             for i in range(4)]
     try:
-        p = run_pt(["--max-blockers", "16", "-d", "2"])
+        p = run_pt(["--max-blockers", "16", "-d", "3"])
     finally:
         for w in procs:
             w.wait()
     check(p.returncode == 0, p.stderr)
     m = re.search(r"dropped_events (\d+)", p.stdout)
-    check(m and int(m.group(1)) > 0, f"a 16-slot table with 3 workloads must drop: {p.stdout.splitlines()[0]}")
+    check(m and int(m.group(1)) > 0, f"a 16-slot table with 4 workloads must drop: {p.stdout.splitlines()[0]}")
 
 
 if __name__ == "__main__":
