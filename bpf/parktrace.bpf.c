@@ -318,8 +318,10 @@ static __always_inline void drop_wait(struct pt_slot *s, struct pt_wait *w, __u6
 /* The enter side does only what must happen while the wait is live:
  * ParkedNow, the busy period and the per-thread record. Everything else
  * waits for the exit, because most FUTEX_WAIT calls on a hot lock return
- * EAGAIN and any delay here makes that more likely. CHECK_VAL re-reads the
- * word last, right before the kernel's own check. */
+ * EAGAIN and any delay here makes that more likely. With CHECK_VAL the
+ * word is read once, just before anything shared is written and shortly
+ * before the kernel's own check; a call that will return EAGAIN then costs
+ * a slot lookup and no writes. */
 static __always_inline int wait_begin(__u64 uaddr, bool private, bool check_val, __u32 val)
 {
     __u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -436,9 +438,9 @@ int futex_enter(struct trace_event_raw_sys_enter *ctx)
     case FUTEX_WAIT:
     case FUTEX_WAIT_BITSET:
     case FUTEX_WAIT_REQUEUE_PI:
-        /* A word that already changed means EAGAIN: not a wait. */
-        if (!word_matches(uaddr, (__u32)ctx->args[2]))
-            return 0;
+        /* The word is checked once, late in wait_begin: reading the lock's
+         * cache line early, while its holder is about to release it, cost
+         * a third of the throughput of a hot lock (BENCHMARKS.md). */
         check_val = true;
         break;
     case FUTEX_LOCK_PI:
@@ -468,8 +470,6 @@ int futex_waitv_enter(struct trace_event_raw_sys_enter *ctx)
     if (!tgid_traced(bpf_get_current_pid_tgid() >> 32) || ctx->args[1] == 0)
         return 0;
     if (bpf_probe_read_user(&first, sizeof(first), (void *)ctx->args[0]))
-        return 0;
-    if (!word_matches(first.uaddr, (__u32)first.val))
         return 0;
     return wait_begin(first.uaddr, first.flags & FUTEX2_PRIVATE, true, (__u32)first.val);
 }
