@@ -305,51 +305,28 @@ static __always_inline bool word_matches(__u64 uaddr, __u32 val)
     return !bpf_probe_read_user(&cur, sizeof(cur), (void *)uaddr) && cur == val;
 }
 
-/* Undoes a wait that will not sleep. */
-static __always_inline void drop_wait(struct pt_slot *s, struct pt_wait *w, __u64 now)
+static __always_inline void note_events(struct pt_slot *s, __u64 first, __u64 last)
 {
-    if (threshold)
-        __sync_fetch_and_add(&s->attempts, -1);
-    if (w->flags & PT_WAIT_TIMED)
-        leave_wait(s, w, now, true);
-    w->flags = 0;
+    if (!s->first_ts)
+        __sync_val_compare_and_swap(&s->first_ts, 0, first);
+    if (!s->win_first_ts)
+        __sync_val_compare_and_swap(&s->win_first_ts, 0, first);
+    s->last_ts = last;
 }
 
-/* The enter side does only what must happen while the wait is live:
- * ParkedNow, the busy period and the per-thread record. Everything else
- * waits for the exit, because most FUTEX_WAIT calls on a hot lock return
- * EAGAIN and any delay here makes that more likely. With CHECK_VAL the
- * word is read once, just before anything shared is written and shortly
- * before the kernel's own check; a call that will return EAGAIN then costs
- * a slot lookup and no writes. */
-static __always_inline int wait_begin(__u64 uaddr, bool private, bool check_val, __u32 val)
+/* ---- The accounting both probe modes share ---------------------------- */
+
+/* A wait has begun on slot S: only the live part, ParkedNow and the busy
+ * period. Begun waits are completed ones plus those in progress, so no
+ * separate count is kept unless --threshold needs one. */
+static __always_inline void wait_start(struct pt_slot *s, __u32 idx, struct pt_wait *w, __u64 now)
 {
-    __u64 pid_tgid = bpf_get_current_pid_tgid();
-    struct pt_blocker_key key;
-    __u32 idx;
-
-    struct pt_wait *w = bpf_task_storage_get(&waits, bpf_get_current_task_btf(), 0,
-                                             BPF_LOCAL_STORAGE_GET_F_CREATE);
-    if (!w) {
-        count_drop(PT_DROP_WAITING);
-        return 0;
-    }
-    futex_key(&key, uaddr, pid_tgid >> 32, private);
-    __u64 now = bpf_ktime_get_ns();
-    struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now);
-    if (!s)
-        return 0;
-    /* Last look at the word before writing anything shared: on a hot lock
-     * it has often changed by now, and then the kernel returns EAGAIN. */
-    if (check_val && !word_matches(uaddr, val))
-        return 0;
-
     w->start_ns = now;
     w->slot = idx;
     w->flags = PT_WAIT_ACTIVE;
     w->concurrency = 0;
-    /* Begun waits are completed ones plus those in progress, so the hot
-     * path keeps no separate count unless --threshold needs one. */
+    w->stack_id = -1;
+    w->end = PT_END_WOKEN;
     if (!threshold || __sync_fetch_and_add(&s->attempts, 1) >= threshold) {
         w->flags |= PT_WAIT_TIMED;
         __sync_fetch_and_add(&s->start_sum, now);
@@ -360,22 +337,239 @@ static __always_inline int wait_begin(__u64 uaddr, bool private, bool check_val,
         }
         w->concurrency = old + 1;
     }
+}
+
+/* Undoes a wait that did not sleep after all. */
+static __always_inline void drop_wait(struct pt_slot *s, struct pt_wait *w, __u64 now)
+{
+    if (threshold)
+        __sync_fetch_and_add(&s->attempts, -1);
+    if (w->flags & PT_WAIT_TIMED)
+        leave_wait(s, w, now, true);
+    w->flags = 0;
+}
+
+/* Takes the waiter's user stack; only valid while the waiter is current. */
+static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid)
+{
+    __s32 sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+    if (sid < 0) {
+        count_drop(PT_DROP_STACKS);
+        return sid;
+    }
+    note_stack(idx, sid, pid_tgid);
+    return sid;
+}
+
+/* A wait that slept has ended: everything but the live part is done here. */
+static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait *w, __u64 now,
+                                        __u32 end, __u32 tid, __u32 tgid)
+{
+    note_events(s, w->start_ns, now);
+    __sync_fetch_and_add(&s->parks, 1);
+    if (!(w->flags & PT_WAIT_TIMED))
+        return;
+    __u64 d = now - w->start_ns;
+    __sync_fetch_and_add(&s->ends[end < PT_END_COUNT ? end : PT_END_INTERRUPTED], 1);
+    __sync_fetch_and_add(&s->thread_ns, d);
+    raise_max(&s->max_ns, d);
+    raise_max(&s->max_win_ns, d);
+    raise_max(&s->peak, w->concurrency);
+    raise_max(&s->peak_win, w->concurrency);
+    __sync_fetch_and_add(&s->hist[log2_slot(d)], 1);
+    leave_wait(s, w, now, false);
+
+    if (w->stack_id >= 0 && s->first_stack < 0 && tid == s->first_tid)
+        s->first_stack = w->stack_id;
+    note_thread(s, w->slot, tid, w->start_ns);
+    struct pt_stack_key sk = { .slot = w->slot, .stack_id = w->stack_id, .tgid = tgid };
+    struct pt_stack_val *sv = bpf_map_lookup_elem(&stack_time, &sk);
+    if (sv) {
+        __sync_fetch_and_add(&sv->count, 1);
+        __sync_fetch_and_add(&sv->ns, d);
+    }
+}
+
+static __always_inline bool futex_wait_op(int op)
+{
+    return op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET || op == FUTEX_WAIT_REQUEUE_PI ||
+           op == FUTEX_LOCK_PI || op == FUTEX_LOCK_PI2;
+}
+
+/* Finds or creates the slot of the futex at UADDR for the current task. */
+static __always_inline struct pt_slot *futex_slot(__u64 uaddr, bool private, __u64 pid_tgid,
+                                                  __u64 now, __u32 *idx)
+{
+    struct pt_blocker_key key;
+    futex_key(&key, uaddr, pid_tgid >> 32, private);
+    return slot_get(&key, idx, uaddr, pid_tgid, now);
+}
+
+/* ---- Probe mode "sched" (default): waits timed from the scheduler -------
+ * A thread that blocks inside a futex wait is switched out with its syscall
+ * registers saved; the wait ends when it is switched back in. The futex
+ * system calls themselves carry no probe, so calls that do not sleep (most
+ * calls on a hot lock) cost nothing. */
+
+#define NR_FUTEX 202
+#define NR_FUTEX_WAITV 449
+#define TASK_INTERRUPTIBLE 0x1
+
+/* Set while this CPU runs an hrtimer callback: a futex timeout is the
+ * callback of the waiter's hrtimer_sleeper waking it. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u32);
+} in_hrtimer SEC(".maps");
+
+static __always_inline void mark_hrtimer(__u32 on)
+{
+    __u32 zero = 0, *v = bpf_map_lookup_elem(&in_hrtimer, &zero);
+    if (v)
+        *v = on;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(hrtimer_entry)
+{
+    mark_hrtimer(1);
     return 0;
 }
 
-static __always_inline void note_events(struct pt_slot *s, __u64 first, __u64 last)
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(hrtimer_exit)
 {
-    if (!s->first_ts)
-        __sync_val_compare_and_swap(&s->first_ts, 0, first);
-    if (!s->win_first_ts)
-        __sync_val_compare_and_swap(&s->win_first_ts, 0, first);
-    s->last_ts = last;
+    mark_hrtimer(0);
+    return 0;
 }
 
-static __always_inline int wait_end(void *ctx, long ret)
+/* The futex PREV (the current task) is going to sleep in, if any. */
+static __always_inline bool sleeping_in_futex(struct task_struct *prev, __u64 *uaddr, bool *private)
+{
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+    long nr = BPF_CORE_READ(regs, orig_ax);
+
+    if (nr == NR_FUTEX) {
+        int op = (int)BPF_CORE_READ(regs, si);
+        if (!futex_wait_op(FUTEX_CMD(op)))
+            return false;
+        *uaddr = BPF_CORE_READ(regs, di);
+        *private = op & FUTEX_PRIVATE_FLAG;
+        return true;
+    }
+    if (nr == NR_FUTEX_WAITV) {
+        /* Charged to the first futex of the vector. */
+        struct futex_waitv first;
+        if (bpf_probe_read_user(&first, sizeof(first), (void *)BPF_CORE_READ(regs, di)))
+            return false;
+        *uaddr = first.uaddr;
+        *private = first.flags & FUTEX2_PRIVATE;
+        return true;
+    }
+    return false;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+             unsigned int prev_state)
+{
+    __u64 now = 0;
+
+    /* A thread resuming from a futex wait: the wait ends. */
+    struct pt_wait *w = bpf_task_storage_get(&waits, next, 0, 0);
+    if (w && (w->flags & PT_WAIT_ACTIVE)) {
+        struct pt_wait done = *w;
+        w->flags = 0;
+        now = bpf_ktime_get_ns();
+        struct pt_slot *s = bpf_map_lookup_elem(&slots, &done.slot);
+        if (s)
+            wait_finish(s, &done, now, done.end, next->pid, next->tgid);
+    }
+
+    /* A thread going to sleep inside a futex wait: a wait begins. */
+    __u64 uaddr;
+    bool private;
+    __u32 idx;
+    if (preempt || !(prev_state & TASK_INTERRUPTIBLE) || !tgid_traced(prev->tgid) ||
+        !sleeping_in_futex(prev, &uaddr, &private))
+        return 0;
+    w = bpf_task_storage_get(&waits, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!w) {
+        count_drop(PT_DROP_WAITING);
+        return 0;
+    }
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    if (!now)
+        now = bpf_ktime_get_ns();
+    struct pt_slot *s = futex_slot(uaddr, private, pid_tgid, now, &idx);
+    if (!s)
+        return 0;
+    wait_start(s, idx, w, now);
+    if (w->flags & PT_WAIT_TIMED)
+        w->stack_id = waiter_stack(ctx, idx, pid_tgid);
+    return 0;
+}
+
+/* How the wait will end, decided as it is woken: inside an hrtimer callback
+ * it is the wait's timeout; with a signal pending it was interrupted;
+ * otherwise another thread woke it (FUTEX_WAKE, or the kernel's futex wake
+ * when a joined thread exits). sched_waking, unlike sched_wakeup, always
+ * runs in the waker's own context. */
+#define TIF_SIGPENDING 2
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sched_waking, struct task_struct *p)
+{
+    __u32 zero = 0;
+    struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
+    if (!w || !(w->flags & PT_WAIT_ACTIVE))
+        return 0;
+    __u32 *timer = bpf_map_lookup_elem(&in_hrtimer, &zero);
+    if (timer && *timer)
+        w->end = PT_END_TIMEOUT;
+    else if (p->thread_info.flags & (1UL << TIF_SIGPENDING))
+        w->end = PT_END_INTERRUPTED;
+    else
+        w->end = PT_END_WOKEN;
+    return 0;
+}
+
+/* ---- Probe mode "syscalls": waits timed at the futex system calls -------
+ * Exact end kinds from the return value, at the price of a probe on every
+ * futex call. Kept for kernels without BTF-enabled scheduler tracepoints
+ * and for comparison in the benchmark. */
+
+/* The enter side does only what must happen while the wait is live. With
+ * CHECK_VAL the word is read once, just before anything shared is written
+ * and shortly before the kernel's own check; a call that will return EAGAIN
+ * then costs a slot lookup and no writes. */
+static __always_inline int syscall_wait_begin(__u64 uaddr, bool private, bool check_val, __u32 val)
 {
     __u64 pid_tgid = bpf_get_current_pid_tgid();
-    __u32 tid = (__u32)pid_tgid;
+    __u32 idx;
+
+    struct pt_wait *w = bpf_task_storage_get(&waits, bpf_get_current_task_btf(), 0,
+                                             BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!w) {
+        count_drop(PT_DROP_WAITING);
+        return 0;
+    }
+    __u64 now = bpf_ktime_get_ns();
+    struct pt_slot *s = futex_slot(uaddr, private, pid_tgid, now, &idx);
+    if (!s)
+        return 0;
+    /* Last look at the word before writing anything shared: on a hot lock
+     * it has often changed by now, and then the kernel returns EAGAIN. */
+    if (check_val && !word_matches(uaddr, val))
+        return 0;
+    wait_start(s, idx, w, now);
+    return 0;
+}
+
+static __always_inline int syscall_wait_end(void *ctx, long ret)
+{
     struct pt_wait *wp = bpf_task_storage_get(&waits, bpf_get_current_task_btf(), 0, 0);
     if (!wp || !(wp->flags & PT_WAIT_ACTIVE))
         return 0;
@@ -390,78 +584,34 @@ static __always_inline int wait_end(void *ctx, long ret)
     }
     struct pt_wait w = *wp;
     wp->flags = 0;
-    note_events(s, w.start_ns, now);
-    __sync_fetch_and_add(&s->parks, 1);
-    if (!(w.flags & PT_WAIT_TIMED))
-        return 0;
-
-    __u64 d = now - w.start_ns;
-    int end = ret == -ETIMEDOUT ? PT_END_TIMEOUT : ret < 0 ? PT_END_INTERRUPTED : PT_END_WOKEN;
-    __sync_fetch_and_add(&s->ends[end], 1);
-    __sync_fetch_and_add(&s->thread_ns, d);
-    raise_max(&s->max_ns, d);
-    raise_max(&s->max_win_ns, d);
-    raise_max(&s->peak, w.concurrency);
-    raise_max(&s->peak_win, w.concurrency);
-    __sync_fetch_and_add(&s->hist[log2_slot(d)], 1);
-    leave_wait(s, &w, now, false);
-
-    /* The thread is still in the kernel, so its user stack is exactly as it
-     * was when the wait began. */
-    __s32 sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-    if (sid < 0) {
-        count_drop(PT_DROP_STACKS);
-    } else if (s->first_stack < 0 && tid == s->first_tid) {
-        s->first_stack = sid;
-    }
-    note_thread(s, w.slot, tid, w.start_ns);
-    note_stack(w.slot, sid, pid_tgid);
-    struct pt_stack_key sk = { .slot = w.slot, .stack_id = sid, .tgid = pid_tgid >> 32 };
-    struct pt_stack_val *sv = bpf_map_lookup_elem(&stack_time, &sk);
-    if (sv) {
-        __sync_fetch_and_add(&sv->count, 1);
-        __sync_fetch_and_add(&sv->ns, d);
-    }
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    /* Still in the kernel: the user stack is as it was when it slept. */
+    if (w.flags & PT_WAIT_TIMED)
+        w.stack_id = waiter_stack(ctx, w.slot, pid_tgid);
+    __u32 end = ret == -ETIMEDOUT ? PT_END_TIMEOUT : ret < 0 ? PT_END_INTERRUPTED : PT_END_WOKEN;
+    wait_finish(s, &w, now, end, (__u32)pid_tgid, pid_tgid >> 32);
     return 0;
 }
-
 
 SEC("tracepoint/syscalls/sys_enter_futex")
 int futex_enter(struct trace_event_raw_sys_enter *ctx)
 {
     int op = FUTEX_CMD((int)ctx->args[1]);
-    __u64 uaddr = ctx->args[0];
 
-    bool check_val;
-
-    switch (op) {
-    case FUTEX_WAIT:
-    case FUTEX_WAIT_BITSET:
-    case FUTEX_WAIT_REQUEUE_PI:
-        /* The word is checked once, late in wait_begin: reading the lock's
-         * cache line early, while its holder is about to release it, cost
-         * a third of the throughput of a hot lock (BENCHMARKS.md). */
-        check_val = true;
-        break;
-    case FUTEX_LOCK_PI:
-    case FUTEX_LOCK_PI2:
-        check_val = false;
-        break;
-    default:
+    if (!futex_wait_op(op) || !tgid_traced(bpf_get_current_pid_tgid() >> 32))
         return 0;
-    }
-    if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
-        return 0;
-    return wait_begin(uaddr, ctx->args[1] & FUTEX_PRIVATE_FLAG, check_val, (__u32)ctx->args[2]);
+    /* The value-checked waits; the PI lock ops have no value to check. */
+    bool check_val = op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET || op == FUTEX_WAIT_REQUEUE_PI;
+    return syscall_wait_begin(ctx->args[0], ctx->args[1] & FUTEX_PRIVATE_FLAG, check_val,
+                              (__u32)ctx->args[2]);
 }
 
 SEC("tracepoint/syscalls/sys_exit_futex")
 int futex_exit(struct trace_event_raw_sys_exit *ctx)
 {
-    return wait_end(ctx, ctx->ret);
+    return syscall_wait_end(ctx, ctx->ret);
 }
 
-/* futex_waitv is charged to the first futex of the vector. */
 SEC("tracepoint/syscalls/sys_enter_futex_waitv")
 int futex_waitv_enter(struct trace_event_raw_sys_enter *ctx)
 {
@@ -471,13 +621,13 @@ int futex_waitv_enter(struct trace_event_raw_sys_enter *ctx)
         return 0;
     if (bpf_probe_read_user(&first, sizeof(first), (void *)ctx->args[0]))
         return 0;
-    return wait_begin(first.uaddr, first.flags & FUTEX2_PRIVATE, true, (__u32)first.val);
+    return syscall_wait_begin(first.uaddr, first.flags & FUTEX2_PRIVATE, true, (__u32)first.val);
 }
 
 SEC("tracepoint/syscalls/sys_exit_futex_waitv")
 int futex_waitv_exit(struct trace_event_raw_sys_exit *ctx)
 {
-    return wait_end(ctx, ctx->ret);
+    return syscall_wait_end(ctx, ctx->ret);
 }
 
 /* With `-- COMMAND`, children of traced processes are traced too. */

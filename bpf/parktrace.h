@@ -74,14 +74,15 @@ struct pt_slot {
     __u64 hist[PT_HIST_SLOTS];
 };
 
-/* A thread's wait in progress, in task-local storage. Only what the exit
- * needs: stacks and the rest are taken at the exit, once the call is known
- * to have slept (the user stack is unchanged until it returns). */
+/* A thread's wait in progress, in task-local storage: what the end of the
+ * wait needs to finish the accounting. */
 struct pt_wait {
     __u64 start_ns;
     __u32 slot;
     __u32 flags;
     __u64 concurrency;     /* waiters on the blocker when this one began */
+    __s32 stack_id;        /* the waiter's user stack, when already taken */
+    __u32 end;             /* enum pt_end, when known before the wait ends */
 };
 #define PT_WAIT_ACTIVE 0x1u       /* a wait is in progress */
 #define PT_WAIT_TIMED 0x2u        /* counted in parked_now and timed */

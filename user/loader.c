@@ -37,7 +37,10 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
 {
     memset(t, 0, sizeof(*t));
     libbpf_set_print(libbpf_quiet);
-    if (preflight_tracefs())
+    bool futex = o->kinds & (1u << PT_KIND_FUTEX);
+    bool syscalls = futex && o->probes == PT_PROBES_SYSCALLS;
+    /* Only the syscall tracepoints need tracefs; tp_btf programs do not. */
+    if (syscalls && preflight_tracefs())
         return -1;
 
     struct parktrace_bpf *skel = parktrace_bpf__open();
@@ -53,12 +56,16 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bpf_map__set_max_entries(skel->maps.slots, o->max_blockers);
     bpf_map__set_max_entries(skel->maps.slot_index, o->max_blockers);
 
-    bool futex = o->kinds & (1u << PT_KIND_FUTEX);
-    bool waitv = futex && tracepoint_exists("sys_enter_futex_waitv");
-    bpf_program__set_autoload(skel->progs.futex_enter, futex);
-    bpf_program__set_autoload(skel->progs.futex_exit, futex);
+    bool waitv = syscalls && tracepoint_exists("sys_enter_futex_waitv");
+    bool sched = futex && o->probes == PT_PROBES_SCHED;
+    bpf_program__set_autoload(skel->progs.futex_enter, syscalls);
+    bpf_program__set_autoload(skel->progs.futex_exit, syscalls);
     bpf_program__set_autoload(skel->progs.futex_waitv_enter, waitv);
     bpf_program__set_autoload(skel->progs.futex_waitv_exit, waitv);
+    bpf_program__set_autoload(skel->progs.sched_switch, sched);
+    bpf_program__set_autoload(skel->progs.sched_waking, sched);
+    bpf_program__set_autoload(skel->progs.hrtimer_entry, sched);
+    bpf_program__set_autoload(skel->progs.hrtimer_exit, sched);
     bpf_program__set_autoload(skel->progs.follow_fork, follow);
 
     int err = parktrace_bpf__load(skel);

@@ -14,7 +14,7 @@
 enum {
     OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
-    OPT_MAX_BLOCKERS, OPT_SELF_STATS,
+    OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES,
 };
 
 static const struct option long_opts[] = {
@@ -35,6 +35,7 @@ static const struct option long_opts[] = {
     {"role", required_argument, 0, OPT_ROLE},
     {"max-blockers", required_argument, 0, OPT_MAX_BLOCKERS},
     {"self-stats", no_argument, 0, OPT_SELF_STATS},
+    {"probes", required_argument, 0, OPT_PROBES},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0},
@@ -62,6 +63,7 @@ void options_usage(FILE *f)
           "      --role CLASS=lock|wait override a class's role\n"
           "      --max-blockers N       size of the kernel blocker table (default 16384)\n"
           "      --self-stats           at exit, print parktrace's own CPU, memory and BPF run time\n"
+          "      --probes sched|syscalls  time waits from the scheduler (default) or at the futex calls\n"
           "  -h, --help, --version\n",
           f);
 }
@@ -245,6 +247,14 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             break;
         case OPT_SELF_STATS:
             o->self_stats = true;
+            break;
+        case OPT_PROBES:
+            if (strcmp(optarg, "sched") == 0)
+                o->probes = PT_PROBES_SCHED;
+            else if (strcmp(optarg, "syscalls") == 0)
+                o->probes = PT_PROBES_SYSCALLS;
+            else
+                return fail("invalid --probes '%s' (sched or syscalls)", optarg);
             break;
         case 'h':
             options_usage(stdout);

@@ -14,6 +14,7 @@ extern const char *const pt_kind_names[PT_KIND_COUNT];
 
 enum pt_format { PT_FORMAT_TEXT, PT_FORMAT_JSON };
 enum pt_group { PT_BY_OBJECT, PT_BY_CLASS, PT_BY_SITE };
+enum pt_probes { PT_PROBES_SCHED, PT_PROBES_SYSCALLS };
 
 struct pt_role_override {
     char *cls;
@@ -41,6 +42,7 @@ struct pt_options {
     int nroles;
     uint32_t max_blockers;
     bool self_stats;
+    enum pt_probes probes;
 };
 
 /* Parses argv. Returns 0 to run, 1 after printing help or the version (exit

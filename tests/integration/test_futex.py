@@ -14,6 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PT = os.path.join(ROOT, "build", "parktrace")
 MC = os.path.join(ROOT, "build", "workloads", "mutex_contention")
 SHM = os.path.join(ROOT, "build", "workloads", "shared_mutex")
+TW = os.path.join(ROOT, "build", "workloads", "timed_waits")
 FLAMEGRAPH = "/usr/share/perl5/Devel/NYTProf/flamegraph.pl"
 TMP = tempfile.mkdtemp(prefix="pt-itest-")
 
@@ -355,6 +356,33 @@ def full_blocker_table_is_counted_not_silent():
     check(p.returncode == 0, p.stderr)
     m = re.search(r"dropped_events (\d+)", p.stdout)
     check(m and int(m.group(1)) > 0, f"a 16-slot table with 4 workloads must drop: {p.stdout.splitlines()[0]}")
+
+
+@test
+def wait_endings_are_measured_in_both_probe_modes():
+    for probes in ("sched", "syscalls"):
+        report = os.path.join(TMP, f"tw-{probes}.json")
+        p = run_pt(["-f", "json", "--top", "0", "--probes", probes, "--", TW, "-t", "20", "-w", "30", "-r", report])
+        check(p.returncode == 0, f"{probes}: {p.stderr}")
+        wl = json.load(open(report))
+        final = final_of(json_reports(p.stdout))
+        conds = [b for b in final["blockers"] if b["pid"] == wl["pid"] and b["class"] == "pthread_cond"]
+        timeouts = sum(b["timeouts"] for b in conds)
+        wakeups = sum(b["wakeups"] for b in conds)
+        check(timeouts == wl["timeouts"], f"{probes}: {timeouts} timeouts, workload timed out {wl['timeouts']} times")
+        check(wakeups == wl["wakeups"], f"{probes}: {wakeups} wakeups, workload was woken {wl['wakeups']} times")
+        check(all(b["role"] == "wait" for b in conds), f"{probes}: condvar role")
+
+
+@test
+def syscalls_probe_mode_matches_workload():
+    wl, reports, _ = run_workload_traced(("--probes", "syscalls"))
+    final = final_of(reports)
+    for m in wl["mutexes"]:
+        b = [b for b in final["blockers"] if b["pid"] == wl["pid"] and b["name"] == m["name"]][0]
+        within(b["thread_time_ns"], m["blocked_ns"], 0.05, f"syscalls mode {m['name']} thread_time_ns")
+        within(b["parks"], m["blocked"], 0.05, f"syscalls mode {m['name']} parks")
+        check("worker" in b["first_stack"], f"syscalls mode {m['name']}: stack {b['first_stack']}")
 
 
 if __name__ == "__main__":
