@@ -385,6 +385,33 @@ def syscalls_probe_mode_matches_workload():
         check("worker" in b["first_stack"], f"syscalls mode {m['name']}: stack {b['first_stack']}")
 
 
+# The JSON Lines contract of spec/cli.md, field for field.
+REPORT_KEYS = {"type", "time", "window_ns", "totals", "blockers", "phases"}
+TOTALS_KEYS = {"waits", "blockers", "dropped_events", "dropped_stacks"}
+BLOCKER_KEYS = {"kind", "pid", "comm", "id", "name", "class", "role", "parks", "wakeups", "timeouts",
+                "parked_now", "peak_parked", "thread_time_ns", "real_time_ns", "avg_park_ns", "max_park_ns",
+                "avg_hold_ns", "real_util", "thread_util", "real_life_util", "thread_life_util", "threads",
+                "csp", "hist_ns", "first_thread", "first_stack", "top_frame"}
+
+
+@test
+def json_lines_follow_the_contract():
+    p = run_pt(["-f", "json", "-i", "500ms", "--", MC, "-s", "1.2", "-r", os.path.join(TMP, "c.json")])
+    check(p.returncode == 0, p.stderr)
+    reports = [json.loads(l) for l in p.stdout.splitlines()]
+    check(reports and all(r["type"] in ("interval", "final") for r in reports), "a line is not a report")
+    for r in reports:
+        check(set(r) == REPORT_KEYS, f"report keys {sorted(set(r) ^ REPORT_KEYS)}")
+        check(set(r["totals"]) == TOTALS_KEYS, f"totals keys {sorted(set(r['totals']) ^ TOTALS_KEYS)}")
+        check(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$", r["time"]), f"time {r['time']}")
+        for b in r["blockers"]:
+            check(set(b) == BLOCKER_KEYS, f"blocker keys {sorted(set(b) ^ BLOCKER_KEYS)}")
+            check(b["kind"] == "futex" and b["role"] in ("lock", "wait"), f"kind/role {b['kind']}/{b['role']}")
+            check(re.match(r"0x[0-9a-f]+$", b["id"]), f"id {b['id']}")
+            check(all(len(h) == 3 and h[0] < h[1] for h in b["hist_ns"]), "hist_ns entries are [lo,hi,count]")
+    check(reports[-1]["type"] == "final", "the last report is not the final one")
+
+
 if __name__ == "__main__":
     only = sys.argv[1:]
     for t in TESTS:
