@@ -1,6 +1,5 @@
 #include "collect.h"
 
-#include <bpf/bpf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -85,7 +85,6 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
         tracer_close(t);
         return -1;
     }
-    t->thread_seen_fd = bpf_map__fd(skel->maps.thread_seen);
     t->stack_time_fd = bpf_map__fd(skel->maps.stack_time);
     t->stacks_fd = bpf_map__fd(skel->maps.stacks);
     t->samples_fd = bpf_map__fd(skel->maps.samples);
@@ -118,11 +117,6 @@ uint32_t tracer_used_slots(const struct tracer *t)
 uint64_t tracer_drop(const struct tracer *t, int which)
 {
     return __atomic_load_n(&t->skel->bss->drops[which], __ATOMIC_RELAXED);
-}
-
-uint32_t tracer_window_gen(const struct tracer *t)
-{
-    return __atomic_load_n(&t->skel->data->window_gen, __ATOMIC_RELAXED);
 }
 
 void tracer_start_window(struct tracer *t, uint64_t now)

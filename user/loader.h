@@ -13,7 +13,7 @@ struct tracer {
     struct pt_slot *slots;     /* the kernel's blocker array, mmapped */
     size_t slots_len;
     uint32_t nslots;
-    int thread_seen_fd, stack_time_fd, stacks_fd, samples_fd, traced_fd;
+    int stack_time_fd, stacks_fd, samples_fd, traced_fd;
 };
 
 /* Returns 0, or -1 after printing one line saying what failed. FOLLOW
@@ -26,7 +26,6 @@ int tracer_add_pid(struct tracer *t, int pid);
 /* Number of slots the kernel has handed out (valid or not). */
 uint32_t tracer_used_slots(const struct tracer *t);
 uint64_t tracer_drop(const struct tracer *t, int which);
-uint32_t tracer_window_gen(const struct tracer *t);
 /* Starts a new window at NOW for the kernel's per-window thread counting. */
 void tracer_start_window(struct tracer *t, uint64_t now);
 

@@ -76,6 +76,18 @@ static int fail(const char *fmt, const char *arg)
     return -1;
 }
 
+/* The index of ARG among NAMES, or -1. */
+static int choice(const char *arg, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(arg, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+#define CHOICE(arg, ...) \
+    choice(arg, (const char *const[]){__VA_ARGS__}, sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
+
 static int parse_u64(const char *s, uint64_t *v)
 {
     char *end;
@@ -156,7 +168,7 @@ static int parse_duration_opt(const char *name, const char *arg, uint64_t *ns)
 
 int options_parse(int argc, char **argv, struct pt_options *o)
 {
-    int c;
+    int c, k;
     uint64_t v;
     char *end;
 
@@ -183,12 +195,9 @@ int options_parse(int argc, char **argv, struct pt_options *o)
                 return -1;
             break;
         case 'f':
-            if (strcmp(optarg, "text") == 0)
-                o->format = PT_FORMAT_TEXT;
-            else if (strcmp(optarg, "json") == 0)
-                o->format = PT_FORMAT_JSON;
-            else
+            if ((k = CHOICE(optarg, "text", "json")) < 0)
                 return fail("invalid format '%s' (text or json)", optarg);
+            o->format = (enum pt_format)k;
             break;
         case 'o':
             o->output = optarg;
@@ -197,9 +206,9 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             o->collapsed = optarg;
             break;
         case OPT_COLLAPSED_VALUE:
-            if (strcmp(optarg, "time") && strcmp(optarg, "count"))
+            if ((k = CHOICE(optarg, "time", "count")) < 0)
                 return fail("invalid --collapsed-value '%s' (time or count)", optarg);
-            o->collapsed_count = strcmp(optarg, "count") == 0;
+            o->collapsed_count = k == 1;
             break;
         case OPT_WAKER:
             o->waker = true;
@@ -209,14 +218,9 @@ int options_parse(int argc, char **argv, struct pt_options *o)
                 return -1;
             break;
         case OPT_BY:
-            if (strcmp(optarg, "object") == 0)
-                o->by = PT_BY_OBJECT;
-            else if (strcmp(optarg, "class") == 0)
-                o->by = PT_BY_CLASS;
-            else if (strcmp(optarg, "site") == 0)
-                o->by = PT_BY_SITE;
-            else
+            if ((k = CHOICE(optarg, "object", "class", "site")) < 0)
                 return fail("invalid --by '%s' (object, class or site)", optarg);
+            o->by = (enum pt_group)k;
             break;
         case OPT_TOP:
             if (parse_u64(optarg, &v) || v > INT_MAX)
@@ -249,12 +253,9 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             o->self_stats = true;
             break;
         case OPT_PROBES:
-            if (strcmp(optarg, "sched") == 0)
-                o->probes = PT_PROBES_SCHED;
-            else if (strcmp(optarg, "syscalls") == 0)
-                o->probes = PT_PROBES_SYSCALLS;
-            else
+            if ((k = CHOICE(optarg, "sched", "syscalls")) < 0)
                 return fail("invalid --probes '%s' (sched or syscalls)", optarg);
+            o->probes = (enum pt_probes)k;
             break;
         case 'h':
             options_usage(stdout);
