@@ -260,6 +260,17 @@ const struct elf_sym *elfsyms_lookup(const struct elf_file *ef, uint64_t vaddr, 
     return NULL;
 }
 
+const struct elf_sym *elfsyms_find(const struct elf_file *ef, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < ef->nsyms; i++) {
+        const char *s = ef->syms[i].name;
+        if (strncmp(s, name, n) == 0 && (s[n] == '\0' || s[n] == '@'))
+            return &ef->syms[i];
+    }
+    return NULL;
+}
+
 bool elfsyms_offset_to_vaddr(const struct elf_file *ef, uint64_t off, uint64_t *vaddr)
 {
     for (int i = 0; i < ef->nloads; i++) {

@@ -38,6 +38,10 @@ struct elf_file *elfsyms_get(const char *path);
  * OBJECT as asked, or NULL. */
 const struct elf_sym *elfsyms_lookup(const struct elf_file *ef, uint64_t vaddr, bool func);
 
+/* The symbol named NAME (version suffix ignored), or NULL. A linear scan:
+ * for one-time lookups such as HotSpot's exported tables. */
+const struct elf_sym *elfsyms_find(const struct elf_file *ef, const char *name);
+
 /* Converts a file offset to the file's virtual address; false if unmapped. */
 bool elfsyms_offset_to_vaddr(const struct elf_file *ef, uint64_t off, uint64_t *vaddr);
 

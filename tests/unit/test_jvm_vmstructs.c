@@ -1,0 +1,109 @@
+/* The vmStructs reader against a real JVM: the JavaThreads it finds must be
+ * the JVM's real threads, including the five the test program named. */
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "jvm_vmstructs.h"
+
+static bool in(const int *v, int n, int x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return true;
+    return false;
+}
+
+/* Threads of PID whose kernel name starts with PREFIX. */
+static int named_threads(int pid, const char *prefix, int *tids, int max)
+{
+    char path[320], comm[32];
+    snprintf(path, sizeof(path), "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) && n < max;) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", pid, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(comm, sizeof(comm), f) && strncmp(comm, prefix, strlen(prefix)) == 0)
+            tids[n++] = atoi(e->d_name);
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/pt-jvmtest-XXXXXX", cmd[512];
+    if (!mkdtemp(dir))
+        return 1;
+    snprintf(cmd, sizeof(cmd), "javac -d %s tools/workloads/ParkedThreads.java", dir);
+    CHECK(system(cmd) == 0, "compiles ParkedThreads.java");
+
+    int in_pipe[2], out_pipe[2];
+    if (pipe(in_pipe) || pipe(out_pipe))
+        return 1;
+    pid_t java = fork();
+    if (java == 0) {
+        dup2(in_pipe[0], 0);
+        dup2(out_pipe[1], 1);
+        close(in_pipe[1]);
+        close(out_pipe[0]);
+        execlp("java", "java", "-Xmx64m", "-cp", dir, "ParkedThreads", "5", (char *)NULL);
+        _exit(127);
+    }
+    close(in_pipe[0]);
+    close(out_pipe[1]);
+    FILE *out = fdopen(out_pipe[0], "r");
+    int pid = 0;
+    CHECK(fscanf(out, "ready %d", &pid) == 1 && pid == java, "the JVM started (pid %d)", pid);
+
+    struct jvm j;
+    int rc = jvm_open(&j, java);
+    CHECK(rc == 0, "reads the vmStructs table of a live JVM (%s)", rc ? j.error : j.libjvm);
+    CHECK(j.nfields > 500, "the table has HotSpot's entries (%d)", j.nfields);
+    uint64_t off, addr;
+    CHECK(jvm_offset(&j, "JavaThread", "_threadObj", &off) && off > 0, "JavaThread::_threadObj is known");
+    CHECK(jvm_offset(&j, "JavaThread", "_anchor", &off), "JavaThread::_anchor is known");
+    CHECK(jvm_static(&j, "ThreadsSMRSupport", "_java_thread_list", &addr) && addr, "the threads list is static");
+    CHECK(!jvm_offset(&j, "ThreadsSMRSupport", "_java_thread_list", &off), "a static is not an offset");
+    CHECK(!jvm_offset(&j, "NoSuchType", "_x", &off), "unknown fields are reported as unknown");
+
+    int tids[512], parked[16];
+    int n = jvm_java_threads(&j, tids, 512);
+    int np = named_threads(java, "parked-", parked, 16);
+    CHECK(np == 5, "the kernel sees the 5 parked threads (%d)", np);
+    CHECK(n >= 6, "walks the JavaThread list (%d threads)", n);
+    bool all_real = n > 0, all_found = np == 5;
+    char path[128];
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "/proc/%d/task/%d", java, tids[i]);
+        all_real &= access(path, F_OK) == 0;
+    }
+    for (int i = 0; i < np; i++)
+        all_found &= in(tids, n, parked[i]);
+    CHECK(all_real, "every JavaThread found is a thread of the JVM");
+    CHECK(all_found, "every parked-N thread is among the JavaThreads found");
+
+    /* The JVM exits while the reader still holds it: reads fail cleanly. */
+    close(in_pipe[1]);
+    fclose(out);
+    waitpid(java, NULL, 0);
+    CHECK(jvm_java_threads(&j, tids, 512) == -1, "reading an exited JVM fails without crashing");
+    jvm_close(&j);
+
+    struct jvm self;
+    CHECK(jvm_open(&self, getpid()) == -1, "a process without libjvm is not a JVM");
+    jvm_close(&self);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "cleans up");
+    return CHECK_DONE();
+}

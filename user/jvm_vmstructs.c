@@ -1,0 +1,172 @@
+#include "jvm_vmstructs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfsyms.h"
+#include "procmaps.h"
+
+#define MAX_ENTRIES 8192     /* JDK 17 has about 800; a bound against garbage */
+#define MAX_THREADS 65536
+
+static int fail(struct jvm *j, const char *what)
+{
+    snprintf(j->error, sizeof(j->error), "JVM %d: %s", j->pid, what);
+    return -2;
+}
+
+/* The runtime address of an exported libjvm symbol. */
+static bool symbol(const struct jvm *j, const struct elf_file *ef, const char *name, uint64_t *addr)
+{
+    const struct elf_sym *s = elfsyms_find(ef, name);
+    if (!s)
+        return false;
+    *addr = s->addr + j->bias;
+    return true;
+}
+
+/* Reads the value of an exported uint64_t (or pointer) variable. */
+static bool symbol_u64(const struct jvm *j, const struct elf_file *ef, const char *name, uint64_t *v)
+{
+    uint64_t addr;
+    return symbol(j, ef, name, &addr) && procmem_u64(&j->mem, addr, v);
+}
+
+static char *read_name(const struct jvm *j, uint64_t addr)
+{
+    char buf[128];
+    return addr && procmem_string(&j->mem, addr, buf, sizeof(buf)) ? strdup(buf) : NULL;
+}
+
+static int read_table(struct jvm *j, const struct elf_file *ef)
+{
+    uint64_t table, stride, o_type, o_field, o_static, o_offset, o_address;
+    if (!symbol_u64(j, ef, "gHotSpotVMStructs", &table) ||
+        !symbol_u64(j, ef, "gHotSpotVMStructEntryArrayStride", &stride) ||
+        !symbol_u64(j, ef, "gHotSpotVMStructEntryTypeNameOffset", &o_type) ||
+        !symbol_u64(j, ef, "gHotSpotVMStructEntryFieldNameOffset", &o_field) ||
+        !symbol_u64(j, ef, "gHotSpotVMStructEntryIsStaticOffset", &o_static) ||
+        !symbol_u64(j, ef, "gHotSpotVMStructEntryOffsetOffset", &o_offset) ||
+        !symbol_u64(j, ef, "gHotSpotVMStructEntryAddressOffset", &o_address))
+        return fail(j, "libjvm exports no readable vmStructs table (gHotSpotVMStructs)");
+    uint8_t entry[256];
+    if (!table || stride == 0 || stride > sizeof(entry) || o_type + 8 > stride || o_field + 8 > stride ||
+        o_static + 4 > stride || o_offset + 8 > stride || o_address + 8 > stride)
+        return fail(j, "vmStructs table has an unexpected shape");
+    j->fields = calloc(MAX_ENTRIES, sizeof(*j->fields));
+    for (int i = 0; i < MAX_ENTRIES; i++) {
+        if (!procmem_read(&j->mem, table + (uint64_t)i * stride, entry, stride))
+            return fail(j, "cannot read the vmStructs table");
+        uint64_t type, field, offset, address;
+        int32_t is_static;
+        memcpy(&type, entry + o_type, 8);
+        memcpy(&field, entry + o_field, 8);
+        memcpy(&is_static, entry + o_static, 4);
+        memcpy(&offset, entry + o_offset, 8);
+        memcpy(&address, entry + o_address, 8);
+        if (!type)
+            return 0;     /* the terminating entry */
+        struct vm_field *f = &j->fields[j->nfields];
+        f->type = read_name(j, type);
+        f->field = read_name(j, field);
+        if (!f->type || !f->field) {
+            free(f->type);
+            free(f->field);
+            continue;
+        }
+        f->is_static = is_static != 0;
+        f->offset = offset;
+        f->address = address;
+        j->nfields++;
+    }
+    return fail(j, "vmStructs table has no end");
+}
+
+int jvm_open(struct jvm *j, int pid)
+{
+    memset(j, 0, sizeof(*j));
+    j->pid = pid;
+    j->mem.fd = -1;
+    struct pm_proc *p = procmaps_get(pid);
+    struct elf_file *ef = NULL;
+    for (int i = 0; i < p->nmaps && !ef; i++) {
+        struct pm_map *m = &p->maps[i];
+        const char *base = m->path ? strrchr(m->path, '/') : NULL;
+        if (!base || strcmp(base, "/libjvm.so") != 0)
+            continue;
+        snprintf(j->libjvm, sizeof(j->libjvm), "%s", m->path);
+        if ((ef = procmaps_elf(p, m)))
+            j->bias = m->bias;
+    }
+    if (!j->libjvm[0])
+        return -1;
+    if (!ef)
+        return fail(j, "cannot read libjvm.so");
+    if (procmem_open(&j->mem, pid))
+        return fail(j, "cannot read its memory (/proc/PID/mem)");
+    return read_table(j, ef);
+}
+
+void jvm_close(struct jvm *j)
+{
+    for (int i = 0; i < j->nfields; i++) {
+        free(j->fields[i].type);
+        free(j->fields[i].field);
+    }
+    free(j->fields);
+    procmem_close(&j->mem);
+    memset(j, 0, sizeof(*j));
+    j->mem.fd = -1;
+}
+
+static const struct vm_field *find(const struct jvm *j, const char *type, const char *field)
+{
+    for (int i = 0; i < j->nfields; i++)
+        if (strcmp(j->fields[i].type, type) == 0 && strcmp(j->fields[i].field, field) == 0)
+            return &j->fields[i];
+    return NULL;
+}
+
+bool jvm_offset(const struct jvm *j, const char *type, const char *field, uint64_t *offset)
+{
+    const struct vm_field *f = find(j, type, field);
+    if (!f || f->is_static)
+        return false;
+    *offset = f->offset;
+    return true;
+}
+
+bool jvm_static(const struct jvm *j, const char *type, const char *field, uint64_t *address)
+{
+    const struct vm_field *f = find(j, type, field);
+    if (!f || !f->is_static)
+        return false;
+    *address = f->address;
+    return true;
+}
+
+int jvm_java_threads(const struct jvm *j, int *tids, int max)
+{
+    uint64_t list_var, len_off, threads_off, osthread_off, tid_off, list, array;
+    uint32_t len;
+    if (!jvm_static(j, "ThreadsSMRSupport", "_java_thread_list", &list_var) ||
+        !jvm_offset(j, "ThreadsList", "_length", &len_off) ||
+        !jvm_offset(j, "ThreadsList", "_threads", &threads_off) ||
+        !jvm_offset(j, "JavaThread", "_osthread", &osthread_off) ||
+        !jvm_offset(j, "OSThread", "_thread_id", &tid_off))
+        return -1;
+    if (!procmem_u64(&j->mem, list_var, &list) || !procmem_read(&j->mem, list + len_off, &len, 4) ||
+        !procmem_u64(&j->mem, list + threads_off, &array) || len > MAX_THREADS)
+        return -1;
+    int n = 0;
+    for (uint32_t i = 0; i < len && n < max; i++) {
+        uint64_t thread, osthread;
+        int32_t tid;
+        if (procmem_u64(&j->mem, array + 8ULL * i, &thread) &&
+            procmem_u64(&j->mem, thread + osthread_off, &osthread) &&
+            procmem_read(&j->mem, osthread + tid_off, &tid, 4) && tid > 0)
+            tids[n++] = tid;
+    }
+    return n;
+}

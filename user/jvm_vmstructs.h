@@ -1,0 +1,41 @@
+/* HotSpot's own description of its data layout (the vmStructs table the
+ * Serviceability Agent reads), read from a running JVM. parktrace takes
+ * every offset from here and never compiles one in. */
+#ifndef PT_JVM_VMSTRUCTS_H
+#define PT_JVM_VMSTRUCTS_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "procmem.h"
+
+struct vm_field {
+    char *type;
+    char *field;
+    bool is_static;
+    uint64_t offset;      /* of an instance field */
+    uint64_t address;     /* of a static field */
+};
+
+struct jvm {
+    int pid;
+    struct procmem mem;
+    char libjvm[256];      /* path of the mapped libjvm.so */
+    uint64_t bias;
+    struct vm_field *fields;
+    int nfields;
+    char error[200];       /* why jvm_open failed, one line */
+};
+
+/* Returns 0; -1 when PID maps no libjvm.so (not a JVM); -2 when it is a JVM
+ * whose table cannot be read (no symbols, unreadable memory), with the
+ * reason in j->error. */
+int jvm_open(struct jvm *j, int pid);
+void jvm_close(struct jvm *j);
+
+bool jvm_offset(const struct jvm *j, const char *type, const char *field, uint64_t *offset);
+bool jvm_static(const struct jvm *j, const char *type, const char *field, uint64_t *address);
+
+/* The OS thread ids of the JVM's JavaThreads, from ThreadsSMRSupport's
+ * current list. Returns how many were stored, or -1. */
+int jvm_java_threads(const struct jvm *j, int *tids, int max);
+
+#endif
