@@ -96,8 +96,10 @@ int jvm_open(struct jvm *j, int pid)
         if (!base || strcmp(base, "/libjvm.so") != 0)
             continue;
         snprintf(j->libjvm, sizeof(j->libjvm), "%s", m->path);
-        if ((ef = procmaps_elf(p, m)))
+        if ((ef = procmaps_elf(p, m))) {
             j->bias = m->bias;
+            j->elf = ef;
+        }
     }
     if (!j->libjvm[0])
         return -1;
@@ -146,7 +148,13 @@ bool jvm_static(const struct jvm *j, const char *type, const char *field, uint64
     return true;
 }
 
-int jvm_java_threads(const struct jvm *j, int *tids, int max)
+uint64_t jvm_symbol(const struct jvm *j, const char *name)
+{
+    uint64_t addr;
+    return j->elf && symbol(j, j->elf, name, &addr) ? addr : 0;
+}
+
+int jvm_java_threads(const struct jvm *j, int *tids, uint64_t *threads, int max)
 {
     uint64_t list_var, len_off, threads_off, osthread_off, tid_off, list, array;
     uint32_t len;
@@ -165,8 +173,11 @@ int jvm_java_threads(const struct jvm *j, int *tids, int max)
         int32_t tid;
         if (procmem_u64(&j->mem, array + 8ULL * i, &thread) &&
             procmem_u64(&j->mem, thread + osthread_off, &osthread) &&
-            procmem_read(&j->mem, osthread + tid_off, &tid, 4) && tid > 0)
+            procmem_read(&j->mem, osthread + tid_off, &tid, 4) && tid > 0) {
+            if (threads)
+                threads[n] = thread;
             tids[n++] = tid;
+        }
     }
     return n;
 }

@@ -15,9 +15,12 @@ struct vm_field {
     uint64_t address;     /* of a static field */
 };
 
+struct elf_file;
+
 struct jvm {
     int pid;
     struct procmem mem;
+    struct elf_file *elf;  /* libjvm's symbols */
     char libjvm[256];      /* path of the mapped libjvm.so */
     uint64_t bias;
     struct vm_field *fields;
@@ -34,8 +37,12 @@ void jvm_close(struct jvm *j);
 bool jvm_offset(const struct jvm *j, const char *type, const char *field, uint64_t *offset);
 bool jvm_static(const struct jvm *j, const char *type, const char *field, uint64_t *address);
 
-/* The OS thread ids of the JVM's JavaThreads, from ThreadsSMRSupport's
- * current list. Returns how many were stored, or -1. */
-int jvm_java_threads(const struct jvm *j, int *tids, int max);
+/* The runtime address of a libjvm symbol (mangled name), or 0. */
+uint64_t jvm_symbol(const struct jvm *j, const char *name);
+
+/* The OS thread ids of the JVM's JavaThreads, and the JavaThread pointers
+ * when THREADS is not NULL, from ThreadsSMRSupport's current list. Returns
+ * how many were stored, or -1. */
+int jvm_java_threads(const struct jvm *j, int *tids, uint64_t *threads, int max);
 
 #endif

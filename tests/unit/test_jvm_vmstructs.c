@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "jvm_vmstructs.h"
+#include "jvm_objects.h"
 
 static bool in(const int *v, int n, int x)
 {
@@ -40,31 +40,26 @@ static int named_threads(int pid, const char *prefix, int *tids, int max)
     return n;
 }
 
-int main(void)
+/* Starts ParkedThreads with FLAG and checks what the readers find in it. */
+static void check_jvm(const char *dir, const char *flag)
 {
-    char dir[] = "/tmp/pt-jvmtest-XXXXXX", cmd[512];
-    if (!mkdtemp(dir))
-        return 1;
-    snprintf(cmd, sizeof(cmd), "javac -d %s tools/workloads/ParkedThreads.java", dir);
-    CHECK(system(cmd) == 0, "compiles ParkedThreads.java");
-
     int in_pipe[2], out_pipe[2];
     if (pipe(in_pipe) || pipe(out_pipe))
-        return 1;
+        return;
     pid_t java = fork();
     if (java == 0) {
         dup2(in_pipe[0], 0);
         dup2(out_pipe[1], 1);
         close(in_pipe[1]);
         close(out_pipe[0]);
-        execlp("java", "java", "-Xmx64m", "-cp", dir, "ParkedThreads", "5", (char *)NULL);
+        execlp("java", "java", "-Xmx64m", flag, "-cp", dir, "ParkedThreads", "5", (char *)NULL);
         _exit(127);
     }
     close(in_pipe[0]);
     close(out_pipe[1]);
     FILE *out = fdopen(out_pipe[0], "r");
     int pid = 0;
-    CHECK(fscanf(out, "ready %d", &pid) == 1 && pid == java, "the JVM started (pid %d)", pid);
+    CHECK(fscanf(out, "ready %d", &pid) == 1 && pid == java, "%s: the JVM started (pid %d)", flag, pid);
 
     struct jvm j;
     int rc = jvm_open(&j, java);
@@ -78,7 +73,8 @@ int main(void)
     CHECK(!jvm_offset(&j, "NoSuchType", "_x", &off), "unknown fields are reported as unknown");
 
     int tids[512], parked[16];
-    int n = jvm_java_threads(&j, tids, 512);
+    uint64_t threads[512];
+    int n = jvm_java_threads(&j, tids, threads, 512);
     int np = named_threads(java, "parked-", parked, 16);
     CHECK(np == 5, "the kernel sees the 5 parked threads (%d)", np);
     CHECK(n >= 6, "walks the JavaThread list (%d threads)", n);
@@ -93,12 +89,54 @@ int main(void)
     CHECK(all_real, "every JavaThread found is a thread of the JVM");
     CHECK(all_found, "every parked-N thread is among the JavaThreads found");
 
+    /* Each parked-N thread parks on the one ParkedThreads$Gate object; the
+     * main thread (tid == pid) is not parked. */
+    struct jvm_layout l;
+    rc = jvm_layout_read(&j, &l);
+    CHECK(rc == 0, "reads the object layout (%s)", rc ? j.error : "ok");
+    uint64_t gate = 0;
+    int gates = 0, same = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        uint64_t blocker = 0;
+        char cls[256] = "";
+        bool ok = jvm_park_blocker(&j, &l, threads[i], &blocker);
+        if (tids[i] == java) {
+            CHECK(ok && blocker == 0, "the main thread has no park blocker");
+            continue;
+        }
+        if (!in(parked, np, tids[i]))
+            continue;
+        if (ok && blocker && jvm_object_class(&j, &l, blocker, cls, sizeof(cls)) &&
+            strcmp(cls, "ParkedThreads$Gate") == 0)
+            gates++;
+        if (!gate)
+            gate = blocker;
+        same += blocker == gate;
+    }
+    CHECK(gates == 5, "all 5 parked threads' blockers are of class ParkedThreads$Gate (%d)", gates);
+    CHECK(same == 5 && gate, "and they are one object (0x%llx)", (unsigned long long)gate);
+
     /* The JVM exits while the reader still holds it: reads fail cleanly. */
     close(in_pipe[1]);
     fclose(out);
     waitpid(java, NULL, 0);
-    CHECK(jvm_java_threads(&j, tids, 512) == -1, "reading an exited JVM fails without crashing");
+    CHECK(jvm_java_threads(&j, tids, NULL, 512) == -1, "reading an exited JVM fails without crashing");
+    uint64_t b;
+    CHECK(!jvm_park_blocker(&j, &l, threads[0], &b), "so does reading a blocker");
     jvm_close(&j);
+
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/pt-jvmtest-XXXXXX", cmd[512];
+    if (!mkdtemp(dir))
+        return 1;
+    snprintf(cmd, sizeof(cmd), "javac -d %s tools/workloads/ParkedThreads.java", dir);
+    CHECK(system(cmd) == 0, "compiles ParkedThreads.java");
+
+    check_jvm(dir, "-XX:+UseCompressedOops");
+    check_jvm(dir, "-XX:-UseCompressedOops");
 
     struct jvm self;
     CHECK(jvm_open(&self, getpid()) == -1, "a process without libjvm is not a JVM");

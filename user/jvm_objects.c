@@ -1,0 +1,101 @@
+#include "jvm_objects.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool read_u32(const struct jvm *j, uint64_t addr, uint32_t *v)
+{
+    return procmem_read(&j->mem, addr, v, sizeof(*v));
+}
+
+static bool flag(const struct jvm *j, const char *name, bool *v)
+{
+    uint64_t addr = jvm_symbol(j, name);
+    uint8_t b;
+    if (!addr || !procmem_read(&j->mem, addr, &b, 1))
+        return false;
+    *v = b != 0;
+    return true;
+}
+
+int jvm_layout_read(struct jvm *j, struct jvm_layout *l)
+{
+    uint64_t a_oop_base, a_oop_shift, a_klass_base, a_klass_shift, blocker_var;
+    uint32_t blocker_off;
+    memset(l, 0, sizeof(*l));
+    if (!jvm_offset(j, "JavaThread", "_threadObj", &l->thread_obj) ||
+        !jvm_offset(j, "OopHandle", "_obj", &l->handle_obj) ||
+        !jvm_offset(j, "Klass", "_name", &l->klass_name) ||
+        !jvm_offset(j, "Symbol", "_length", &l->sym_length) ||
+        !jvm_offset(j, "Symbol", "_body", &l->sym_body) ||
+        !jvm_static(j, "CompressedOops", "_narrow_oop._base", &a_oop_base) ||
+        !jvm_static(j, "CompressedOops", "_narrow_oop._shift", &a_oop_shift) ||
+        !jvm_static(j, "CompressedKlassPointers", "_narrow_klass._base", &a_klass_base) ||
+        !jvm_static(j, "CompressedKlassPointers", "_narrow_klass._shift", &a_klass_shift)) {
+        snprintf(j->error, sizeof(j->error), "JVM %d: vmStructs lacks a field parktrace needs", j->pid);
+        return -1;
+    }
+    blocker_var = jvm_symbol(j, "_ZN16java_lang_Thread20_park_blocker_offsetE");
+    if (!blocker_var || !read_u32(j, blocker_var, &blocker_off) || blocker_off == 0 ||
+        !flag(j, "UseCompressedOops", &l->compressed_oops) ||
+        !flag(j, "UseCompressedClassPointers", &l->compressed_klass) ||
+        !procmem_u64(&j->mem, a_oop_base, &l->oop_base) || !read_u32(j, a_oop_shift, &l->oop_shift) ||
+        !procmem_u64(&j->mem, a_klass_base, &l->klass_base) || !read_u32(j, a_klass_shift, &l->klass_shift)) {
+        snprintf(j->error, sizeof(j->error),
+                 "JVM %d: cannot read java.lang.Thread.parkBlocker's offset or the compressed-pointer "
+                 "settings (libjvm without symbols?)", j->pid);
+        return -1;
+    }
+    l->park_blocker = blocker_off;
+    if (!jvm_offset(j, "oopDesc", l->compressed_klass ? "_metadata._compressed_klass" : "_metadata._klass",
+                    &l->klass)) {
+        snprintf(j->error, sizeof(j->error), "JVM %d: vmStructs lacks oopDesc's klass field", j->pid);
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads a reference field at ADDR: a narrow oop when oops are compressed. */
+static bool read_ref(const struct jvm *j, const struct jvm_layout *l, uint64_t addr, uint64_t *oop)
+{
+    if (!l->compressed_oops)
+        return procmem_u64(&j->mem, addr, oop);
+    uint32_t narrow;
+    if (!read_u32(j, addr, &narrow))
+        return false;
+    *oop = narrow ? l->oop_base + ((uint64_t)narrow << l->oop_shift) : 0;
+    return true;
+}
+
+bool jvm_park_blocker(const struct jvm *j, const struct jvm_layout *l, uint64_t thread, uint64_t *oop)
+{
+    uint64_t handle, thread_oop;
+    /* _threadObj is an OopHandle: a pointer to a slot holding the oop. */
+    return procmem_u64(&j->mem, thread + l->thread_obj + l->handle_obj, &handle) && handle &&
+           procmem_u64(&j->mem, handle, &thread_oop) && thread_oop &&
+           read_ref(j, l, thread_oop + l->park_blocker, oop);
+}
+
+bool jvm_object_class(const struct jvm *j, const struct jvm_layout *l, uint64_t oop, char *name, size_t len)
+{
+    uint64_t klass, symbol;
+    uint16_t n;
+    if (l->compressed_klass) {
+        uint32_t narrow;
+        if (!read_u32(j, oop + l->klass, &narrow) || !narrow)
+            return false;
+        klass = l->klass_base + ((uint64_t)narrow << l->klass_shift);
+    } else if (!procmem_u64(&j->mem, oop + l->klass, &klass)) {
+        return false;
+    }
+    if (!procmem_u64(&j->mem, klass + l->klass_name, &symbol) ||
+        !procmem_read(&j->mem, symbol + l->sym_length, &n, sizeof(n)) || n == 0 || n >= len ||
+        !procmem_read(&j->mem, symbol + l->sym_body, name, n))
+        return false;
+    name[n] = '\0';
+    /* Internal names use '/': java/util/concurrent/... */
+    for (char *p = name; *p; p++)
+        if (*p == '/')
+            *p = '.';
+    return true;
+}
