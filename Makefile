@@ -14,9 +14,10 @@ LIB_OBJS := $(LIB_SRCS:user/%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOADS := $(patsubst tools/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tools/workloads/*.c))
+JAVA_WORKLOADS := $(patsubst tools/workloads/%.java,$(BUILD)/java/%.class,$(wildcard tools/workloads/*.java))
 
 .PHONY: all deps demo test unit bench clean
-all: $(BUILD)/parktrace $(WORKLOADS)
+all: $(BUILD)/parktrace $(WORKLOADS) $(JAVA_WORKLOADS)
 
 deps:
 	@tools/install-deps.sh
@@ -43,6 +44,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)
 $(BUILD)/workloads/%: tools/workloads/%.c | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@ -lpthread -lm
+
+$(BUILD)/java/%.class: tools/workloads/%.java | $(BUILD)
+	@mkdir -p $(dir $@)
+	javac -d $(BUILD)/java $<
 
 $(BUILD):
 	mkdir -p $(BUILD)

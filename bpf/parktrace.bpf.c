@@ -93,6 +93,22 @@ struct {
     __type(value, struct pt_sample);
 } sample_scratch SEC(".maps");
 
+/* JVMs (tgid -> layout) and their threads (tid -> JavaThread*), kept by
+ * user space, which finds JVMs and walks their thread lists. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 1024);
+    __type(key, __u32);
+    __type(value, struct pt_jvm_layout);
+} jvm_layouts SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, __u32);
+    __type(value, __u64);
+} java_threads SEC(".maps");
+
 /* Processes to trace when filtering; fork-following adds children. */
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
@@ -349,6 +365,21 @@ static __always_inline void drop_wait(struct pt_slot *s, struct pt_wait *w, __u6
     w->flags = 0;
 }
 
+/* A record still active when its thread starts another wait, or exits,
+ * lost its end: a task-storage lookup can fail while another CPU user holds
+ * the storage's per-CPU lock. Its time is dropped and counted, never left
+ * to run on as a waiter that does not exist. */
+static __always_inline void reclaim_stale(struct pt_wait *w, __u64 now)
+{
+    if (!(w->flags & PT_WAIT_ACTIVE))
+        return;
+    struct pt_slot *s = bpf_map_lookup_elem(&slots, &w->slot);
+    if (s)
+        drop_wait(s, w, now);
+    w->flags = 0;
+    count_drop(PT_DROP_WAITING);
+}
+
 /* Takes the waiter's user stack; only valid while the waiter is current. */
 static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid)
 {
@@ -471,6 +502,55 @@ static __always_inline bool sleeping_in_futex(struct task_struct *prev, __u64 *u
     return false;
 }
 
+/* Reads a reference field of a Java object: narrow when oops are compressed. */
+static __always_inline __u64 java_ref(const struct pt_jvm_layout *l, __u64 addr)
+{
+    if (l->compressed_oops) {
+        __u32 narrow = 0;
+        bpf_probe_read_user(&narrow, sizeof(narrow), (void *)addr);
+        return narrow ? l->oop_base + ((__u64)narrow << l->oop_shift) : 0;
+    }
+    __u64 oop = 0;
+    bpf_probe_read_user(&oop, sizeof(oop), (void *)addr);
+    return oop;
+}
+
+/* A Java thread sleeping on the futex inside its own JavaThread (its
+ * Parker) is parked: the wait is charged to (tgid, parkBlocker object),
+ * never to the futex. The blocker's Klass* names its class later. */
+static __always_inline bool java_park_key(struct pt_blocker_key *key, __u64 *klass, __u64 uaddr,
+                                          __u64 pid_tgid)
+{
+    __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+    __u64 *jt = bpf_map_lookup_elem(&java_threads, &tid);
+    if (!jt)
+        return false;
+    struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
+    if (!l || uaddr < *jt || uaddr >= *jt + l->thread_size)
+        return false;
+    __u64 handle = 0, thread_oop = 0, blocker = 0;
+    bpf_probe_read_user(&handle, sizeof(handle), (void *)(*jt + l->thread_obj));
+    if (handle)
+        bpf_probe_read_user(&thread_oop, sizeof(thread_oop), (void *)handle);
+    if (thread_oop)
+        blocker = java_ref(l, thread_oop + l->park_blocker);
+    if (blocker) {
+        if (l->compressed_klass) {
+            __u32 narrow = 0;
+            bpf_probe_read_user(&narrow, sizeof(narrow), (void *)(blocker + l->klass));
+            *klass = narrow ? l->klass_base + ((__u64)narrow << l->klass_shift) : 0;
+        } else {
+            bpf_probe_read_user(klass, sizeof(*klass), (void *)(blocker + l->klass));
+        }
+    }
+    /* A park without a blocker is one "<no blocker>" row per JVM. */
+    key->addr = blocker;
+    key->ino = 0;
+    key->owner = tgid;
+    key->kind = PT_KIND_JVM_PARK;
+    return true;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
              unsigned int prev_state)
@@ -503,9 +583,16 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     if (!now)
         now = bpf_ktime_get_ns();
-    struct pt_slot *s = futex_slot(uaddr, private, pid_tgid, now, &idx);
+    struct pt_blocker_key key;
+    __u64 klass = 0;
+    if (!java_park_key(&key, &klass, uaddr, pid_tgid))
+        futex_key(&key, uaddr, pid_tgid >> 32, private);
+    reclaim_stale(w, now);
+    struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now);
     if (!s)
         return 0;
+    if (klass && !s->klass)
+        s->klass = klass;
     wait_start(s, idx, w, now);
     if (w->flags & PT_WAIT_TIMED)
         w->stack_id = waiter_stack(ctx, idx, pid_tgid);
@@ -564,6 +651,7 @@ static __always_inline int syscall_wait_begin(__u64 uaddr, bool private, bool ch
      * it has often changed by now, and then the kernel returns EAGAIN. */
     if (check_val && !word_matches(uaddr, val))
         return 0;
+    reclaim_stale(w, now);
     wait_start(s, idx, w, now);
     return 0;
 }
@@ -628,6 +716,16 @@ SEC("tracepoint/syscalls/sys_exit_futex_waitv")
 int futex_waitv_exit(struct trace_event_raw_sys_exit *ctx)
 {
     return syscall_wait_end(ctx, ctx->ret);
+}
+
+/* A thread that exits with a wait record still active lost its end. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(thread_exit, struct task_struct *p)
+{
+    struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
+    if (w)
+        reclaim_stale(w, bpf_ktime_get_ns());
+    return 0;
 }
 
 /* With `-- COMMAND`, children of traced processes are traced too. */

@@ -22,6 +22,18 @@ enum pt_kind {
     PT_KIND_COUNT
 };
 
+/* How to find a parked Java thread's blocker in one JVM, from the layout
+ * the JVM publishes (read by user space, see user/jvm_objects.c). */
+struct pt_jvm_layout {
+    __u64 thread_size;      /* sizeof(JavaThread): the Parker lies inside it */
+    __u64 thread_obj;       /* JavaThread::_threadObj + OopHandle::_obj */
+    __u64 park_blocker;     /* java.lang.Thread.parkBlocker */
+    __u64 oop_base, klass_base;
+    __u64 klass;            /* oopDesc's klass field */
+    __u32 oop_shift, klass_shift;
+    __u32 compressed_oops, compressed_klass;
+};
+
 /* Key flags: a shared futex is keyed by (device, inode, offset) instead of
  * (tgid, address) so that every process mapping the word meets on it. */
 #define PT_KEY_SHARED 0x100u
@@ -52,6 +64,7 @@ struct pt_slot {
     __u32 first_tgid;
     __s32 first_stack;      /* user stack id of the first waiter's first completed wait */
     __u64 first_uaddr;      /* the address the first waiter passed */
+    __u64 klass;            /* jvm-park: the blocker's Klass*, for its class name */
     char first_comm[PT_COMM_LEN];
     __u64 first_ts;         /* first event on this blocker (ns, CLOCK_MONOTONIC) */
     __u64 last_ts;          /* latest event */
@@ -125,7 +138,7 @@ struct pt_sample {
 /* Drop counters, indices into the BSS array drops[]. */
 enum pt_drop {
     PT_DROP_BLOCKERS = 0,   /* blocker table full: wait not recorded */
-    PT_DROP_WAITING,        /* no memory for a thread's wait record */
+    PT_DROP_WAITING,        /* a thread's wait record: no memory, or its end was lost */
     PT_DROP_THREADS,        /* thread set full: `threads` undercounts */
     PT_DROP_STACKAGG,       /* per-stack table full: collapsed output short */
     PT_DROP_STACKS,         /* stack map full or collision */

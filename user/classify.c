@@ -52,6 +52,36 @@ void classify_futex(const struct pt_stack *st, struct pt_class *out)
     out->wait = true;
 }
 
+/* Synchronizers whose parks wait for an event or for work; the AQS locks,
+ * semaphores and StampedLock are locks. Classes named here by their simple
+ * names, nested classes included ("CountDownLatch$Sync"). */
+static const char *const java_waits[] = {
+    "ConditionObject", "CountDownLatch", "SynchronousQueue", "LinkedTransferQueue", "Exchanger",
+    "Phaser", "ForkJoinPool", "FutureTask", "CompletableFuture", "<no blocker>",
+};
+static const char *const java_locks[] = {
+    "ReentrantLock", "ReentrantReadWriteLock", "Semaphore", "StampedLock",
+};
+
+static bool names(const char *cls, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strstr(cls, list[i]))
+            return true;
+    return false;
+}
+
+void classify_java(const char *cls, struct pt_class *out)
+{
+    out->cls = cls;
+    if (names(cls, java_waits, sizeof(java_waits) / sizeof(*java_waits)))
+        out->wait = true;
+    else if (names(cls, java_locks, sizeof(java_locks) / sizeof(*java_locks)))
+        out->wait = false;
+    else
+        out->wait = !strstr(cls, "Lock") && !strstr(cls, "Sync");
+}
+
 void classify_override(const struct pt_options *o, const char *cls, bool *wait)
 {
     const char *simple = strrchr(cls, '.');

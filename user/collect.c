@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "jvm_tracker.h"
 #include "procmaps.h"
 #include "symbolize.h"
 
@@ -44,11 +45,21 @@ static void resolve(struct collector *c, uint32_t idx)
         struct pm_proc *p = procmaps_get(b->pid);
         memcpy(b->thread, s->first_comm, PT_COMM_LEN);
         snprintf(b->comm, sizeof(b->comm), "%s", p->comm[0] ? p->comm : b->thread);
-        b->name = symbolize_data((int)s->first_tgid, s->first_uaddr);
+        if ((s->key.kind & 0xff) == PT_KIND_FUTEX)
+            b->name = symbolize_data((int)s->first_tgid, s->first_uaddr);
     }
     b->tries++;
     b->first_stack = stacks_resolve(idx, (int)s->first_tgid, s->first_stack);
-    classify_futex(b->first_stack, &b->cls);
+    if ((s->key.kind & 0xff) == PT_KIND_JVM_PARK) {
+        if (!s->key.addr)
+            snprintf(b->java_class, sizeof(b->java_class), "<no blocker>");
+        else if (!b->java_class[0] &&
+                 !jvm_tracker_class(b->pid, s->klass, b->java_class, sizeof(b->java_class)))
+            snprintf(b->java_class, sizeof(b->java_class), "<unknown class>");
+        classify_java(b->java_class, &b->cls);
+    } else {
+        classify_futex(b->first_stack, &b->cls);
+    }
     classify_override(c->o, b->cls.cls, &b->cls.wait);
     /* The first stack arrives with the first waiter's first completed wait. */
     if (s->first_stack < 0)
@@ -66,6 +77,7 @@ struct blocker *collector_blocker(struct collector *c, uint32_t idx)
 
 void collector_tick(struct collector *c)
 {
+    jvm_tracker_tick();
     stacks_poll_samples();
     uint32_t n = tracer_used_slots(c->t);
     for (uint32_t i = 0; i < n; i++)
@@ -174,7 +186,8 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
         row->kind = pt_kind_names[s->key.kind & 0xff];
         row->pid = b->pid;
         row->comm = b->comm;
-        row->id = s->first_uaddr;
+        /* A futex is its address; a Java blocker is its object. */
+        row->id = (s->key.kind & 0xff) == PT_KIND_FUTEX ? s->first_uaddr : s->key.addr;
         row->name = b->name;
         row->cls = b->cls.cls;
         row->wait = b->cls.wait;

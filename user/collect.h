@@ -15,6 +15,7 @@ struct blocker {
     char comm[PT_COMM_LEN + 1];
     char thread[PT_COMM_LEN + 1];
     char *name;
+    char java_class[256];
     struct pt_class cls;
     const struct pt_stack *first_stack;
     struct pt_counters prev;   /* at the start of the current interval */

@@ -78,8 +78,7 @@ bool jvm_park_blocker(const struct jvm *j, const struct jvm_layout *l, uint64_t 
 
 bool jvm_object_class(const struct jvm *j, const struct jvm_layout *l, uint64_t oop, char *name, size_t len)
 {
-    uint64_t klass, symbol;
-    uint16_t n;
+    uint64_t klass;
     if (l->compressed_klass) {
         uint32_t narrow;
         if (!read_u32(j, oop + l->klass, &narrow) || !narrow)
@@ -88,7 +87,14 @@ bool jvm_object_class(const struct jvm *j, const struct jvm_layout *l, uint64_t 
     } else if (!procmem_u64(&j->mem, oop + l->klass, &klass)) {
         return false;
     }
-    if (!procmem_u64(&j->mem, klass + l->klass_name, &symbol) ||
+    return jvm_klass_name(j, l, klass, name, len);
+}
+
+bool jvm_klass_name(const struct jvm *j, const struct jvm_layout *l, uint64_t klass, char *name, size_t len)
+{
+    uint64_t symbol;
+    uint16_t n;
+    if (!klass || !procmem_u64(&j->mem, klass + l->klass_name, &symbol) ||
         !procmem_read(&j->mem, symbol + l->sym_length, &n, sizeof(n)) || n == 0 || n >= len ||
         !procmem_read(&j->mem, symbol + l->sym_body, name, n))
         return false;

@@ -27,6 +27,9 @@ int jvm_layout_read(struct jvm *j, struct jvm_layout *l);
 /* The parkBlocker object of JavaThread THREAD, 0 when it has none. */
 bool jvm_park_blocker(const struct jvm *j, const struct jvm_layout *l, uint64_t thread, uint64_t *oop);
 
+/* The name of class KLASS (a Klass*), as Java writes it. */
+bool jvm_klass_name(const struct jvm *j, const struct jvm_layout *l, uint64_t klass, char *name, size_t len);
+
 /* The class of object OOP, as Java writes it: java.util.concurrent.locks.ReentrantLock$NonfairSync. */
 bool jvm_object_class(const struct jvm *j, const struct jvm_layout *l, uint64_t oop, char *name, size_t len);
 

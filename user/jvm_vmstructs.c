@@ -83,6 +83,39 @@ static int read_table(struct jvm *j, const struct elf_file *ef)
     return fail(j, "vmStructs table has no end");
 }
 
+static int read_types(struct jvm *j, const struct elf_file *ef)
+{
+    uint64_t table, stride, o_name, o_super, o_size;
+    uint8_t entry[256];
+    if (!symbol_u64(j, ef, "gHotSpotVMTypes", &table) ||
+        !symbol_u64(j, ef, "gHotSpotVMTypeEntryArrayStride", &stride) ||
+        !symbol_u64(j, ef, "gHotSpotVMTypeEntryTypeNameOffset", &o_name) ||
+        !symbol_u64(j, ef, "gHotSpotVMTypeEntrySuperclassNameOffset", &o_super) ||
+        !symbol_u64(j, ef, "gHotSpotVMTypeEntrySizeOffset", &o_size))
+        return fail(j, "libjvm exports no readable vmTypes table (gHotSpotVMTypes)");
+    if (!table || stride == 0 || stride > sizeof(entry) || o_name + 8 > stride || o_super + 8 > stride ||
+        o_size + 8 > stride)
+        return fail(j, "vmTypes table has an unexpected shape");
+    j->types = calloc(MAX_ENTRIES, sizeof(*j->types));
+    for (int i = 0; i < MAX_ENTRIES; i++) {
+        uint64_t name, super, size;
+        if (!procmem_read(&j->mem, table + (uint64_t)i * stride, entry, stride))
+            return fail(j, "cannot read the vmTypes table");
+        memcpy(&name, entry + o_name, 8);
+        memcpy(&super, entry + o_super, 8);
+        memcpy(&size, entry + o_size, 8);
+        if (!name)
+            return 0;
+        struct vm_type *t = &j->types[j->ntypes];
+        if (!(t->name = read_name(j, name)))
+            continue;
+        t->super = read_name(j, super);
+        t->size = size;
+        j->ntypes++;
+    }
+    return fail(j, "vmTypes table has no end");
+}
+
 int jvm_open(struct jvm *j, int pid)
 {
     memset(j, 0, sizeof(*j));
@@ -107,7 +140,8 @@ int jvm_open(struct jvm *j, int pid)
         return fail(j, "cannot read libjvm.so");
     if (procmem_open(&j->mem, pid))
         return fail(j, "cannot read its memory (/proc/PID/mem)");
-    return read_table(j, ef);
+    int rc = read_table(j, ef);
+    return rc ? rc : read_types(j, ef);
 }
 
 void jvm_close(struct jvm *j)
@@ -117,6 +151,11 @@ void jvm_close(struct jvm *j)
         free(j->fields[i].field);
     }
     free(j->fields);
+    for (int i = 0; i < j->ntypes; i++) {
+        free(j->types[i].name);
+        free(j->types[i].super);
+    }
+    free(j->types);
     procmem_close(&j->mem);
     memset(j, 0, sizeof(*j));
     j->mem.fd = -1;
@@ -128,6 +167,16 @@ static const struct vm_field *find(const struct jvm *j, const char *type, const 
         if (strcmp(j->fields[i].type, type) == 0 && strcmp(j->fields[i].field, field) == 0)
             return &j->fields[i];
     return NULL;
+}
+
+bool jvm_type_size(const struct jvm *j, const char *type, uint64_t *size)
+{
+    for (int i = 0; i < j->ntypes; i++)
+        if (strcmp(j->types[i].name, type) == 0) {
+            *size = j->types[i].size;
+            return *size > 0;
+        }
+    return false;
 }
 
 bool jvm_offset(const struct jvm *j, const char *type, const char *field, uint64_t *offset)

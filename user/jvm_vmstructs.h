@@ -17,6 +17,12 @@ struct vm_field {
 
 struct elf_file;
 
+struct vm_type {
+    char *name;
+    char *super;          /* NULL at the root */
+    uint64_t size;
+};
+
 struct jvm {
     int pid;
     struct procmem mem;
@@ -25,6 +31,8 @@ struct jvm {
     uint64_t bias;
     struct vm_field *fields;
     int nfields;
+    struct vm_type *types;
+    int ntypes;
     char error[200];       /* why jvm_open failed, one line */
 };
 
@@ -33,6 +41,9 @@ struct jvm {
  * reason in j->error. */
 int jvm_open(struct jvm *j, int pid);
 void jvm_close(struct jvm *j);
+
+/* sizeof(TYPE) as HotSpot publishes it (the vmTypes table). */
+bool jvm_type_size(const struct jvm *j, const char *type, uint64_t *size);
 
 bool jvm_offset(const struct jvm *j, const char *type, const char *field, uint64_t *offset);
 bool jvm_static(const struct jvm *j, const char *type, const char *field, uint64_t *address);

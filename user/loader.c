@@ -89,6 +89,8 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->stacks_fd = bpf_map__fd(skel->maps.stacks);
     t->samples_fd = bpf_map__fd(skel->maps.samples);
     t->traced_fd = bpf_map__fd(skel->maps.traced);
+    t->jvm_layouts_fd = bpf_map__fd(skel->maps.jvm_layouts);
+    t->java_threads_fd = bpf_map__fd(skel->maps.java_threads);
     for (int i = 0; i < o->npids; i++)
         tracer_add_pid(t, o->pids[i]);
 

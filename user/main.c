@@ -14,6 +14,7 @@
 #include "collapsed.h"
 #include "collect.h"
 #include "elfsyms.h"
+#include "jvm_tracker.h"
 #include "launch.h"
 #include "loader.h"
 #include "options.h"
@@ -180,7 +181,9 @@ int main(int argc, char **argv)
     if (r.child > 0)
         tracer_add_pid(&r.t, r.child);
     stacks_init(r.t.stacks_fd, r.t.samples_fd);
+    jvm_tracker_init(&r.t, &r.o);
     collector_init(&r.c, &r.t, &r.o);
+    jvm_tracker_tick();
     launch_release();
 
     int tfd = open_ticker();
@@ -201,6 +204,7 @@ int main(int argc, char **argv)
     if (r.child > 0 && waitpid(r.child, NULL, WNOHANG) == 0)
         fprintf(stderr, "parktrace: %s (PID %d) is still running\n", r.o.command[0], r.child);
     collector_free(&r.c);
+    jvm_tracker_free();
     stacks_free_all();
     unwind_free_all();
     procmaps_free_all();

@@ -25,7 +25,7 @@ void report_text_write(FILE *f, const struct pt_report *r, bool live)
         fflush(f);
         return;
     }
-    fprintf(f, "%-6s %7s %-15s %-14s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %s\n", "KIND", "PID",
+    fprintf(f, "%-8s %7s %-15s %-24s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %s\n", "KIND", "PID",
             "COMM", "CLASS", "ID", "ROLE", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK",
             "AVG-HOLD", "REAL%", "THREAD%", "CSP", "TOP-FRAME");
     for (int i = 0; i < r->nrows; i++) {
@@ -36,13 +36,16 @@ void report_text_write(FILE *f, const struct pt_report *r, bool live)
             snprintf(id, sizeof(id), "%.18s", row->name);
         else
             snprintf(id, sizeof(id), "0x%" PRIx64, row->id);
+        /* Java classes by simple name here; JSON has the full name. */
+        const char *cls = strrchr(row->cls, '.');
+        cls = cls && row->cls[0] != '<' ? cls + 1 : row->cls;
         if (row->has_csp)
             snprintf(csp, sizeof(csp), "%.2f", row->csp);
         else
             strcpy(csp, "-");
-        fprintf(f, "%-6s %7d %-15.15s %-14.14s %-18s %4s %8" PRIu64 " %5" PRIu64
+        fprintf(f, "%-8s %7d %-15.15s %-24.24s %-18s %4s %8" PRIu64 " %5" PRIu64
                    " %11s %10s %9s %9s %6.1f %7.1f %5s  %s\n",
-                row->kind, row->pid, row->comm, row->cls, id, row->wait ? "wait" : "lock", g->parks,
+                row->kind, row->pid, row->comm, cls, id, row->wait ? "wait" : "lock", g->parks,
                 g->peak_parked, dur(g->thread_time_ns, a), dur(g->real_time_ns, b),
                 dur(g->avg_park_ns, c), dur(g->avg_hold_ns, d), g->real_util * 100,
                 g->thread_util * 100, csp, row->top_frame ? row->top_frame : "-");

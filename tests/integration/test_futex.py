@@ -10,58 +10,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PT = os.path.join(ROOT, "build", "parktrace")
-MC = os.path.join(ROOT, "build", "workloads", "mutex_contention")
-SHM = os.path.join(ROOT, "build", "workloads", "shared_mutex")
-TW = os.path.join(ROOT, "build", "workloads", "timed_waits")
-FLAMEGRAPH = "/usr/share/perl5/Devel/NYTProf/flamegraph.pl"
-TMP = tempfile.mkdtemp(prefix="pt-itest-")
-
-results = []
-
-
-def test(fn):
-    def run():
-        try:
-            fn()
-            results.append((fn.__name__, None))
-            print(f"PASS {fn.__name__}", flush=True)
-        except Exception as e:  # a failing check or a crash: both fail the test
-            results.append((fn.__name__, e))
-            print(f"FAIL {fn.__name__}: {e}", flush=True)
-    run.__name__ = fn.__name__
-    TESTS.append(run)
-    return fn
-
-
-TESTS = []
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
-
-def within(got, want, rel, what):
-    check(want > 0, f"{what}: the workload measured nothing")
-    err = abs(got - want) / want
-    check(err <= rel, f"{what}: parktrace {got} vs workload {want} ({err:.1%} > {rel:.0%})")
-
-
-def run_pt(args, timeout=60, **kw):
-    return subprocess.run([PT] + args, capture_output=True, text=True, timeout=timeout, **kw)
-
-
-def json_reports(text):
-    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
-
-
-def final_of(reports):
-    finals = [r for r in reports if r["type"] == "final"]
-    check(len(finals) == 1, f"expected one final report, got {len(finals)}")
-    return finals[0]
-
+from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
 # Four workers per mutex keep a queue on each lock, so every hold has a
 # waiter and the thesis's hold estimate applies.
@@ -413,10 +362,4 @@ def json_lines_follow_the_contract():
 
 
 if __name__ == "__main__":
-    only = sys.argv[1:]
-    for t in TESTS:
-        if not only or t.__name__ in only:
-            t()
-    failed = sum(1 for _, e in results if e)
-    print(f"integration: {len(results) - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    main()

@@ -71,6 +71,12 @@ static void check_jvm(const char *dir, const char *flag)
     CHECK(jvm_static(&j, "ThreadsSMRSupport", "_java_thread_list", &addr) && addr, "the threads list is static");
     CHECK(!jvm_offset(&j, "ThreadsSMRSupport", "_java_thread_list", &off), "a static is not an offset");
     CHECK(!jvm_offset(&j, "NoSuchType", "_x", &off), "unknown fields are reported as unknown");
+    uint64_t size, threadobj = 0;
+    jvm_offset(&j, "JavaThread", "_threadObj", &threadobj);
+    CHECK(jvm_type_size(&j, "JavaThread", &size) && size > threadobj, "sizeof(JavaThread) is published (%llu)",
+          (unsigned long long)size);
+    CHECK(j.ntypes > 100 && !jvm_type_size(&j, "NoSuchType", &size), "the vmTypes table is read (%d types)",
+          j.ntypes);
 
     int tids[512], parked[16];
     uint64_t threads[512];

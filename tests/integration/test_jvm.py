@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""JVM parking under real BPF: Java workloads on Debian's JDK 17, with the
+blockers' classes read from the live JVM."""
+import json
+import os
+
+from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
+
+
+def java(*args):
+    return ["--", "java", "-Xmx128m", "-cp", JAVA_CP, *args]
+
+
+def jvm_rows(final, kind="jvm-park"):
+    return [b for b in final["blockers"] if b["kind"] == kind]
+
+
+@test
+def large_critical_section_locks_and_holds():
+    # The thesis's Listing 5.1 pattern: ReentrantLocks held 4, 16 and 64 ms.
+    p = run_pt(["-f", "json", "--top", "0", *java("LargeCriticalSection", "3", "3")], timeout=90)
+    check(p.returncode == 0, p.stderr)
+    final = final_of(json_reports(p.stdout))
+    locks = [b for b in jvm_rows(final) if b["class"] == "java.util.concurrent.locks.ReentrantLock$NonfairSync"]
+    check(len(locks) == 3, f"expected 3 ReentrantLock$NonfairSync rows, got {len(locks)}: "
+                           f"{[(b['class'], b['parks']) for b in jvm_rows(final)]}")
+    locks.sort(key=lambda b: b["avg_hold_ns"])
+    for b, hold_ms in zip(locks, (4, 16, 64)):
+        within(b["avg_hold_ns"], hold_ms * 1e6, 0.10, f"{hold_ms} ms lock avg_hold_ns")
+        check(b["role"] == "lock", f"{hold_ms} ms lock role {b['role']}")
+        check(b["name"] is None and b["id"] != "0x0", f"{hold_ms} ms lock: id is the object, no symbol name")
+    top = max(locks, key=lambda b: b["thread_time_ns"])
+    check(top is locks[2], "the 64 ms lock must have the most thread time")
+
+
+@test
+def parks_with_and_without_blocker():
+    p = run_pt(["-f", "json", "--top", "0", *java("TimedParks", "3")], timeout=90)
+    check(p.returncode == 0, p.stderr)
+    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"gate_parks"')][0])
+    final = final_of(json_reports(p.stdout))
+    rows = {b["class"]: b for b in jvm_rows(final)}
+    check("TimedParks$Gate" in rows and "<no blocker>" in rows, f"rows: {sorted(rows)}")
+    for cls, want, ns in (("TimedParks$Gate", wl["gate_parks"], wl["gate_ns"]),
+                          ("<no blocker>", wl["free_parks"], wl["free_ns"])):
+        b = rows[cls]
+        check(b["role"] == "wait", f"{cls} role {b['role']}")
+        # Parks in a new thread's first moments, before parktrace has read
+        # the JVM's thread list, are charged as futex waits (at most one
+        # refresh, 200 ms, of a 3 s run).
+        check(0.85 * want <= b["parks"] <= want, f"{cls}: {b['parks']} jvm-park parks, workload parked {want}")
+        done = b["parks"] - b["parked_now"]
+        check(b["timeouts"] >= 0.99 * done, f"{cls}: every parkNanos ends by timeout ({b['timeouts']}/{done})")
+        within(b["avg_park_ns"], ns / want, 0.10, f"{cls} avg_park_ns against the workload's own average")
+
+
+@test
+def a_park_is_never_also_a_futex_wait():
+    p = run_pt(["-f", "json", "--top", "0", *java("TimedParks", "3")], timeout=90)
+    check(p.returncode == 0, p.stderr)
+    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"gate_parks"')][0])
+    final = final_of(json_reports(p.stdout))
+    parks = sum(b["parks"] for b in jvm_rows(final))
+    as_futex = sum(b["parks"] for b in final["blockers"]
+                   if b["kind"] == "futex" and "Parker::park(bool, long)" in b["first_stack"])
+    total = wl["gate_parks"] + wl["free_parks"]
+    # Each park is counted once, under one kind or the other, never both.
+    check(parks + as_futex <= total * 1.01, f"{parks} jvm-park + {as_futex} futex parks > {total} made")
+    check(parks >= 0.85 * total, f"only {parks} of {total} parks were seen as jvm-park")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+#include "jvm_tracker.h"
+
+#include <bpf/bpf.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jvm_objects.h"
+#include "procmaps.h"
+
+#define MAX_JVMS 256
+#define MAX_CANDIDATES 65536
+#define MAX_JAVA_THREADS 16384
+#define RECHECKS 10   /* a new process may map libjvm a moment after exec */
+
+struct tracked {
+    int pid;
+    bool live;
+    struct jvm j;
+    struct jvm_layout l;
+    int *tids;
+    int ntids;
+};
+
+struct candidate {
+    int pid;
+    int checks;       /* times found without libjvm; RECHECKS = settled */
+};
+
+static struct tracer *tr;
+static const struct pt_options *opts;
+static struct tracked jvms[MAX_JVMS];
+static int njvms;
+static struct candidate *cands;
+static int ncands;
+
+void jvm_tracker_init(struct tracer *t, const struct pt_options *o)
+{
+    tr = t;
+    opts = o;
+    cands = calloc(MAX_CANDIDATES, sizeof(*cands));
+}
+
+static bool maps_libjvm(int pid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+    FILE *f = fopen(path, "re");
+    bool found = false;
+    while (f && !found && fgets(line, sizeof(line), f))
+        found = strstr(line, "/libjvm.so\n") != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static void start_tracking(int pid)
+{
+    if (njvms == MAX_JVMS)
+        return;
+    struct tracked *t = &jvms[njvms];
+    memset(t, 0, sizeof(*t));
+    t->pid = pid;
+    procmaps_refresh(procmaps_get(pid));   /* the cached maps may predate exec */
+    if (jvm_open(&t->j, pid) || jvm_layout_read(&t->j, &t->l)) {
+        /* Traced as far as possible: its waits stay futex rows. */
+        fprintf(stderr, "parktrace: %s; its parks are shown as futex waits\n", t->j.error);
+        jvm_close(&t->j);
+        return;
+    }
+    uint64_t size;
+    if (!jvm_type_size(&t->j, "JavaThread", &size)) {
+        fprintf(stderr, "parktrace: JVM %d: vmTypes lacks JavaThread; its parks are shown as futex waits\n", pid);
+        jvm_close(&t->j);
+        return;
+    }
+    struct pt_jvm_layout kl = {
+        .thread_size = size,
+        .thread_obj = t->l.thread_obj + t->l.handle_obj,
+        .park_blocker = t->l.park_blocker,
+        .oop_base = t->l.oop_base,
+        .klass_base = t->l.klass_base,
+        .klass = t->l.klass,
+        .oop_shift = t->l.oop_shift,
+        .klass_shift = t->l.klass_shift,
+        .compressed_oops = t->l.compressed_oops,
+        .compressed_klass = t->l.compressed_klass,
+    };
+    uint32_t key = (uint32_t)pid;
+    if (bpf_map_update_elem(tr->jvm_layouts_fd, &key, &kl, BPF_ANY)) {
+        jvm_close(&t->j);
+        return;
+    }
+    t->live = true;
+    t->tids = calloc(MAX_JAVA_THREADS, sizeof(int));
+    njvms++;
+}
+
+static struct candidate *candidate(int pid)
+{
+    for (int i = 0; i < ncands; i++)
+        if (cands[i].pid == pid)
+            return &cands[i];
+    if (ncands == MAX_CANDIDATES)
+        return NULL;
+    cands[ncands] = (struct candidate){.pid = pid};
+    return &cands[ncands++];
+}
+
+static void consider(int pid)
+{
+    struct candidate *c = candidate(pid);
+    if (!c || c->checks >= RECHECKS || pid == getpid())
+        return;
+    if (maps_libjvm(pid)) {
+        c->checks = RECHECKS;
+        start_tracking(pid);
+    } else {
+        c->checks++;
+    }
+}
+
+/* The processes that may be JVMs: those named, those followed, or all. */
+static void discover(void)
+{
+    if (opts->npids) {
+        for (int i = 0; i < opts->npids; i++)
+            consider(opts->pids[i]);
+    } else if (opts->command) {
+        uint32_t key, next;
+        bool first = true;
+        while (!bpf_map_get_next_key(tr->traced_fd, first ? NULL : &key, &next)) {
+            first = false;
+            key = next;
+            consider((int)key);
+        }
+    } else {
+        DIR *d = opendir("/proc");
+        for (struct dirent *e; d && (e = readdir(d));)
+            if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+                consider(atoi(e->d_name));
+        if (d)
+            closedir(d);
+    }
+}
+
+static bool has(const int *v, int n, int x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return true;
+    return false;
+}
+
+/* Publishes the JVM's current threads; forgets threads that are gone. */
+static void refresh(struct tracked *t)
+{
+    static int tids[MAX_JAVA_THREADS];
+    static uint64_t threads[MAX_JAVA_THREADS];
+    int n = jvm_java_threads(&t->j, tids, threads, MAX_JAVA_THREADS);
+    if (n < 0) {
+        n = 0;
+        t->live = false;   /* exited: keep it for naming, drop its threads */
+        uint32_t key = (uint32_t)t->pid;
+        bpf_map_delete_elem(tr->jvm_layouts_fd, &key);
+    }
+    for (int i = 0; i < t->ntids; i++)
+        if (!has(tids, n, t->tids[i])) {
+            uint32_t key = (uint32_t)t->tids[i];
+            bpf_map_delete_elem(tr->java_threads_fd, &key);
+        }
+    for (int i = 0; i < n; i++) {
+        uint32_t key = (uint32_t)tids[i];
+        uint64_t old;
+        if (bpf_map_lookup_elem(tr->java_threads_fd, &key, &old) || old != threads[i])
+            bpf_map_update_elem(tr->java_threads_fd, &key, &threads[i], BPF_ANY);
+    }
+    memcpy(t->tids, tids, (size_t)n * sizeof(int));
+    t->ntids = n;
+}
+
+void jvm_tracker_tick(void)
+{
+    if (!tr || !(opts->kinds & (1u << PT_KIND_JVM_PARK)))
+        return;
+    discover();
+    for (int i = 0; i < njvms; i++)
+        if (jvms[i].live)
+            refresh(&jvms[i]);
+}
+
+bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len)
+{
+    for (int i = 0; i < njvms; i++)
+        if (jvms[i].pid == pid)
+            return jvm_klass_name(&jvms[i].j, &jvms[i].l, klass, name, len);
+    return false;
+}
+
+void jvm_tracker_free(void)
+{
+    for (int i = 0; i < njvms; i++) {
+        jvm_close(&jvms[i].j);
+        free(jvms[i].tids);
+    }
+    njvms = 0;
+    free(cands);
+    cands = NULL;
+    ncands = 0;
+}

@@ -1,0 +1,21 @@
+/* Finds the JVMs among the traced processes and keeps the kernel's view of
+ * them current: each JVM's object layout, and which thread is which
+ * JavaThread. Also names the blockers' classes. */
+#ifndef PT_JVM_TRACKER_H
+#define PT_JVM_TRACKER_H
+#include <stddef.h>
+#include <stdint.h>
+#include "loader.h"
+#include "options.h"
+
+void jvm_tracker_init(struct tracer *t, const struct pt_options *o);
+
+/* Looks for new JVMs and refreshes the thread lists of known ones. */
+void jvm_tracker_tick(void);
+
+/* The Java name of class KLASS in process PID; false when unknown. */
+bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len);
+
+void jvm_tracker_free(void);
+
+#endif
