@@ -25,7 +25,7 @@ void report_text_write(FILE *f, const struct pt_report *r, bool live)
         fflush(f);
         return;
     }
-    fprintf(f, "%-8s %7s %-15s %-24s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %s\n", "KIND", "PID",
+    fprintf(f, "%-8s %7s %-15s %-28s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %s\n", "KIND", "PID",
             "COMM", "CLASS", "ID", "ROLE", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK",
             "AVG-HOLD", "REAL%", "THREAD%", "CSP", "TOP-FRAME");
     for (int i = 0; i < r->nrows; i++) {
@@ -43,7 +43,7 @@ void report_text_write(FILE *f, const struct pt_report *r, bool live)
             snprintf(csp, sizeof(csp), "%.2f", row->csp);
         else
             strcpy(csp, "-");
-        fprintf(f, "%-8s %7d %-15.15s %-24.24s %-18s %4s %8" PRIu64 " %5" PRIu64
+        fprintf(f, "%-8s %7d %-15.15s %-28.28s %-18s %4s %8" PRIu64 " %5" PRIu64
                    " %11s %10s %9s %9s %6.1f %7.1f %5s  %s\n",
                 row->kind, row->pid, row->comm, cls, id, row->wait ? "wait" : "lock", g->parks,
                 g->peak_parked, dur(g->thread_time_ns, a), dur(g->real_time_ns, b),

@@ -69,5 +69,38 @@ def a_park_is_never_also_a_futex_wait():
     check(parks >= 0.85 * total, f"only {parks} of {total} parks were seen as jvm-park")
 
 
+@test
+def frequently_acquired_fair_lock_is_the_top_blocker():
+    # The thesis's Listing 5.2: two fair locks, 32 ms holds, the first chosen
+    # three times as often. It is the bottleneck and must top the report.
+    p = run_pt(["-f", "json", "--top", "0", *java("FrequentLock", "3", "8")], timeout=90)
+    check(p.returncode == 0, p.stderr)
+    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"often"')][0])
+    check(2.5 <= wl["often"] / max(wl["rarely"], 1) <= 3.5, f"workload mix {wl}")
+    final = final_of(json_reports(p.stdout))
+    fair = [b for b in jvm_rows(final) if b["class"] == "java.util.concurrent.locks.ReentrantLock$FairSync"]
+    check(fair, "no ReentrantLock$FairSync rows")
+    top = final["blockers"][0]
+    check(top in fair and top["role"] == "lock", f"top blocker is {top['kind']} {top['class']}")
+    rare = [b for b in fair if b is not top]
+    check(not rare or top["parks"] >= 3 * rare[0]["parks"],
+          f"the frequent lock parks {top['parks']}, the rare one {rare[0]['parks'] if rare else 0}")
+    # Every acquisition of the frequent lock, but the first few, waited.
+    check(0.8 * wl["often"] <= top["parks"] <= wl["often"], f"{top['parks']} parks for {wl['often']} acquisitions")
+
+
+@test
+def condition_wait_is_a_wait_role_blocker():
+    p = run_pt(["-f", "json", "--top", "0", *java("CondQueue", "2")], timeout=90)
+    check(p.returncode == 0, p.stderr)
+    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"waits"')][0])
+    final = final_of(json_reports(p.stdout))
+    cond = [b for b in jvm_rows(final)
+            if b["class"] == "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject"]
+    check(len(cond) == 1, f"expected one ConditionObject row: {[b['class'] for b in jvm_rows(final)]}")
+    check(cond[0]["role"] == "wait", f"ConditionObject role {cond[0]['role']}")
+    check(0.8 * wl["waits"] <= cond[0]["parks"] <= wl["waits"], f"{cond[0]['parks']} parks for {wl['waits']} waits")
+
+
 if __name__ == "__main__":
     main()
