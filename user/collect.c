@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "group.h"
 #include "jvm_tracker.h"
 #include "procmaps.h"
 #include "symbolize.h"
@@ -201,6 +202,7 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
         c->window_start = now;
     }
 
+    group_rows(r, c->o->by);
     qsort(r->rows, (size_t)r->nrows, sizeof(*r->rows), row_cmp);
     if (c->o->top && r->nrows > c->o->top)
         r->nrows = c->o->top;

@@ -154,10 +154,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "parktrace: --waker is not available in this version yet\n");
         return 2;
     }
-    if (r.o.by != PT_BY_OBJECT) {
-        fprintf(stderr, "parktrace: --by class and --by site are not available in this version yet\n");
-        return 2;
-    }
     if (preflight_pids(r.o.pids, r.o.npids) || preflight_privileges() || preflight_btf())
         return 2;
     r.out = stdout;

@@ -39,26 +39,53 @@ void metrics_window(const struct pt_counters *prev, const struct pt_counters *cu
         out->thread_time_ns = out->window_ns * (out->peak_parked ? out->peak_parked : 1);
     out->max_park_ns = extra->max_park_ns;
     out->threads = extra->threads;
-    out->avg_park_ns = metrics_avg_park(out->thread_time_ns, out->parks);
-    out->avg_hold_ns = metrics_avg_hold(out->real_time_ns, out->parks, out->parked_now);
-    if (out->window_ns) {
-        out->real_util = (double)out->real_time_ns / (double)out->window_ns;
-        out->thread_util = (double)out->thread_time_ns / (double)out->window_ns;
-    }
     /* Life: first to last event inside the window; a wait still open at the
      * end keeps the blocker alive up to the window's end. */
     uint64_t first = extra->first_event > prev->t ? extra->first_event : prev->t;
     uint64_t last = out->parked_now ? cur->t : extra->last_event;
     if (!extra->first_event && out->parked_now)
         first = prev->t;
-    if (last > first) {
-        out->real_life_util = (double)out->real_time_ns / (double)(last - first);
-        out->thread_life_util = (double)out->thread_time_ns / (double)(last - first);
-        if (out->real_life_util > 1)
-            out->real_life_util = 1;
-    }
+    metrics_derive(out, last > first ? last - first : 0);
     for (int i = 0; i < PT_HIST_SLOTS; i++)
         out->hist[i] = delta(prev->hist[i], cur->hist[i]);
+}
+
+void metrics_derive(struct pt_figures *f, uint64_t life_ns)
+{
+    f->avg_park_ns = metrics_avg_park(f->thread_time_ns, f->parks);
+    f->avg_hold_ns = metrics_avg_hold(f->real_time_ns, f->parks, f->parked_now);
+    f->real_util = f->thread_util = f->real_life_util = f->thread_life_util = 0;
+    if (f->window_ns) {
+        f->real_util = (double)f->real_time_ns / (double)f->window_ns;
+        f->thread_util = (double)f->thread_time_ns / (double)f->window_ns;
+    }
+    if (life_ns) {
+        f->real_life_util = (double)f->real_time_ns / (double)life_ns;
+        f->thread_life_util = (double)f->thread_time_ns / (double)life_ns;
+        if (f->real_life_util > 1)
+            f->real_life_util = 1;
+    }
+}
+
+void metrics_merge(struct pt_figures *into, const struct pt_figures *add)
+{
+    into->parks += add->parks;
+    into->wakeups += add->wakeups;
+    into->timeouts += add->timeouts;
+    into->interrupts += add->interrupts;
+    into->parked_now += add->parked_now;
+    into->peak_parked += add->peak_parked;
+    into->thread_time_ns += add->thread_time_ns;
+    into->real_time_ns += add->real_time_ns;
+    if (into->real_time_ns > into->window_ns)
+        into->real_time_ns = into->window_ns;
+    if (add->max_park_ns > into->max_park_ns)
+        into->max_park_ns = add->max_park_ns;
+    into->threads += add->threads;
+    for (int i = 0; i < PT_HIST_SLOTS; i++)
+        into->hist[i] += add->hist[i];
+    /* A group's life is taken as the whole window. */
+    metrics_derive(into, into->window_ns);
 }
 
 void metrics_hist_bounds(int i, uint64_t *lo, uint64_t *hi)

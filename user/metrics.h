@@ -47,6 +47,16 @@ uint64_t metrics_avg_hold(uint64_t real_ns, uint64_t parks, uint64_t parked_now)
 void metrics_window(const struct pt_counters *prev, const struct pt_counters *cur,
                     const struct pt_window_extra *extra, struct pt_figures *out);
 
+/* Adds blocker ADD's figures into INTO, for rows grouped by class or site.
+ * Counts and times add; the longest wait is the longer one; peak_parked and
+ * real_time_ns become upper bounds (sums; real time capped at the window),
+ * because which waits overlapped across blockers is not known. */
+void metrics_merge(struct pt_figures *into, const struct pt_figures *add);
+
+/* Recomputes the averages and utilisations from the counts and times.
+ * LIFE_NS is the active life used by the *_life_util figures. */
+void metrics_derive(struct pt_figures *f, uint64_t life_ns);
+
 /* Bounds of log2 histogram slot I in ns: [lo, hi). */
 void metrics_hist_bounds(int i, uint64_t *lo, uint64_t *hi);
 

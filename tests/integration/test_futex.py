@@ -361,5 +361,26 @@ def json_lines_follow_the_contract():
     check(reports[-1]["type"] == "final", "the last report is not the final one")
 
 
+@test
+def grouping_by_class_and_site_conserves_totals():
+    for by in ("class", "site"):
+        wl, reports, _ = run_workload_traced(("--by", by), ("-t", "8", "-m", "2", "-s", "2"))
+        final = final_of(reports)
+        check(sum(b["parks"] for b in final["blockers"]) == final["totals"]["waits"],
+              f"--by {by}: grouped rows lose or invent waits")
+        keys = [(b["pid"], b["kind"], b["class"] if by == "class" else b["top_frame"]) for b in final["blockers"]]
+        check(len(keys) == len(set(keys)), f"--by {by}: a group appears twice")
+        mine = [b for b in final["blockers"] if b["pid"] == wl["pid"]]
+        group = [b for b in mine if (b["class"] if by == "class" else b["top_frame"]) ==
+                 ("pthread_mutex" if by == "class" else "worker")]
+        check(len(group) == 1, f"--by {by}: no single mutex group: {[(b['class'], b['top_frame']) for b in mine]}")
+        blocked = sum(m["blocked"] for m in wl["mutexes"])
+        blocked_ns = sum(m["blocked_ns"] for m in wl["mutexes"])
+        # The workers' mutexes, plus (by class) the condvar's mutex re-locks.
+        check(0.95 * blocked <= group[0]["parks"] <= 1.05 * blocked + 50,
+              f"--by {by}: {group[0]['parks']} parks, the workload blocked {blocked} times")
+        within(group[0]["thread_time_ns"], blocked_ns, 0.05, f"--by {by} group thread time")
+
+
 if __name__ == "__main__":
     main()

@@ -76,8 +76,30 @@ static void hist_bounds(void)
     CHECK(lo == 1024 && hi == 2048, "slot 10 is [1024,2048)");
 }
 
+static void merge(void)
+{
+    struct pt_figures a = {.window_ns = 1000 * MS, .parks = 10, .wakeups = 9, .parked_now = 1,
+                           .peak_parked = 2, .thread_time_ns = 500 * MS, .real_time_ns = 400 * MS,
+                           .max_park_ns = 90 * MS, .threads = 2};
+    struct pt_figures b = a;
+    b.parks = 30;
+    b.thread_time_ns = 900 * MS;
+    b.real_time_ns = 700 * MS;
+    b.max_park_ns = 120 * MS;
+    a.hist[5] = 3;
+    b.hist[5] = 4;
+    metrics_merge(&a, &b);
+    CHECK(a.parks == 40 && a.wakeups == 18 && a.parked_now == 2 && a.threads == 4, "counts add");
+    CHECK(a.thread_time_ns == 1400 * MS && a.hist[5] == 7, "thread time and histogram add");
+    CHECK(a.real_time_ns == 1000 * MS, "real time adds, capped at the window");
+    CHECK(a.max_park_ns == 120 * MS && a.peak_parked == 4, "max is the longer; peak an upper bound");
+    CHECK(a.avg_park_ns == 35 * MS && fabs(a.thread_util - 1.4) < 1e-9, "averages recomputed");
+    CHECK(a.avg_hold_ns == 1000 * MS / 38, "hold recomputed from the merged counts");
+}
+
 int main(void)
 {
+    merge();
     thesis_example();
     window_split();
     stuck_lock();

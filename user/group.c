@@ -1,0 +1,46 @@
+#include "group.h"
+
+#include <string.h>
+
+static const char *group_key(const struct pt_row *row, enum pt_group by)
+{
+    return by == PT_BY_CLASS ? row->cls : row->top_frame ? row->top_frame : "[unknown]";
+}
+
+static bool same_group(const struct pt_row *a, const struct pt_row *b, enum pt_group by)
+{
+    return a->pid == b->pid && strcmp(a->kind, b->kind) == 0 &&
+           strcmp(group_key(a, by), group_key(b, by)) == 0;
+}
+
+void group_rows(struct pt_report *r, enum pt_group by)
+{
+    if (by == PT_BY_OBJECT)
+        return;
+    int n = 0;
+    for (int i = 0; i < r->nrows; i++) {
+        struct pt_row *row = &r->rows[i];
+        int g;
+        for (g = 0; g < n && !same_group(&r->rows[g], row, by); g++)
+            ;
+        if (g == n) {
+            r->rows[n++] = *row;
+            continue;
+        }
+        struct pt_row *into = &r->rows[g];
+        /* The group shows its heaviest member's identity and stacks. */
+        if (row->fig.thread_time_ns > into->fig.thread_time_ns) {
+            struct pt_figures sum = into->fig;
+            const char *name = into->name;
+            *into = *row;
+            into->fig = sum;
+            into->name = name;
+        }
+        if (!into->name || !row->name || strcmp(into->name, row->name) != 0)
+            into->name = NULL;
+        if (strcmp(into->cls, row->cls) != 0 && by == PT_BY_SITE)
+            into->cls = "(several)";
+        metrics_merge(&into->fig, &row->fig);
+    }
+    r->nrows = n;
+}
