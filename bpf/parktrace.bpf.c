@@ -515,6 +515,39 @@ static __always_inline __u64 java_ref(const struct pt_jvm_layout *l, __u64 addr)
     return oop;
 }
 
+static __always_inline void learn_park_offset(struct pt_jvm_layout *l, __u64 off)
+{
+    for (int i = 0; i < PT_PARK_OFFS; i++) {
+        __u64 known = l->park_offs[i];
+        if (known == off)
+            return;
+        if (!known) {
+            l->park_offs[i] = off;
+            return;
+        }
+    }
+}
+
+/* The JavaThread whose Parker holds futex UADDR, for a thread user space
+ * has not listed yet (it started since the last refresh): a candidate at a
+ * learnt offset counts only if its OSThread names this very thread. */
+static __always_inline __u64 javathread_of(const struct pt_jvm_layout *l, __u64 uaddr, __u32 tid)
+{
+    for (int i = 0; i < PT_PARK_OFFS; i++) {
+        __u64 off = l->park_offs[i], osthread = 0;
+        __s32 os_tid = 0;
+        if (!off || off > uaddr)
+            break;
+        __u64 jt = uaddr - off;
+        if (bpf_probe_read_user(&osthread, sizeof(osthread), (void *)(jt + l->osthread)) || !osthread ||
+            bpf_probe_read_user(&os_tid, sizeof(os_tid), (void *)(osthread + l->os_tid)))
+            continue;
+        if ((__u32)os_tid == tid)
+            return jt;
+    }
+    return 0;
+}
+
 /* A Java thread sleeping on the futex inside its own JavaThread (its
  * Parker) is parked: the wait is charged to (tgid, parkBlocker object),
  * never to the futex. The blocker's Klass* names its class later. */
@@ -522,14 +555,23 @@ static __always_inline bool java_park_key(struct pt_blocker_key *key, __u64 *kla
                                           __u64 pid_tgid)
 {
     __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
-    __u64 *jt = bpf_map_lookup_elem(&java_threads, &tid);
-    if (!jt)
-        return false;
     struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
-    if (!l || uaddr < *jt || uaddr >= *jt + l->thread_size)
+    if (!l)
         return false;
+    __u64 jt, *known = bpf_map_lookup_elem(&java_threads, &tid);
+    if (known) {
+        jt = *known;
+        if (uaddr < jt || uaddr >= jt + l->thread_size)
+            return false;
+        learn_park_offset(l, uaddr - jt);
+    } else {
+        jt = javathread_of(l, uaddr, tid);
+        if (!jt)
+            return false;
+        bpf_map_update_elem(&java_threads, &tid, &jt, BPF_ANY);
+    }
     __u64 handle = 0, thread_oop = 0, blocker = 0;
-    bpf_probe_read_user(&handle, sizeof(handle), (void *)(*jt + l->thread_obj));
+    bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj));
     if (handle)
         bpf_probe_read_user(&thread_oop, sizeof(thread_oop), (void *)handle);
     if (thread_oop)

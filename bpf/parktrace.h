@@ -22,6 +22,8 @@ enum pt_kind {
     PT_KIND_COUNT
 };
 
+#define PT_PARK_OFFS 4
+
 /* How to find a parked Java thread's blocker in one JVM, from the layout
  * the JVM publishes (read by user space, see user/jvm_objects.c). */
 struct pt_jvm_layout {
@@ -32,6 +34,12 @@ struct pt_jvm_layout {
     __u64 klass;            /* oopDesc's klass field */
     __u32 oop_shift, klass_shift;
     __u32 compressed_oops, compressed_klass;
+    __u64 osthread;         /* JavaThread::_osthread */
+    __u64 os_tid;           /* OSThread::_thread_id */
+    /* Where in a JavaThread its park futexes lie (the Parker's condition
+     * variables), learnt from recognised parks; lets a thread not yet in
+     * java_threads be recognised from its futex address alone. */
+    __u64 park_offs[PT_PARK_OFFS];
 };
 
 /* Key flags: a shared futex is keyed by (device, inode, offset) instead of

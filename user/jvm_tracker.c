@@ -70,9 +70,11 @@ static void start_tracking(int pid)
         jvm_close(&t->j);
         return;
     }
-    uint64_t size;
-    if (!jvm_type_size(&t->j, "JavaThread", &size)) {
-        fprintf(stderr, "parktrace: JVM %d: vmTypes lacks JavaThread; its parks are shown as futex waits\n", pid);
+    uint64_t size, osthread, os_tid;
+    if (!jvm_type_size(&t->j, "JavaThread", &size) || !jvm_offset(&t->j, "JavaThread", "_osthread", &osthread) ||
+        !jvm_offset(&t->j, "OSThread", "_thread_id", &os_tid)) {
+        fprintf(stderr, "parktrace: JVM %d: vmStructs lacks JavaThread's size or OS thread; its parks are "
+                        "shown as futex waits\n", pid);
         jvm_close(&t->j);
         return;
     }
@@ -87,6 +89,8 @@ static void start_tracking(int pid)
         .klass_shift = t->l.klass_shift,
         .compressed_oops = t->l.compressed_oops,
         .compressed_klass = t->l.compressed_klass,
+        .osthread = osthread,
+        .os_tid = os_tid,
     };
     uint32_t key = (uint32_t)pid;
     if (bpf_map_update_elem(tr->jvm_layouts_fd, &key, &kl, BPF_ANY)) {

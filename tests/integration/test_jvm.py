@@ -102,5 +102,20 @@ def condition_wait_is_a_wait_role_blocker():
     check(0.8 * wl["waits"] <= cond[0]["parks"] <= wl["waits"], f"{cond[0]['parks']} parks for {wl['waits']} waits")
 
 
+@test
+def parks_of_short_lived_threads_are_recognised():
+    # Threads that live less than one thread-list refresh: their parks are
+    # found from the futex's place in the JavaThread, checked by its tid.
+    p = run_pt(["-f", "json", "--top", "0", *java("ThreadChurn", "3")], timeout=90)
+    check(p.returncode == 0, p.stderr)
+    made = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"parks"')][0])["parks"]
+    final = final_of(json_reports(p.stdout))
+    seen = sum(b["parks"] for b in jvm_rows(final) if b["class"] == "ThreadChurn$Gate")
+    as_futex = sum(b["parks"] for b in final["blockers"]
+                   if b["kind"] == "futex" and "Parker::park(bool, long)" in b["first_stack"])
+    check(seen >= 0.85 * made, f"only {seen} of {made} parks of short-lived threads were jvm-park")
+    check(seen + as_futex <= made * 1.01, f"{seen} + {as_futex} parks counted for {made} made")
+
+
 if __name__ == "__main__":
     main()
