@@ -36,7 +36,10 @@ int jvm_layout_read(struct jvm *j, struct jvm_layout *l)
         return -1;
     }
     blocker_var = jvm_symbol(j, "_ZN16java_lang_Thread20_park_blocker_offsetE");
-    if (!blocker_var || !read_u32(j, blocker_var, &blocker_off) || blocker_off == 0 ||
+    /* 0 until the JVM has initialised java.lang.Thread: not ready yet. */
+    if (blocker_var && read_u32(j, blocker_var, &blocker_off) && blocker_off == 0)
+        return 1;
+    if (!blocker_var || !read_u32(j, blocker_var, &blocker_off) ||
         !flag(j, "UseCompressedOops", &l->compressed_oops) ||
         !flag(j, "UseCompressedClassPointers", &l->compressed_klass) ||
         !procmem_u64(&j->mem, a_oop_base, &l->oop_base) || !read_u32(j, a_oop_shift, &l->oop_shift) ||

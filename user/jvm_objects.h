@@ -21,7 +21,8 @@ struct jvm_layout {
     uint64_t sym_length, sym_body;
 };
 
-/* Returns 0, or -1 with the reason in j->error. */
+/* Returns 0; 1 when the JVM is still starting (java.lang.Thread not yet
+ * initialised; try again); -1 with the reason in j->error. */
 int jvm_layout_read(struct jvm *j, struct jvm_layout *l);
 
 /* The parkBlocker object of JavaThread THREAD, 0 when it has none. */

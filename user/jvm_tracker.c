@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jvm_objects.h"
@@ -13,7 +14,7 @@
 #define MAX_JVMS 256
 #define MAX_CANDIDATES 65536
 #define MAX_JAVA_THREADS 16384
-#define RECHECKS 10   /* a new process may map libjvm a moment after exec */
+#define SETTLE_NS 2000000000ULL   /* a new process may map libjvm a moment after exec */
 
 struct tracked {
     int pid;
@@ -26,7 +27,8 @@ struct tracked {
 
 struct candidate {
     int pid;
-    int checks;       /* times found without libjvm; RECHECKS = settled */
+    bool settled;     /* a JVM, or no libjvm SETTLE_NS after first seen */
+    uint64_t first_seen;
 };
 
 static struct tracer *tr;
@@ -56,19 +58,31 @@ static bool maps_libjvm(int pid)
     return found;
 }
 
-static void start_tracking(int pid)
+static void refresh(struct tracked *t);
+
+/* Returns true when PID is settled: tracked, or reported as unreadable;
+ * false when its JVM is still starting and should be looked at again. */
+static bool start_tracking(int pid, bool last_chance)
 {
     if (njvms == MAX_JVMS)
-        return;
+        return true;
     struct tracked *t = &jvms[njvms];
     memset(t, 0, sizeof(*t));
     t->pid = pid;
     procmaps_refresh(procmaps_get(pid));   /* the cached maps may predate exec */
-    if (jvm_open(&t->j, pid) || jvm_layout_read(&t->j, &t->l)) {
-        /* Traced as far as possible: its waits stay futex rows. */
-        fprintf(stderr, "parktrace: %s; its parks are shown as futex waits\n", t->j.error);
+    int rc = jvm_open(&t->j, pid);
+    if (!rc)
+        rc = jvm_layout_read(&t->j, &t->l);
+    if (rc == 1 && !last_chance) {
         jvm_close(&t->j);
-        return;
+        return false;
+    }
+    if (rc) {
+        /* Traced as far as possible: its waits stay futex rows. */
+        fprintf(stderr, "parktrace: %s; its parks are shown as futex waits\n",
+                rc == 1 ? "a JVM never finished starting" : t->j.error);
+        jvm_close(&t->j);
+        return true;
     }
     uint64_t size, osthread, os_tid;
     if (!jvm_type_size(&t->j, "JavaThread", &size) || !jvm_offset(&t->j, "JavaThread", "_osthread", &osthread) ||
@@ -76,7 +90,7 @@ static void start_tracking(int pid)
         fprintf(stderr, "parktrace: JVM %d: vmStructs lacks JavaThread's size or OS thread; its parks are "
                         "shown as futex waits\n", pid);
         jvm_close(&t->j);
-        return;
+        return true;
     }
     struct pt_jvm_layout kl = {
         .thread_size = size,
@@ -95,56 +109,57 @@ static void start_tracking(int pid)
     uint32_t key = (uint32_t)pid;
     if (bpf_map_update_elem(tr->jvm_layouts_fd, &key, &kl, BPF_ANY)) {
         jvm_close(&t->j);
-        return;
+        return true;
     }
     t->live = true;
     t->tids = calloc(MAX_JAVA_THREADS, sizeof(int));
     njvms++;
+    refresh(t);
+    return true;
 }
 
-static struct candidate *candidate(int pid)
+static struct candidate *candidate(int pid, uint64_t now)
 {
     for (int i = 0; i < ncands; i++)
         if (cands[i].pid == pid)
             return &cands[i];
     if (ncands == MAX_CANDIDATES)
         return NULL;
-    cands[ncands] = (struct candidate){.pid = pid};
+    cands[ncands] = (struct candidate){.pid = pid, .first_seen = now};
     return &cands[ncands++];
 }
 
-static void consider(int pid)
+static void consider(int pid, uint64_t now)
 {
-    struct candidate *c = candidate(pid);
-    if (!c || c->checks >= RECHECKS || pid == getpid())
+    struct candidate *c = candidate(pid, now);
+    if (!c || c->settled || pid == getpid())
         return;
-    if (maps_libjvm(pid)) {
-        c->checks = RECHECKS;
-        start_tracking(pid);
-    } else {
-        c->checks++;
-    }
+    bool aged = now - c->first_seen > SETTLE_NS;
+    if (maps_libjvm(pid))
+        c->settled = start_tracking(pid, now - c->first_seen > 5 * SETTLE_NS);
+    else
+        c->settled = aged;
 }
 
 /* The processes that may be JVMs: those named, those followed, or all. */
-static void discover(void)
+static void discover(uint64_t now)
 {
     if (opts->npids) {
         for (int i = 0; i < opts->npids; i++)
-            consider(opts->pids[i]);
+            consider(opts->pids[i], now);
     } else if (opts->command) {
         uint32_t key, next;
         bool first = true;
         while (!bpf_map_get_next_key(tr->traced_fd, first ? NULL : &key, &next)) {
             first = false;
             key = next;
-            consider((int)key);
+            consider((int)key, now);
         }
     } else {
         DIR *d = opendir("/proc");
         for (struct dirent *e; d && (e = readdir(d));)
             if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
-                consider(atoi(e->d_name));
+                consider(atoi(e->d_name), now);
         if (d)
             closedir(d);
     }
@@ -185,11 +200,29 @@ static void refresh(struct tracked *t)
     t->ntids = n;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static bool enabled(void)
+{
+    return tr && (opts->kinds & (1u << PT_KIND_JVM_PARK));
+}
+
+void jvm_tracker_discover_named(void)
+{
+    if (enabled() && (opts->npids || opts->command))
+        discover(now_ns());
+}
+
 void jvm_tracker_tick(void)
 {
-    if (!tr || !(opts->kinds & (1u << PT_KIND_JVM_PARK)))
+    if (!enabled())
         return;
-    discover();
+    discover(now_ns());
     for (int i = 0; i < njvms; i++)
         if (jvms[i].live)
             refresh(&jvms[i]);

@@ -13,6 +13,11 @@ void jvm_tracker_init(struct tracer *t, const struct pt_options *o);
 /* Looks for new JVMs and refreshes the thread lists of known ones. */
 void jvm_tracker_tick(void);
 
+/* Only the discovery, and only among processes named with -p or started
+ * with -- COMMAND: cheap enough to run between ticks, so a JVM started by
+ * parktrace is found within moments of mapping libjvm. */
+void jvm_tracker_discover_named(void);
+
 /* The Java name of class KLASS in process PID; false when unknown. */
 bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len);
 

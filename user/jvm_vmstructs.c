@@ -213,7 +213,11 @@ int jvm_java_threads(const struct jvm *j, int *tids, uint64_t *threads, int max)
         !jvm_offset(j, "JavaThread", "_osthread", &osthread_off) ||
         !jvm_offset(j, "OSThread", "_thread_id", &tid_off))
         return -1;
-    if (!procmem_u64(&j->mem, list_var, &list) || !procmem_read(&j->mem, list + len_off, &len, 4) ||
+    if (!procmem_u64(&j->mem, list_var, &list))
+        return -1;
+    if (!list)
+        return 0;   /* the JVM is still starting */
+    if (!procmem_read(&j->mem, list + len_off, &len, 4) ||
         !procmem_u64(&j->mem, list + threads_off, &array) || len > MAX_THREADS)
         return -1;
     int n = 0;

@@ -23,7 +23,8 @@
 #include "selfstats.h"
 #include "unwind.h"
 
-#define TICK_NS 200000000ULL   /* housekeeping: unwind new stacks while their owners live */
+#define TICK_NS 50000000ULL     /* JVM discovery among named processes */
+#define HOUSEKEEPING_TICKS 4    /* every 200 ms: unwind new stacks while their owners live */
 
 struct run {
     struct pt_options o;
@@ -33,6 +34,7 @@ struct run {
     bool live;
     int child;
     bool pid_gone[PT_MAX_PIDS];
+    uint64_t ticks;
 };
 
 static void emit(struct run *r, enum pt_report_type type)
@@ -125,6 +127,9 @@ static void loop(struct run *r, int sfd, int tfd)
             if (read(tfd, &ticks, sizeof(ticks)) < 0)
                 continue;
             uint64_t now = collect_now_ns();
+            jvm_tracker_discover_named();
+            if (++r->ticks % HOUSEKEEPING_TICKS)
+                continue;
             collector_tick(&r->c);
             if (r->o.interval_ns && now >= next_report) {
                 emit(r, PT_REPORT_INTERVAL);
