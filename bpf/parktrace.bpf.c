@@ -760,6 +760,23 @@ int futex_waitv_exit(struct trace_event_raw_sys_exit *ctx)
     return syscall_wait_end(ctx, ctx->ret);
 }
 
+/* Programs started since the last look, for user space to check for a JVM
+ * (system-wide tracing: no rescanning of /proc). */
+struct {
+    __uint(type, BPF_MAP_TYPE_QUEUE);
+    __uint(max_entries, 4096);
+    __type(value, __u32);
+} execs SEC(".maps");
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_seen, struct task_struct *p)
+{
+    __u32 tgid = p->tgid;
+    if (bpf_map_push_elem(&execs, &tgid, 0))
+        count_drop(PT_DROP_EXECS);
+    return 0;
+}
+
 /* A thread that exits with a wait record still active lost its end. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(thread_exit, struct task_struct *p)

@@ -141,6 +141,20 @@ static void consider(int pid, uint64_t now)
         c->settled = aged;
 }
 
+/* An exec starts a new program in an old process: look at it afresh. */
+static void consider_again(int pid, uint64_t now)
+{
+    struct candidate *c = candidate(pid, now);
+    if (!c)
+        return;
+    for (int i = 0; i < njvms; i++)
+        if (jvms[i].pid == pid)
+            return;   /* already tracked */
+    c->settled = false;
+    c->first_seen = now;
+    consider(pid, now);
+}
+
 /* The processes that may be JVMs: those named, those followed, or all. */
 static void discover(uint64_t now)
 {
@@ -156,12 +170,24 @@ static void discover(uint64_t now)
             consider((int)key, now);
         }
     } else {
-        DIR *d = opendir("/proc");
-        for (struct dirent *e; d && (e = readdir(d));)
-            if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
-                consider(atoi(e->d_name), now);
-        if (d)
-            closedir(d);
+        /* System-wide: every process once, then only programs that exec,
+         * each looked at until it maps libjvm or has aged. */
+        static bool scanned;
+        if (!scanned) {
+            DIR *d = opendir("/proc");
+            for (struct dirent *e; d && (e = readdir(d));)
+                if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+                    consider(atoi(e->d_name), now);
+            if (d)
+                closedir(d);
+            scanned = true;
+        }
+        uint32_t pid;
+        while (!bpf_map_lookup_and_delete_elem(tr->execs_fd, NULL, &pid))
+            consider_again((int)pid, now);
+        for (int i = 0; i < ncands; i++)
+            if (!cands[i].settled)
+                consider(cands[i].pid, now);
     }
 }
 

@@ -67,6 +67,9 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bpf_program__set_autoload(skel->progs.hrtimer_entry, sched);
     bpf_program__set_autoload(skel->progs.hrtimer_exit, sched);
     bpf_program__set_autoload(skel->progs.follow_fork, follow);
+    /* New programs are checked for a JVM only when tracing system-wide. */
+    bpf_program__set_autoload(skel->progs.exec_seen,
+                              !o->npids && !o->command && (o->kinds & (1u << PT_KIND_JVM_PARK)));
 
     int err = parktrace_bpf__load(skel);
     if (err) {
@@ -91,6 +94,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->traced_fd = bpf_map__fd(skel->maps.traced);
     t->jvm_layouts_fd = bpf_map__fd(skel->maps.jvm_layouts);
     t->java_threads_fd = bpf_map__fd(skel->maps.java_threads);
+    t->execs_fd = bpf_map__fd(skel->maps.execs);
     for (int i = 0; i < o->npids; i++)
         tracer_add_pid(t, o->pids[i]);
 

@@ -13,7 +13,7 @@ struct tracer {
     struct pt_slot *slots;     /* the kernel's blocker array, mmapped */
     size_t slots_len;
     uint32_t nslots;
-    int stack_time_fd, stacks_fd, samples_fd, traced_fd, jvm_layouts_fd, java_threads_fd;
+    int stack_time_fd, stacks_fd, samples_fd, traced_fd, jvm_layouts_fd, java_threads_fd, execs_fd;
 };
 
 /* Returns 0, or -1 after printing one line saying what failed. FOLLOW

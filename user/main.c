@@ -23,8 +23,8 @@
 #include "selfstats.h"
 #include "unwind.h"
 
-#define TICK_NS 50000000ULL     /* JVM discovery among named processes */
-#define HOUSEKEEPING_TICKS 4    /* every 200 ms: unwind new stacks while their owners live */
+#define HOUSEKEEPING_NS 200000000ULL  /* unwind new stacks while their owners live */
+#define NAMED_TICK_NS 50000000ULL     /* JVM discovery among -p/-- processes */
 
 struct run {
     struct pt_options o;
@@ -35,6 +35,7 @@ struct run {
     int child;
     bool pid_gone[PT_MAX_PIDS];
     uint64_t ticks;
+    uint64_t housekeeping_every;   /* in ticks */
 };
 
 static void emit(struct run *r, enum pt_report_type type)
@@ -93,10 +94,10 @@ static int open_signals(void)
     return signalfd(-1, &set, SFD_CLOEXEC);
 }
 
-static int open_ticker(void)
+static int open_ticker(uint64_t tick)
 {
     int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-    struct itimerspec its = {{0, TICK_NS}, {0, TICK_NS}};
+    struct itimerspec its = {{0, (long)tick}, {0, (long)tick}};
     timerfd_settime(fd, 0, &its, NULL);
     return fd;
 }
@@ -128,7 +129,7 @@ static void loop(struct run *r, int sfd, int tfd)
                 continue;
             uint64_t now = collect_now_ns();
             jvm_tracker_discover_named();
-            if (++r->ticks % HOUSEKEEPING_TICKS)
+            if (++r->ticks % r->housekeeping_every)
                 continue;
             collector_tick(&r->c);
             if (r->o.interval_ns && now >= next_report) {
@@ -187,7 +188,10 @@ int main(int argc, char **argv)
     jvm_tracker_tick();
     launch_release();
 
-    int tfd = open_ticker();
+    /* A fast tick only when there are named processes to watch for a JVM. */
+    uint64_t tick = r.o.npids || r.o.command ? NAMED_TICK_NS : HOUSEKEEPING_NS;
+    r.housekeeping_every = HOUSEKEEPING_NS / tick;
+    int tfd = open_ticker(tick);
     loop(&r, sfd, tfd);
 
     /* Close the last, partial window so the interval reports tile the run. */

@@ -117,5 +117,23 @@ def parks_of_short_lived_threads_are_recognised():
     check(seen + as_futex <= made * 1.01, f"{seen} + {as_futex} parks counted for {made} made")
 
 
+@test
+def system_wide_finds_a_jvm_started_later():
+    import subprocess
+    import time
+    pt = subprocess.Popen([PT, "-d", "7", "-f", "json", "--top", "0"], stdout=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    w = subprocess.run(["java", "-Xmx128m", "-cp", JAVA_CP, "TimedParks", "3"], capture_output=True, text=True,
+                       timeout=60)
+    out, _ = pt.communicate(timeout=60)
+    check(pt.returncode == 0, f"parktrace exit {pt.returncode}")
+    wl = json.loads(w.stdout.splitlines()[-1])
+    final = final_of(json_reports(out))
+    rows = {b["class"]: b for b in jvm_rows(final)}
+    check("TimedParks$Gate" in rows, f"the JVM started after parktrace was not found: {sorted(rows)}")
+    check(rows["TimedParks$Gate"]["parks"] >= 0.85 * wl["gate_parks"],
+          f"{rows['TimedParks$Gate']['parks']} of {wl['gate_parks']} parks seen")
+
+
 if __name__ == "__main__":
     main()
