@@ -11,6 +11,14 @@ def java(*args):
     return ["--", "java", "-Xmx128m", "-cp", JAVA_CP, *args]
 
 
+def run_java(*args):
+    """Runs a Java workload under parktrace: its own JSON line, and the final report."""
+    p = run_pt(["-f", "json", "--top", "0", *java(*args)], timeout=90)
+    check(p.returncode == 0, p.stderr)
+    own = [l for l in p.stdout.splitlines() if l.startswith("{") and not l.startswith('{"type":')]
+    return (json.loads(own[-1]) if own else None), final_of(json_reports(p.stdout))
+
+
 def jvm_rows(final, kind="jvm-park"):
     return [b for b in final["blockers"] if b["kind"] == kind]
 
@@ -18,9 +26,7 @@ def jvm_rows(final, kind="jvm-park"):
 @test
 def large_critical_section_locks_and_holds():
     # The thesis's Listing 5.1 pattern: ReentrantLocks held 4, 16 and 64 ms.
-    p = run_pt(["-f", "json", "--top", "0", *java("LargeCriticalSection", "3", "3")], timeout=90)
-    check(p.returncode == 0, p.stderr)
-    final = final_of(json_reports(p.stdout))
+    _, final = run_java("LargeCriticalSection", "3", "3")
     locks = [b for b in jvm_rows(final) if b["class"] == "java.util.concurrent.locks.ReentrantLock$NonfairSync"]
     check(len(locks) == 3, f"expected 3 ReentrantLock$NonfairSync rows, got {len(locks)}: "
                            f"{[(b['class'], b['parks']) for b in jvm_rows(final)]}")
@@ -35,10 +41,7 @@ def large_critical_section_locks_and_holds():
 
 @test
 def parks_with_and_without_blocker():
-    p = run_pt(["-f", "json", "--top", "0", *java("TimedParks", "3")], timeout=90)
-    check(p.returncode == 0, p.stderr)
-    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"gate_parks"')][0])
-    final = final_of(json_reports(p.stdout))
+    wl, final = run_java("TimedParks", "3")
     rows = {b["class"]: b for b in jvm_rows(final)}
     check("TimedParks$Gate" in rows and "<no blocker>" in rows, f"rows: {sorted(rows)}")
     for cls, want, ns in (("TimedParks$Gate", wl["gate_parks"], wl["gate_ns"]),
@@ -56,10 +59,7 @@ def parks_with_and_without_blocker():
 
 @test
 def a_park_is_never_also_a_futex_wait():
-    p = run_pt(["-f", "json", "--top", "0", *java("TimedParks", "3")], timeout=90)
-    check(p.returncode == 0, p.stderr)
-    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"gate_parks"')][0])
-    final = final_of(json_reports(p.stdout))
+    wl, final = run_java("TimedParks", "3")
     parks = sum(b["parks"] for b in jvm_rows(final))
     as_futex = sum(b["parks"] for b in final["blockers"]
                    if b["kind"] == "futex" and "Parker::park(bool, long)" in b["first_stack"])
@@ -73,11 +73,8 @@ def a_park_is_never_also_a_futex_wait():
 def frequently_acquired_fair_lock_is_the_top_blocker():
     # The thesis's Listing 5.2: two fair locks, 32 ms holds, the first chosen
     # three times as often. It is the bottleneck and must top the report.
-    p = run_pt(["-f", "json", "--top", "0", *java("FrequentLock", "3", "8")], timeout=90)
-    check(p.returncode == 0, p.stderr)
-    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"often"')][0])
+    wl, final = run_java("FrequentLock", "3", "8")
     check(2.5 <= wl["often"] / max(wl["rarely"], 1) <= 3.5, f"workload mix {wl}")
-    final = final_of(json_reports(p.stdout))
     fair = [b for b in jvm_rows(final) if b["class"] == "java.util.concurrent.locks.ReentrantLock$FairSync"]
     check(fair, "no ReentrantLock$FairSync rows")
     top = final["blockers"][0]
@@ -91,10 +88,7 @@ def frequently_acquired_fair_lock_is_the_top_blocker():
 
 @test
 def condition_wait_is_a_wait_role_blocker():
-    p = run_pt(["-f", "json", "--top", "0", *java("CondQueue", "2")], timeout=90)
-    check(p.returncode == 0, p.stderr)
-    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"waits"')][0])
-    final = final_of(json_reports(p.stdout))
+    wl, final = run_java("CondQueue", "2")
     cond = [b for b in jvm_rows(final)
             if b["class"] == "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject"]
     check(len(cond) == 1, f"expected one ConditionObject row: {[b['class'] for b in jvm_rows(final)]}")
@@ -106,10 +100,8 @@ def condition_wait_is_a_wait_role_blocker():
 def parks_of_short_lived_threads_are_recognised():
     # Threads that live less than one thread-list refresh: their parks are
     # found from the futex's place in the JavaThread, checked by its tid.
-    p = run_pt(["-f", "json", "--top", "0", *java("ThreadChurn", "3")], timeout=90)
-    check(p.returncode == 0, p.stderr)
-    made = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"parks"')][0])["parks"]
-    final = final_of(json_reports(p.stdout))
+    wl, final = run_java("ThreadChurn", "3")
+    made = wl["parks"]
     seen = sum(b["parks"] for b in jvm_rows(final) if b["class"] == "ThreadChurn$Gate")
     as_futex = sum(b["parks"] for b in final["blockers"]
                    if b["kind"] == "futex" and "Parker::park(bool, long)" in b["first_stack"])
