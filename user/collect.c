@@ -209,7 +209,8 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
     for (int i = 0; i < PT_DROP_COUNT; i++)
         r->drops[i] = tracer_drop(c->t, i);
     r->dropped_events = r->drops[PT_DROP_BLOCKERS] + r->drops[PT_DROP_WAITING] +
-                        r->drops[PT_DROP_THREADS] + r->drops[PT_DROP_STACKAGG];
+                        r->drops[PT_DROP_THREADS] + r->drops[PT_DROP_STACKAGG] +
+                        r->drops[PT_DROP_EXECS];
     r->dropped_stacks = r->drops[PT_DROP_STACKS] + r->drops[PT_DROP_SAMPLES];
 }
 
