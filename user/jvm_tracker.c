@@ -69,7 +69,6 @@ static bool start_tracking(int pid, bool last_chance)
     struct tracked *t = &jvms[njvms];
     memset(t, 0, sizeof(*t));
     t->pid = pid;
-    procmaps_refresh(procmaps_get(pid));   /* the cached maps may predate exec */
     int rc = jvm_open(&t->j, pid);
     if (!rc)
         rc = jvm_layout_read(&t->j, &t->l);

@@ -116,6 +116,20 @@ static int read_types(struct jvm *j, const struct elf_file *ef)
     return fail(j, "vmTypes table has no end");
 }
 
+static bool is_libjvm(const char *path)
+{
+    const char *base = path ? strrchr(path, '/') : NULL;
+    return base && strcmp(base, "/libjvm.so") == 0;
+}
+
+static bool maps_libjvm_cached(const struct pm_proc *p)
+{
+    for (int i = 0; i < p->nmaps; i++)
+        if (is_libjvm(p->maps[i].path))
+            return true;
+    return false;
+}
+
 int jvm_open(struct jvm *j, int pid)
 {
     memset(j, 0, sizeof(*j));
@@ -123,10 +137,12 @@ int jvm_open(struct jvm *j, int pid)
     j->mem.fd = -1;
     struct pm_proc *p = procmaps_get(pid);
     struct elf_file *ef = NULL;
+    /* Maps cached before the process exec'd java lack libjvm: read again. */
+    if (!maps_libjvm_cached(p))
+        procmaps_refresh(p);
     for (int i = 0; i < p->nmaps && !ef; i++) {
         struct pm_map *m = &p->maps[i];
-        const char *base = m->path ? strrchr(m->path, '/') : NULL;
-        if (!base || strcmp(base, "/libjvm.so") != 0)
+        if (!is_libjvm(m->path))
             continue;
         snprintf(j->libjvm, sizeof(j->libjvm), "%s", m->path);
         if ((ef = procmaps_elf(p, m))) {
