@@ -27,6 +27,8 @@ const volatile bool filter_tgids = false;
 const volatile __u32 self_tgid = 0;
 const volatile __u64 threshold = 0;
 const volatile __u32 max_slots = 1;
+const volatile bool trace_futex = true;      /* --kinds */
+const volatile bool trace_jvm_park = true;
 
 /* Shared with user space through the skeleton's mmap of .bss/.data. */
 __u64 next_slot = 0;
@@ -627,8 +629,13 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
         now = bpf_ktime_get_ns();
     struct pt_blocker_key key;
     __u64 klass = 0;
-    if (!java_park_key(&key, &klass, uaddr, pid_tgid))
+    if (!trace_jvm_park || !java_park_key(&key, &klass, uaddr, pid_tgid)) {
+        if (!trace_futex) {
+            reclaim_stale(w, now);
+            return 0;
+        }
         futex_key(&key, uaddr, pid_tgid >> 32, private);
+    }
     reclaim_stale(w, now);
     struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now);
     if (!s)

@@ -53,11 +53,14 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     skel->rodata->self_tgid = (uint32_t)getpid();
     skel->rodata->threshold = o->threshold;
     skel->rodata->max_slots = o->max_blockers;
+    skel->rodata->trace_futex = o->kinds & (1u << PT_KIND_FUTEX);
+    skel->rodata->trace_jvm_park = o->kinds & (1u << PT_KIND_JVM_PARK);
     bpf_map__set_max_entries(skel->maps.slots, o->max_blockers);
     bpf_map__set_max_entries(skel->maps.slot_index, o->max_blockers);
 
     bool waitv = syscalls && tracepoint_exists("sys_enter_futex_waitv");
-    bool sched = futex && o->probes == PT_PROBES_SCHED;
+    bool jvm_park = o->kinds & (1u << PT_KIND_JVM_PARK);
+    bool sched = (futex || jvm_park) && o->probes == PT_PROBES_SCHED;
     bpf_program__set_autoload(skel->progs.futex_enter, syscalls);
     bpf_program__set_autoload(skel->progs.futex_exit, syscalls);
     bpf_program__set_autoload(skel->progs.futex_waitv_enter, waitv);

@@ -11,9 +11,9 @@ def java(*args):
     return ["--", "java", "-Xmx128m", "-cp", JAVA_CP, *args]
 
 
-def run_java(*args):
+def run_java(*args, pt_args=()):
     """Runs a Java workload under parktrace: its own JSON line, and the final report."""
-    p = run_pt(["-f", "json", "--top", "0", *java(*args)], timeout=90)
+    p = run_pt(["-f", "json", "--top", "0", *pt_args, *java(*args)], timeout=90)
     check(p.returncode == 0, p.stderr)
     own = [l for l in p.stdout.splitlines() if l.startswith("{") and not l.startswith('{"type":')]
     return (json.loads(own[-1]) if own else None), final_of(json_reports(p.stdout))
@@ -125,6 +125,18 @@ def system_wide_finds_a_jvm_started_later():
     check("TimedParks$Gate" in rows, f"the JVM started after parktrace was not found: {sorted(rows)}")
     check(rows["TimedParks$Gate"]["parks"] >= 0.85 * wl["gate_parks"],
           f"{rows['TimedParks$Gate']['parks']} of {wl['gate_parks']} parks seen")
+
+
+@test
+def kinds_select_what_is_traced():
+    wl, final = run_java("TimedParks", "2", pt_args=("--kinds", "jvm-park"))
+    kinds = {b["kind"] for b in final["blockers"]}
+    check(kinds == {"jvm-park"}, f"--kinds jvm-park traced {sorted(kinds)}")
+    check(sum(b["parks"] for b in final["blockers"]) >= 0.85 * (wl["gate_parks"] + wl["free_parks"]),
+          "--kinds jvm-park missed parks")
+    _, final = run_java("TimedParks", "1", pt_args=("--kinds", "futex"))
+    kinds = {b["kind"] for b in final["blockers"]}
+    check(kinds == {"futex"}, f"--kinds futex traced {sorted(kinds)}")
 
 
 if __name__ == "__main__":
