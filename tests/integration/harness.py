@@ -40,10 +40,10 @@ def check(cond, msg):
         raise AssertionError(msg)
 
 
-def within(got, want, rel, what):
-    check(want > 0, f"{what}: the workload measured nothing")
+def within(got, want, rel, what, ref="workload"):
+    check(want > 0, f"{what}: the {ref} measured nothing")
     err = abs(got - want) / want
-    check(err <= rel, f"{what}: parktrace {got} vs workload {want} ({err:.1%} > {rel:.0%})")
+    check(err <= rel, f"{what}: parktrace {got} vs {ref} {want} ({err:.1%} > {rel:.0%})")
 
 
 def run_pt(args, timeout=60, **kw):
