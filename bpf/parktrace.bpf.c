@@ -29,6 +29,7 @@ const volatile __u64 threshold = 0;
 const volatile __u32 max_slots = 1;
 const volatile bool trace_futex = true;      /* --kinds */
 const volatile bool trace_jvm_park = true;
+const volatile bool park_uprobes = false;    /* --probes uprobes: parks timed at Unsafe_Park */
 
 /* Shared with user space through the skeleton's mmap of .bss/.data. */
 __u64 next_slot = 0;
@@ -79,6 +80,13 @@ struct {
     __type(key, struct pt_stack_key);
     __type(value, struct pt_stack_val);
 } stack_time SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, struct pt_waker_key);
+    __type(value, struct pt_stack_val);
+} waker_time SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
@@ -344,6 +352,7 @@ static __always_inline void wait_start(struct pt_slot *s, __u32 idx, struct pt_w
     w->flags = PT_WAIT_ACTIVE;
     w->concurrency = 0;
     w->stack_id = -1;
+    w->waker_stack = -1;
     w->end = PT_END_WOKEN;
     if (!threshold || __sync_fetch_and_add(&s->attempts, 1) >= threshold) {
         w->flags |= PT_WAIT_TIMED;
@@ -417,6 +426,22 @@ static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait 
     note_thread(s, w->slot, tid, w->start_ns);
     struct pt_stack_key sk = { .slot = w->slot, .stack_id = w->stack_id, .tgid = tgid };
     struct pt_stack_val *sv = bpf_map_lookup_elem(&stack_time, &sk);
+    if (sv) {
+        __sync_fetch_and_add(&sv->count, 1);
+        __sync_fetch_and_add(&sv->ns, d);
+    }
+    if (w->waker_stack < 0 || end != PT_END_WOKEN)
+        return;
+    struct pt_waker_key wk = { .slot = w->slot, .stack_id = w->stack_id, .tgid = tgid,
+                               .waker_stack = w->waker_stack, .waker_tgid = w->waker_tgid };
+    sv = bpf_map_lookup_elem(&waker_time, &wk);
+    if (!sv) {
+        struct pt_stack_val zero = {};
+        if (bpf_map_update_elem(&waker_time, &wk, &zero, BPF_NOEXIST) == 0)
+            sv = bpf_map_lookup_elem(&waker_time, &wk);
+        else
+            count_drop(PT_DROP_STACKAGG);
+    }
     if (sv) {
         __sync_fetch_and_add(&sv->count, 1);
         __sync_fetch_and_add(&sv->ns, d);
@@ -550,6 +575,9 @@ static __always_inline __u64 javathread_of(const struct pt_jvm_layout *l, __u64 
     return 0;
 }
 
+static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
+                                             struct pt_blocker_key *key, __u64 *klass);
+
 /* A Java thread sleeping on the futex inside its own JavaThread (its
  * Parker) is parked: the wait is charged to (tgid, parkBlocker object),
  * never to the futex. The blocker's Klass* names its class later. */
@@ -572,6 +600,14 @@ static __always_inline bool java_park_key(struct pt_blocker_key *key, __u64 *kla
             return false;
         bpf_map_update_elem(&java_threads, &tid, &jt, BPF_ANY);
     }
+    park_blocker_key(l, jt, tgid, key, klass);
+    return true;
+}
+
+/* The key of JavaThread JT's current park: (tgid, its parkBlocker object). */
+static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
+                                             struct pt_blocker_key *key, __u64 *klass)
+{
     __u64 handle = 0, thread_oop = 0, blocker = 0;
     bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj));
     if (handle)
@@ -592,7 +628,6 @@ static __always_inline bool java_park_key(struct pt_blocker_key *key, __u64 *kla
     key->ino = 0;
     key->owner = tgid;
     key->kind = PT_KIND_JVM_PARK;
-    return true;
 }
 
 SEC("tp_btf/sched_switch")
@@ -603,7 +638,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 
     /* A thread resuming from a futex wait: the wait ends. */
     struct pt_wait *w = bpf_task_storage_get(&waits, next, 0, 0);
-    if (w && (w->flags & PT_WAIT_ACTIVE)) {
+    if (w && (w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) == PT_WAIT_ACTIVE) {
         struct pt_wait done = *w;
         w->flags = 0;
         now = bpf_ktime_get_ns();
@@ -624,12 +659,14 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
         count_drop(PT_DROP_WAITING);
         return 0;
     }
+    if (w->flags & PT_WAIT_UPROBE)
+        return 0;     /* a park's own futex, already timed by the park uprobe */
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     if (!now)
         now = bpf_ktime_get_ns();
     struct pt_blocker_key key;
     __u64 klass = 0;
-    if (!trace_jvm_park || !java_park_key(&key, &klass, uaddr, pid_tgid)) {
+    if (!trace_jvm_park || park_uprobes || !java_park_key(&key, &klass, uaddr, pid_tgid)) {
         if (!trace_futex) {
             reclaim_stale(w, now);
             return 0;
@@ -655,20 +692,58 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
  * runs in the waker's own context. */
 #define TIF_SIGPENDING 2
 
+#define PF_KTHREAD 0x00200000
+#define NR_FUTEX 202
+
+/* The thread waking a waiter from its own FUTEX_WAKE (an unlock, a signal,
+ * an Unsafe.unpark) is where the contention was caused: its stack is kept,
+ * with a copy for unwinding the first time it is seen on this pair of stacks. */
+static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waiter_tgid)
+{
+    struct task_struct *cur = bpf_get_current_task_btf();
+    if ((cur->flags & PF_KTHREAD) || !(w->flags & PT_WAIT_TIMED))
+        return;
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+    if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
+        return;
+    __s32 sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+    if (sid < 0) {
+        count_drop(PT_DROP_STACKS);
+        return;
+    }
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    struct pt_waker_key k = { .slot = w->slot, .stack_id = w->stack_id, .tgid = waiter_tgid,
+                              .waker_stack = sid, .waker_tgid = pid_tgid >> 32 };
+    if (!bpf_map_lookup_elem(&waker_time, &k)) {
+        struct pt_stack_val zero = {};
+        long err = bpf_map_update_elem(&waker_time, &k, &zero, BPF_NOEXIST);
+        if (!err)
+            take_sample(w->slot, pid_tgid >> 32, (__u32)pid_tgid, sid);
+        else if (err != -17) {
+            count_drop(PT_DROP_STACKAGG);
+            return;
+        }
+    }
+    w->waker_stack = sid;
+    w->waker_tgid = pid_tgid >> 32;
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking, struct task_struct *p)
 {
     __u32 zero = 0;
     struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
-    if (!w || !(w->flags & PT_WAIT_ACTIVE))
+    if (!w || (w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) != PT_WAIT_ACTIVE)
         return 0;
     __u32 *timer = bpf_map_lookup_elem(&in_hrtimer, &zero);
     if (timer && *timer)
         w->end = PT_END_TIMEOUT;
     else if (p->thread_info.flags & (1UL << TIF_SIGPENDING))
         w->end = PT_END_INTERRUPTED;
-    else
+    else {
         w->end = PT_END_WOKEN;
+        note_waker(ctx, w, p->tgid);
+    }
     return 0;
 }
 
@@ -803,5 +878,145 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
 
     if (ptgid != ctgid && bpf_map_lookup_elem(&traced, &ptgid))
         bpf_map_update_elem(&traced, &ctgid, &one, BPF_ANY);
+    return 0;
+}
+
+/* ---- Probe mode "uprobes": parks timed at Unsafe_Park and Unsafe_Unpark --
+ * The plain way, kept for comparison: every Unsafe.park call pays a uprobe
+ * (about 11 us here), blocking or not, and every unpark another. Parks that
+ * return without sleeping (the permit was there) are counted as fast parks,
+ * not waits: the thread's voluntary context switches did not move. */
+
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 16384);
+    __type(key, __u32);
+    __type(value, struct pt_pending_waker);
+} pending_wakers SEC(".maps");
+
+/* The JavaThread of the current thread, from the JNIEnv it passed: its
+ * offset is learnt from a thread user space has listed, and a guess for
+ * another thread counts only if its OSThread names that thread. */
+static __always_inline __u64 javathread_of_env(struct pt_jvm_layout *l, __u64 env, __u32 tid)
+{
+    __u64 *known = bpf_map_lookup_elem(&java_threads, &tid);
+    if (known) {
+        if (!l->jni_env && env > *known)
+            l->jni_env = env - *known;
+        return *known;
+    }
+    if (!l->jni_env || env < l->jni_env)
+        return 0;
+    __u64 jt = env - l->jni_env, osthread = 0;
+    __s32 os_tid = 0;
+    if (bpf_probe_read_user(&osthread, sizeof(osthread), (void *)(jt + l->osthread)) || !osthread ||
+        bpf_probe_read_user(&os_tid, sizeof(os_tid), (void *)(osthread + l->os_tid)) || (__u32)os_tid != tid)
+        return 0;
+    bpf_map_update_elem(&java_threads, &tid, &jt, BPF_ANY);
+    return jt;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
+{
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    __u32 tgid = pid_tgid >> 32, idx;
+    if (!tgid_traced(tgid))
+        return 0;
+    struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
+    if (!l)
+        return 0;
+    __u64 jt = javathread_of_env(l, (__u64)env, (__u32)pid_tgid);
+    if (!jt)
+        return 0;
+    struct task_struct *task = bpf_get_current_task_btf();
+    struct pt_wait *w = bpf_task_storage_get(&waits, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!w) {
+        count_drop(PT_DROP_WAITING);
+        return 0;
+    }
+    __u64 now = bpf_ktime_get_ns(), klass = 0;
+    reclaim_stale(w, now);
+    struct pt_blocker_key key;
+    park_blocker_key(l, jt, tgid, &key, &klass);
+    struct pt_slot *s = slot_get(&key, &idx, key.addr, pid_tgid, now);
+    if (!s)
+        return 0;
+    if (klass && !s->klass)
+        s->klass = klass;
+    wait_start(s, idx, w, now);
+    w->flags |= PT_WAIT_UPROBE | (time ? PT_WAIT_PARK_TIMED : 0);
+    w->nvcsw = task->nvcsw;
+    if (w->flags & PT_WAIT_TIMED)
+        w->stack_id = waiter_stack(ctx, idx, pid_tgid);
+    return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(unsafe_park_exit)
+{
+    struct task_struct *task = bpf_get_current_task_btf();
+    struct pt_wait *w = bpf_task_storage_get(&waits, task, 0, 0);
+    if (!w || (w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) != (PT_WAIT_ACTIVE | PT_WAIT_UPROBE))
+        return 0;
+    __u64 now = bpf_ktime_get_ns(), pid_tgid = bpf_get_current_pid_tgid();
+    __u32 tid = (__u32)pid_tgid;
+    struct pt_slot *s = bpf_map_lookup_elem(&slots, &w->slot);
+    if (!s) {
+        w->flags = 0;
+        return 0;
+    }
+    struct pt_pending_waker waker = { .stack_id = -1 }, *pw = bpf_map_lookup_elem(&pending_wakers, &tid);
+    if (pw) {
+        waker = *pw;
+        bpf_map_delete_elem(&pending_wakers, &tid);
+    }
+    if (task->nvcsw == w->nvcsw) {
+        __sync_fetch_and_add(&s->fast_parks, 1);
+        drop_wait(s, w, now);
+        return 0;
+    }
+    struct pt_wait done = *w;
+    w->flags = 0;
+    /* Unparked: woken. Otherwise a timed park timed out, and an untimed one
+     * was interrupted (Thread.interrupt unparks from inside the JVM). */
+    __u32 end = waker.tgid ? PT_END_WOKEN : (done.flags & PT_WAIT_PARK_TIMED) ? PT_END_TIMEOUT
+                                                                                : PT_END_INTERRUPTED;
+    done.waker_stack = waker.stack_id;
+    done.waker_tgid = waker.tgid;
+    wait_finish(s, &done, now, end, tid, pid_tgid >> 32);
+    return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(unsafe_unpark, void *env, void *unsafe, void *jthread)
+{
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    __u32 tgid = pid_tgid >> 32;
+    if (!tgid_traced(tgid) || !jthread || ((__u64)jthread & 1))
+        return 0;
+    struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
+    if (!l)
+        return 0;
+    /* A JNI handle holds a full oop; eetop is the target's JavaThread*. */
+    __u64 thread_oop = 0, jt = 0, osthread = 0;
+    __u32 tid = 0;
+    if (bpf_probe_read_user(&thread_oop, sizeof(thread_oop), jthread) || !thread_oop ||
+        bpf_probe_read_user(&jt, sizeof(jt), (void *)(thread_oop + l->eetop)) || !jt ||
+        bpf_probe_read_user(&osthread, sizeof(osthread), (void *)(jt + l->osthread)) || !osthread ||
+        bpf_probe_read_user(&tid, sizeof(tid), (void *)(osthread + l->os_tid)) || !tid)
+        return 0;
+    struct pt_pending_waker pw = { .stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK), .tgid = tgid };
+    if (pw.stack_id >= 0) {
+        struct pt_blocker_key key;
+        __u64 klass;
+        park_blocker_key(l, jt, tgid, &key, &klass);
+        __u32 *idx = bpf_map_lookup_elem(&slot_index, &key);
+        if (idx)
+            note_stack(*idx, pw.stack_id, pid_tgid);
+    } else {
+        count_drop(PT_DROP_STACKS);
+    }
+    bpf_map_update_elem(&pending_wakers, &tid, &pw, BPF_ANY);
     return 0;
 }

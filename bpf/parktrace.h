@@ -40,6 +40,8 @@ struct pt_jvm_layout {
      * variables), learnt from recognised parks; lets a thread not yet in
      * java_threads be recognised from its futex address alone. */
     __u64 park_offs[PT_PARK_OFFS];
+    __u64 eetop;            /* java.lang.Thread.eetop: the thread's JavaThread* */
+    __u64 jni_env;          /* JNIEnv's offset in a JavaThread, learnt by the park uprobe */
 };
 
 /* Key flags: a shared futex is keyed by (device, inode, offset) instead of
@@ -93,6 +95,7 @@ struct pt_slot {
     __u64 threads;          /* distinct waiting threads, whole run */
     __u64 threads_win;      /* distinct waiting threads since reset */
     __u64 hist[PT_HIST_SLOTS];
+    __u64 fast_parks;       /* --probes uprobes: parks that returned without sleeping */
 };
 
 /* A thread's wait in progress, in task-local storage: what the end of the
@@ -104,10 +107,21 @@ struct pt_wait {
     __u64 concurrency;     /* waiters on the blocker when this one began */
     __s32 stack_id;        /* the waiter's user stack, when already taken */
     __u32 end;             /* enum pt_end, when known before the wait ends */
+    __s32 waker_stack;     /* the user stack of the thread that woke it, or -1 */
+    __u32 waker_tgid;
+    __u64 nvcsw;           /* --probes uprobes: voluntary switches when the park began */
 };
 #define PT_WAIT_ACTIVE 0x1u       /* a wait is in progress */
 #define PT_WAIT_TIMED 0x2u        /* counted in parked_now and timed */
 #define PT_WAIT_OPENED_BUSY 0x4u  /* this wait took parked_now from 0 to 1 */
+#define PT_WAIT_UPROBE 0x8u       /* a park timed by the Unsafe_Park uprobes */
+#define PT_WAIT_PARK_TIMED 0x10u  /* that park has a timeout */
+
+/* --probes uprobes: the last Unsafe.unpark of a thread, until its park ends. */
+struct pt_pending_waker {
+    __s32 stack_id;
+    __u32 tgid;           /* 0: none */
+};
 
 /* (slot, tid) -> window generation in which the thread last waited. */
 struct pt_thread_key {
@@ -125,6 +139,16 @@ struct pt_stack_key {
 struct pt_stack_val {
     __u64 count;
     __u64 ns;
+};
+
+/* Time and count per (blocker, waiter stack, waker stack): where a wait
+ * occurred and which code ended it by waking the waiter. */
+struct pt_waker_key {
+    __u32 slot;
+    __s32 stack_id;       /* the waiter's */
+    __u32 tgid;           /* the waiter's process */
+    __s32 waker_stack;
+    __u32 waker_tgid;
 };
 
 /* A copy of the user stack and registers, taken once per (blocker, process,

@@ -8,6 +8,7 @@
 
 #include "collect.h"
 #include "procmaps.h"
+#include "wakers.h"
 
 static void put_frame(FILE *f, const char *name)
 {
@@ -15,8 +16,7 @@ static void put_frame(FILE *f, const char *name)
         fputc(*p == ';' ? ':' : *p == '\n' ? ' ' : *p, f);
 }
 
-void collapsed_line(FILE *f, const char *root, const struct pt_stack *st, const char *leaf,
-                    uint64_t value)
+static void put_waiter(FILE *f, const char *root, const struct pt_stack *st, const char *leaf)
 {
     put_frame(f, root);
     for (int i = st->n - 1; i >= 0; i--) {
@@ -25,10 +25,73 @@ void collapsed_line(FILE *f, const char *root, const struct pt_stack *st, const 
     }
     fputs(";[", f);
     put_frame(f, leaf);
-    fprintf(f, "] %" PRIu64 "\n", value);
+    fputc(']', f);
 }
 
-int collapsed_write(const char *path, struct collector *c, int count_value)
+void collapsed_line(FILE *f, const char *root, const struct pt_stack *st, const char *leaf,
+                    uint64_t value)
+{
+    put_waiter(f, root, st, leaf);
+    fprintf(f, " %" PRIu64 "\n", value);
+}
+
+void collapsed_waker_line(FILE *f, const char *root, const struct pt_stack *st, const char *leaf,
+                          const struct pt_stack *waker, const char *waker_root, uint64_t value)
+{
+    put_waiter(f, root, st, leaf);
+    fputs(";--", f);
+    /* As offwaketime: the waker hangs below, innermost frame first. */
+    for (int i = 0; i < waker->n; i++) {
+        fputc(';', f);
+        put_frame(f, waker->frames[i].name);
+    }
+    fputc(';', f);
+    put_frame(f, waker_root);
+    fprintf(f, " %" PRIu64 "\n", value);
+}
+
+static const char *comm_of(int tgid, const struct blocker *b)
+{
+    struct pm_proc *p = procmaps_get(tgid);
+    return p->comm[0] ? p->comm : b->comm;
+}
+
+static uint64_t value_of(uint64_t count, uint64_t ns, int count_value)
+{
+    return count_value ? count : (ns + 500) / 1000;
+}
+
+/* The waker lines; the time they cover is taken off each waiter stack's
+ * own line, so totals stay those of the plain output. */
+static int write_wakers(FILE *f, struct collector *c, int count_value, struct wakers *w)
+{
+    int lines = 0;
+    for (int i = 0; i < w->n; i++) {
+        const struct pt_waker_key *k = &w->e[i].k;
+        struct blocker *b = collector_blocker(c, k->slot);
+        uint64_t value = value_of(w->e[i].count, w->e[i].ns, count_value);
+        if (!b || !value)
+            continue;
+        collapsed_waker_line(f, comm_of((int)k->tgid, b), stacks_resolve(k->slot, (int)k->tgid, k->stack_id),
+                             b->cls.cls, stacks_resolve(k->slot, (int)k->waker_tgid, k->waker_stack),
+                             comm_of((int)k->waker_tgid, b), value);
+        lines++;
+    }
+    return lines;
+}
+
+static void take_wakers(const struct wakers *w, const struct pt_stack_key *key, struct pt_stack_val *val)
+{
+    for (int i = 0; i < w->n; i++) {
+        const struct pt_waker_key *k = &w->e[i].k;
+        if (k->slot == key->slot && k->tgid == key->tgid && k->stack_id == key->stack_id) {
+            val->count -= w->e[i].count <= val->count ? w->e[i].count : val->count;
+            val->ns -= w->e[i].ns <= val->ns ? w->e[i].ns : val->ns;
+        }
+    }
+}
+
+int collapsed_write(const char *path, struct collector *c, int count_value, bool waker)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "we");
     if (!f) {
@@ -39,6 +102,12 @@ int collapsed_write(const char *path, struct collector *c, int count_value)
     struct pt_stack_val val;
     bool first = true;
     int lines = 0;
+    struct wakers w = {0};
+
+    if (waker) {
+        wakers_read(c->t->waker_time_fd, &w);
+        lines += write_wakers(f, c, count_value, &w);
+    }
 
     while (!bpf_map_get_next_key(c->t->stack_time_fd, first ? NULL : &key, &next)) {
         first = false;
@@ -48,14 +117,15 @@ int collapsed_write(const char *path, struct collector *c, int count_value)
         struct blocker *b = collector_blocker(c, key.slot);
         if (!b)
             continue;
-        uint64_t value = count_value ? val.count : (val.ns + 500) / 1000;
+        take_wakers(&w, &key, &val);
+        uint64_t value = value_of(val.count, val.ns, count_value);
         if (!value)
             continue;
-        struct pm_proc *p = procmaps_get((int)key.tgid);
-        collapsed_line(f, p->comm[0] ? p->comm : b->comm,
-                       stacks_resolve(key.slot, (int)key.tgid, key.stack_id), b->cls.cls, value);
+        collapsed_line(f, comm_of((int)key.tgid, b), stacks_resolve(key.slot, (int)key.tgid, key.stack_id),
+                       b->cls.cls, value);
         lines++;
     }
+    wakers_free(&w);
     if (f != stdout && fclose(f)) {
         fprintf(stderr, "parktrace: cannot write collapsed stacks to %s: %s\n", path, strerror(errno));
         return -1;

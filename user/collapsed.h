@@ -1,6 +1,7 @@
 /* Collapsed stacks for flamegraph.pl: "root;...;leaf value" per line. */
 #ifndef PT_COLLAPSED_H
 #define PT_COLLAPSED_H
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "stacks.h"
@@ -12,8 +13,15 @@ struct collector;
 void collapsed_line(FILE *f, const char *root, const struct pt_stack *st, const char *leaf,
                     uint64_t value);
 
-/* Writes every (blocker, waiter stack) the kernel aggregated. Returns the
- * number of lines, or -1 when the file cannot be written. */
-int collapsed_write(const char *path, struct collector *c, int count_value);
+/* The same, followed by a "--" frame and the waker's stack innermost frame
+ * first, ending in WAKER_ROOT (the waker's process), as offwaketime writes it. */
+void collapsed_waker_line(FILE *f, const char *root, const struct pt_stack *st, const char *leaf,
+                          const struct pt_stack *waker, const char *waker_root, uint64_t value);
+
+/* Writes every (blocker, waiter stack) the kernel aggregated; with WAKER,
+ * every (blocker, waiter stack, waker stack) first, and each waiter stack's
+ * line keeps only the waits no waker was seen for. Returns the number of
+ * lines, or -1 when the file cannot be written. */
+int collapsed_write(const char *path, struct collector *c, int count_value, bool waker);
 
 #endif

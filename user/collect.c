@@ -8,6 +8,7 @@
 #include "jvm_tracker.h"
 #include "procmaps.h"
 #include "symbolize.h"
+#include "wakers.h"
 
 #define MAX_RESOLVE_TRIES 20
 
@@ -51,13 +52,15 @@ static void resolve(struct collector *c, uint32_t idx)
     }
     b->tries++;
     b->first_stack = stacks_resolve(idx, (int)s->first_tgid, s->first_stack);
+    bool named = true;
     if ((s->key.kind & 0xff) == PT_KIND_JVM_PARK) {
+        /* The kernel publishes a slot a moment before its class: retried. */
         if (!s->key.addr)
             snprintf(b->java_class, sizeof(b->java_class), "<no blocker>");
-        else if (!b->java_class[0] &&
-                 !jvm_tracker_class(b->pid, s->klass, b->java_class, sizeof(b->java_class)))
-            snprintf(b->java_class, sizeof(b->java_class), "<unknown class>");
-        classify_java(b->java_class, &b->cls);
+        else if (!b->java_class[0] && !jvm_tracker_class(b->pid, s->klass, b->java_class, sizeof(b->java_class)))
+            b->java_class[0] = '\0';
+        named = b->java_class[0] != '\0';
+        classify_java(named ? b->java_class : "<unknown class>", &b->cls);
     } else {
         classify_futex(b->first_stack, &b->cls);
     }
@@ -65,7 +68,7 @@ static void resolve(struct collector *c, uint32_t idx)
     /* The first stack arrives with the first waiter's first completed wait. */
     if (s->first_stack < 0)
         b->tries--;
-    b->resolved = b->first_stack->unwound || b->tries >= MAX_RESOLVE_TRIES;
+    b->resolved = (b->first_stack->unwound && named) || b->tries >= MAX_RESOLVE_TRIES;
 }
 
 struct blocker *collector_blocker(struct collector *c, uint32_t idx)
@@ -109,6 +112,7 @@ static void snapshot(const struct pt_slot *s, uint64_t now, struct pt_counters *
     out->parks = __atomic_load_n(&s->parks, __ATOMIC_ACQUIRE) + (parked > 0 ? (uint64_t)parked : 0);
     memcpy(out->ends, s->ends, sizeof(out->ends));
     out->parked_now = parked;
+    out->fast_parks = __atomic_load_n(&s->fast_parks, __ATOMIC_ACQUIRE);
     uint64_t inprog = parked > 0 ? (uint64_t)parked * now - sum : 0;
     /* A wait that began after NOW was read would make this negative. */
     if (parked > 0 && (uint64_t)parked * now < sum)
@@ -156,6 +160,13 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
     uint32_t nused = tracer_used_slots(c->t);
     r->rows = calloc(nused ? nused : 1, sizeof(*r->rows));
     r->window_ns = now - (interval ? c->window_start : c->start_ns);
+    r->sees_fast_parks = c->o->probes == PT_PROBES_UPROBES;
+
+    struct wakers wk;
+    struct waker_entry *top = calloc(nused ? nused : 1, sizeof(*top));
+    wakers_read(c->t->waker_time_fd, &wk);
+    wakers_top(&wk, nused, top);
+    wakers_free(&wk);
 
     for (uint32_t i = 0; i < nused; i++) {
         const struct pt_slot *s = &c->t->slots[i];
@@ -177,7 +188,7 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
         metrics_window(interval ? &b->prev : &zero, &cur, &extra, &row->fig);
         if (interval)
             b->prev = cur;
-        if (!row->fig.parks && !row->fig.thread_time_ns && !row->fig.parked_now)
+        if (!row->fig.parks && !row->fig.thread_time_ns && !row->fig.parked_now && !row->fig.fast_parks)
             continue;
         r->waits += row->fig.parks;
         r->blockers++;
@@ -195,8 +206,15 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
         row->first_thread = b->thread;
         row->first_stack = b->first_stack;
         row->top_frame = stacks_top_frame(b->first_stack);
+        if (top[i].count) {
+            row->waker_stack = stacks_resolve(i, (int)top[i].k.waker_tgid, top[i].k.waker_stack);
+            row->waker_comm = procmaps_get((int)top[i].k.waker_tgid)->comm;
+            row->waker_ns = top[i].ns;
+            row->waker_wakeups = top[i].count;
+        }
         r->nrows++;
     }
+    free(top);
     if (interval) {
         roll_window(c, nused, now);
         c->window_start = now;

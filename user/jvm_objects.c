@@ -50,6 +50,11 @@ int jvm_layout_read(struct jvm *j, struct jvm_layout *l)
         return -1;
     }
     l->park_blocker = blocker_off;
+    /* Only the uprobe mode needs it, to find an unparked thread. */
+    uint64_t eetop_var = jvm_symbol(j, "_ZN16java_lang_Thread13_eetop_offsetE");
+    uint32_t eetop_off;
+    if (eetop_var && read_u32(j, eetop_var, &eetop_off))
+        l->eetop = eetop_off;
     if (!jvm_offset(j, "oopDesc", l->compressed_klass ? "_metadata._compressed_klass" : "_metadata._klass",
                     &l->klass)) {
         snprintf(j->error, sizeof(j->error), "JVM %d: vmStructs lacks oopDesc's klass field", j->pid);

@@ -13,6 +13,7 @@ struct jvm_layout {
     uint64_t thread_obj;      /* JavaThread::_threadObj (an OopHandle) */
     uint64_t handle_obj;      /* OopHandle::_obj */
     uint64_t park_blocker;    /* java.lang.Thread.parkBlocker field offset */
+    uint64_t eetop;           /* java.lang.Thread.eetop (its JavaThread*); 0 if unknown */
     bool compressed_oops, compressed_klass;
     uint64_t oop_base, klass_base;
     uint32_t oop_shift, klass_shift;

@@ -2,12 +2,14 @@
 
 #include <bpf/bpf.h>
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "jvm_frames.h"
 #include "jvm_objects.h"
 #include "procmaps.h"
 
@@ -21,6 +23,7 @@ struct tracked {
     bool live;
     struct jvm j;
     struct jvm_layout l;
+    struct jvm_frames frames;
     int *tids;
     int ntids;
 };
@@ -104,13 +107,24 @@ static bool start_tracking(int pid, bool last_chance)
         .compressed_klass = t->l.compressed_klass,
         .osthread = osthread,
         .os_tid = os_tid,
+        .eetop = t->l.eetop,
     };
     uint32_t key = (uint32_t)pid;
     if (bpf_map_update_elem(tr->jvm_layouts_fd, &key, &kl, BPF_ANY)) {
         jvm_close(&t->j);
         return true;
     }
+    if (opts->probes == PT_PROBES_UPROBES) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "/proc/%d/root%s", pid, t->j.libjvm);
+        tracer_attach_jvm(tr, path);
+    }
     t->live = true;
+    jvm_frames_open(&t->frames, &t->j, &t->l);
+    if (!t->frames.preserve_fp)
+        fprintf(stderr, "parktrace: JVM %d runs without -XX:+PreserveFramePointer: its Java stacks stop at "
+                        "the first JIT-compiled frame; blockers, classes and times are complete. Restart it "
+                        "with -XX:+PreserveFramePointer for whole stacks\n", pid);
     t->tids = calloc(MAX_JAVA_THREADS, sizeof(int));
     njvms++;
     refresh(t);
@@ -261,9 +275,19 @@ bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len)
     return false;
 }
 
+bool jvm_tracker_frame_name(int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
+                            size_t len)
+{
+    for (int i = 0; i < njvms; i++)
+        if (jvms[i].pid == pid)
+            return jvm_frames_name(&jvms[i].frames, &jvms[i].j, &jvms[i].l, pc, fp, smp, out, len);
+    return false;
+}
+
 void jvm_tracker_free(void)
 {
     for (int i = 0; i < njvms; i++) {
+        jvm_frames_close(&jvms[i].frames, jvms[i].pid);
         jvm_close(&jvms[i].j);
         free(jvms[i].tids);
     }

@@ -5,6 +5,7 @@
 #define PT_JVM_TRACKER_H
 #include <stddef.h>
 #include <stdint.h>
+#include "../bpf/parktrace.h"
 #include "loader.h"
 #include "options.h"
 
@@ -20,6 +21,11 @@ void jvm_tracker_discover_named(void);
 
 /* The Java name of class KLASS in process PID; false when unknown. */
 bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len);
+
+/* The Java name of the frame at PC (frame pointer FP, in stack copy SMP)
+ * of JVM PID; false when PC is not Java code of a tracked JVM. */
+bool jvm_tracker_frame_name(int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
+                            size_t len);
 
 void jvm_tracker_free(void);
 

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,8 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     libbpf_set_print(libbpf_quiet);
     bool futex = o->kinds & (1u << PT_KIND_FUTEX);
     bool syscalls = futex && o->probes == PT_PROBES_SYSCALLS;
+    if (o->probes == PT_PROBES_SYSCALLS && !futex)
+        syscalls = false;
     /* Only the syscall tracepoints need tracefs; tp_btf programs do not. */
     if (syscalls && preflight_tracefs())
         return -1;
@@ -60,7 +63,13 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
 
     bool waitv = syscalls && tracepoint_exists("sys_enter_futex_waitv");
     bool jvm_park = o->kinds & (1u << PT_KIND_JVM_PARK);
-    bool sched = (futex || jvm_park) && o->probes == PT_PROBES_SCHED;
+    bool uprobes = jvm_park && o->probes == PT_PROBES_UPROBES;
+    /* With --probes uprobes, futex waits are still timed from the scheduler. */
+    bool sched = (futex && o->probes != PT_PROBES_SYSCALLS) || (jvm_park && o->probes == PT_PROBES_SCHED);
+    skel->rodata->park_uprobes = uprobes;
+    bpf_program__set_autoload(skel->progs.unsafe_park, uprobes);
+    bpf_program__set_autoload(skel->progs.unsafe_park_exit, uprobes);
+    bpf_program__set_autoload(skel->progs.unsafe_unpark, uprobes);
     bpf_program__set_autoload(skel->progs.futex_enter, syscalls);
     bpf_program__set_autoload(skel->progs.futex_exit, syscalls);
     bpf_program__set_autoload(skel->progs.futex_waitv_enter, waitv);
@@ -92,6 +101,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
         return -1;
     }
     t->stack_time_fd = bpf_map__fd(skel->maps.stack_time);
+    t->waker_time_fd = bpf_map__fd(skel->maps.waker_time);
     t->stacks_fd = bpf_map__fd(skel->maps.stacks);
     t->samples_fd = bpf_map__fd(skel->maps.samples);
     t->traced_fd = bpf_map__fd(skel->maps.traced);
@@ -134,8 +144,53 @@ void tracer_start_window(struct tracer *t, uint64_t now)
     __atomic_add_fetch(&t->skel->data->window_gen, 1, __ATOMIC_RELEASE);
 }
 
+/* Attaches one program to FUNC in the libjvm at PATH, for every process. */
+static int attach_jvm_probe(struct tracer *t, struct bpf_program *prog, bool ret, const char *path,
+                            const char *func)
+{
+    if (t->nlinks == TRACER_MAX_LINKS)
+        return -1;
+    LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret);
+    struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
+    if (!link) {
+        fprintf(stderr, "parktrace: cannot attach a uprobe to %s in %s: %s\n", func, path, strerror(errno));
+        return -1;
+    }
+    t->links[t->nlinks++] = link;
+    return 0;
+}
+
+int tracer_attach_jvm(struct tracer *t, const char *libjvm)
+{
+    struct stat st;
+    if (!t->skel || !bpf_program__autoload(t->skel->progs.unsafe_park))
+        return 0;
+    if (stat(libjvm, &st)) {
+        fprintf(stderr, "parktrace: cannot put uprobes on %s: %s\n", libjvm, strerror(errno));
+        return -1;
+    }
+    /* One file seen through several paths (containers) is probed once. */
+    for (int i = 0; i < t->njvm_files; i++)
+        if (t->jvm_files[i].dev == st.st_dev && t->jvm_files[i].ino == st.st_ino)
+            return 0;
+    if (t->njvm_files == TRACER_MAX_JVMS) {
+        fprintf(stderr, "parktrace: more than %d different libjvm files; %s is not probed\n", TRACER_MAX_JVMS,
+                libjvm);
+        return -1;
+    }
+    t->jvm_files[t->njvm_files].dev = st.st_dev;
+    t->jvm_files[t->njvm_files++].ino = st.st_ino;
+    if (attach_jvm_probe(t, t->skel->progs.unsafe_park, false, libjvm, "Unsafe_Park") ||
+        attach_jvm_probe(t, t->skel->progs.unsafe_park_exit, true, libjvm, "Unsafe_Park") ||
+        attach_jvm_probe(t, t->skel->progs.unsafe_unpark, false, libjvm, "Unsafe_Unpark"))
+        return -1;
+    return 0;
+}
+
 void tracer_close(struct tracer *t)
 {
+    for (int i = 0; i < t->nlinks; i++)
+        bpf_link__destroy(t->links[i]);
     if (t->slots)
         munmap(t->slots, t->slots_len);
     if (t->skel)

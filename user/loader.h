@@ -8,12 +8,22 @@
 
 struct parktrace_bpf;
 
+struct bpf_link;
+
+#define TRACER_MAX_JVMS 32
+#define TRACER_MAX_LINKS (3 * TRACER_MAX_JVMS)
+
 struct tracer {
     struct parktrace_bpf *skel;
     struct pt_slot *slots;     /* the kernel's blocker array, mmapped */
     size_t slots_len;
     uint32_t nslots;
-    int stack_time_fd, stacks_fd, samples_fd, traced_fd, jvm_layouts_fd, java_threads_fd, execs_fd;
+    /* --probes uprobes: the probes on each distinct libjvm */
+    struct bpf_link *links[TRACER_MAX_LINKS];
+    int nlinks;
+    struct { uint64_t dev, ino; } jvm_files[TRACER_MAX_JVMS];
+    int njvm_files;
+    int stack_time_fd, waker_time_fd, stacks_fd, samples_fd, traced_fd, jvm_layouts_fd, java_threads_fd, execs_fd;
 };
 
 /* Returns 0, or -1 after printing one line saying what failed. FOLLOW
@@ -28,6 +38,11 @@ uint32_t tracer_used_slots(const struct tracer *t);
 uint64_t tracer_drop(const struct tracer *t, int which);
 /* Starts a new window at NOW for the kernel's per-window thread counting. */
 void tracer_start_window(struct tracer *t, uint64_t now);
+
+/* --probes uprobes: puts the park and unpark probes on the libjvm at PATH
+ * (once per file, for every process that maps it). 0, or -1 after saying
+ * why in one line. */
+int tracer_attach_jvm(struct tracer *t, const char *libjvm);
 
 /* Detaches every probe and frees every map. */
 void tracer_close(struct tracer *t);

@@ -156,10 +156,6 @@ int main(int argc, char **argv)
         options_usage(stderr);
         return 1;
     }
-    if (r.o.waker) {
-        fprintf(stderr, "parktrace: --waker is not available in this version yet\n");
-        return 2;
-    }
     if (preflight_pids(r.o.pids, r.o.npids) || preflight_privileges() || preflight_btf())
         return 2;
     r.out = stdout;
@@ -199,7 +195,7 @@ int main(int argc, char **argv)
         emit(&r, PT_REPORT_INTERVAL);
     emit(&r, PT_REPORT_FINAL);
     rc = 0;
-    if (r.o.collapsed && collapsed_write(r.o.collapsed, &r.c, r.o.collapsed_count) < 0)
+    if (r.o.collapsed && collapsed_write(r.o.collapsed, &r.c, r.o.collapsed_count, r.o.waker) < 0)
         rc = 2;
     if (r.o.self_stats)
         selfstats_print(stderr, &r.t, (double)(collect_now_ns() - r.c.start_ns) / 1e9);

@@ -24,6 +24,7 @@ void metrics_window(const struct pt_counters *prev, const struct pt_counters *cu
     memset(out, 0, sizeof(*out));
     out->window_ns = delta(prev->t, cur->t);
     out->parks = delta(prev->parks, cur->parks);
+    out->fast_parks = delta(prev->fast_parks, cur->fast_parks);
     out->wakeups = delta(prev->ends[PT_END_WOKEN], cur->ends[PT_END_WOKEN]);
     out->timeouts = delta(prev->ends[PT_END_TIMEOUT], cur->ends[PT_END_TIMEOUT]);
     out->interrupts = delta(prev->ends[PT_END_INTERRUPTED], cur->ends[PT_END_INTERRUPTED]);
@@ -70,6 +71,7 @@ void metrics_derive(struct pt_figures *f, uint64_t life_ns)
 void metrics_merge(struct pt_figures *into, const struct pt_figures *add)
 {
     into->parks += add->parks;
+    into->fast_parks += add->fast_parks;
     into->wakeups += add->wakeups;
     into->timeouts += add->timeouts;
     into->interrupts += add->interrupts;

@@ -15,6 +15,7 @@ struct pt_counters {
     uint64_t thread_ns;
     uint64_t real_ns;
     int64_t parked_now;
+    uint64_t fast_parks;
     uint64_t hist[PT_HIST_SLOTS];
 };
 
@@ -31,6 +32,7 @@ struct pt_window_extra {
 struct pt_figures {
     uint64_t window_ns;
     uint64_t parks, wakeups, timeouts, interrupts;
+    uint64_t fast_parks;       /* parks that did not block: seen by --probes uprobes only */
     uint64_t parked_now, peak_parked;
     uint64_t thread_time_ns, real_time_ns;
     uint64_t avg_park_ns, max_park_ns, avg_hold_ns;

@@ -63,7 +63,9 @@ void options_usage(FILE *f)
           "      --role CLASS=lock|wait override a class's role\n"
           "      --max-blockers N       size of the kernel blocker table (default 16384)\n"
           "      --self-stats           at exit, print parktrace's own CPU, memory and BPF run time\n"
-          "      --probes sched|syscalls  time waits from the scheduler (default) or at the futex calls\n"
+          "      --probes sched|syscalls|uprobes\n"
+          "                             time waits from the scheduler (default), at the futex calls, or\n"
+          "                             (Java parks) with uprobes on Unsafe_Park/Unsafe_Unpark\n"
           "  -h, --help, --version\n",
           f);
 }
@@ -253,8 +255,8 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             o->self_stats = true;
             break;
         case OPT_PROBES:
-            if ((k = CHOICE(optarg, "sched", "syscalls")) < 0)
-                return fail("invalid --probes '%s' (sched or syscalls)", optarg);
+            if ((k = CHOICE(optarg, "sched", "syscalls", "uprobes")) < 0)
+                return fail("invalid --probes '%s' (sched, syscalls or uprobes)", optarg);
             o->probes = (enum pt_probes)k;
             break;
         case 'h':
@@ -276,5 +278,9 @@ int options_parse(int argc, char **argv, struct pt_options *o)
         if (o->npids)
             return fail("%s", "use either -p or -- COMMAND, not both");
     }
+    if (o->waker && !o->collapsed)
+        return fail("%s", "--waker adds wakers to the collapsed stacks: give --collapsed FILE too");
+    if (o->waker && o->probes == PT_PROBES_SYSCALLS)
+        return fail("%s", "--waker needs --probes sched or uprobes: the futex calls do not show the waker");
     return 0;
 }

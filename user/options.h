@@ -14,7 +14,7 @@ extern const char *const pt_kind_names[PT_KIND_COUNT];
 
 enum pt_format { PT_FORMAT_TEXT, PT_FORMAT_JSON };
 enum pt_group { PT_BY_OBJECT, PT_BY_CLASS, PT_BY_SITE };
-enum pt_probes { PT_PROBES_SCHED, PT_PROBES_SYSCALLS };
+enum pt_probes { PT_PROBES_SCHED, PT_PROBES_SYSCALLS, PT_PROBES_UPROBES };
 
 struct pt_role_override {
     char *cls;

@@ -25,6 +25,11 @@ struct pt_row {
     const char *first_thread;
     const struct pt_stack *first_stack;
     const char *top_frame;
+    /* The stack that ended most of this blocker's wait time by waking its
+     * waiters, over the run so far; NULL when no waker was seen. */
+    const struct pt_stack *waker_stack;
+    const char *waker_comm;
+    uint64_t waker_ns, waker_wakeups;
 };
 
 struct pt_report {
@@ -34,6 +39,7 @@ struct pt_report {
     uint64_t waits, blockers;
     uint64_t drops[PT_DROP_COUNT];
     uint64_t dropped_events, dropped_stacks;
+    bool sees_fast_parks;      /* --probes uprobes: fast_parks is measured */
     struct pt_row *rows;
     int nrows;
 };

@@ -1,6 +1,7 @@
 /* The JSON Lines report of spec/cli.md: one object per report. */
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 #include "json.h"
 #include "report.h"
@@ -21,7 +22,18 @@ static void write_f(FILE *f, const char *key, double v)
     json_number(f, v);
 }
 
-static void write_row(FILE *f, const struct pt_row *row)
+static void write_frames(FILE *f, const struct pt_stack *st)
+{
+    fputc('[', f);
+    for (int i = 0; st && i < st->n; i++) {
+        if (i)
+            fputc(',', f);
+        json_string(f, st->frames[i].name);
+    }
+    fputc(']', f);
+}
+
+static void write_row(FILE *f, const struct pt_row *row, bool sees_fast_parks)
 {
     const struct pt_figures *g = &row->fig;
     fputs("{\"kind\":", f);
@@ -36,6 +48,11 @@ static void write_row(FILE *f, const struct pt_row *row)
     write_u64(f, "parks", g->parks);
     write_u64(f, "wakeups", g->wakeups);
     write_u64(f, "timeouts", g->timeouts);
+    /* An extension of the contract; null where the probes cannot see them. */
+    if (sees_fast_parks && strcmp(row->kind, "jvm-park") == 0)
+        write_u64(f, "fast_parks", g->fast_parks);
+    else
+        fputs(",\"fast_parks\":null", f);
     write_u64(f, "parked_now", g->parked_now);
     write_u64(f, "peak_parked", g->peak_parked);
     write_u64(f, "thread_time_ns", g->thread_time_ns);
@@ -61,14 +78,25 @@ static void write_row(FILE *f, const struct pt_row *row)
     }
     fputs("],\"first_thread\":", f);
     json_string(f, row->first_thread);
-    fputs(",\"first_stack\":[", f);
-    for (int i = 0; row->first_stack && i < row->first_stack->n; i++) {
-        if (i)
-            fputc(',', f);
-        json_string(f, row->first_stack->frames[i].name);
-    }
-    fputs("],\"top_frame\":", f);
+    fputs(",\"first_stack\":", f);
+    write_frames(f, row->first_stack);
+    fputs(",\"top_frame\":", f);
     json_string(f, row->top_frame);
+    /* An extension of the contract: who caused the waits. */
+    fputs(",\"top_waker\":", f);
+    if (row->waker_stack) {
+        fputs("{\"comm\":", f);
+        json_string(f, row->waker_comm);
+        write_u64(f, "wakeups", row->waker_wakeups);
+        write_u64(f, "time_ns", row->waker_ns);
+        fputs(",\"top_frame\":", f);
+        json_string(f, stacks_top_frame(row->waker_stack));
+        fputs(",\"stack\":", f);
+        write_frames(f, row->waker_stack);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
     fputc('}', f);
 }
 
@@ -87,7 +115,7 @@ void report_json_write(FILE *f, const struct pt_report *r)
     for (int i = 0; i < r->nrows; i++) {
         if (i)
             fputc(',', f);
-        write_row(f, &r->rows[i]);
+        write_row(f, &r->rows[i], r->sees_fast_parks);
     }
     fputs("],\"phases\":[]}\n", f);
     fflush(f);

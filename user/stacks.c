@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../bpf/parktrace.h"
+#include "jvm_tracker.h"
 #include "unwind.h"
 
 #define BUCKETS 4096
@@ -15,6 +16,7 @@ struct entry {
     uint32_t slot;
     int tgid, stack_id;
     uint64_t *pcs;           /* unwound pcs, or NULL */
+    char **java;             /* per unwound pc, its Java name or NULL */
     int npcs;
     bool named;
     struct pt_stack st;
@@ -54,11 +56,25 @@ static void unname(struct entry *e)
     e->named = false;
 }
 
+/* Java frames are named now, while the JVM and its stack copy are at hand. */
+static void name_java(int tgid, const struct pt_sample *smp, const uint64_t *fps, struct entry *e)
+{
+    char name[512];
+    for (int i = 0; i < e->npcs; i++) {
+        uint64_t look = i > 0 ? e->pcs[i] - 1 : e->pcs[i];
+        if (!jvm_tracker_frame_name(tgid, look, fps[i], smp, name, sizeof(name)))
+            continue;
+        if (!e->java)
+            e->java = calloc((size_t)e->npcs, sizeof(*e->java));
+        e->java[i] = strdup(name);
+    }
+}
+
 void stacks_poll_samples(void)
 {
     struct pt_sample_key key, next;
     static struct pt_sample smp;
-    uint64_t pcs[PT_MAX_FRAMES];
+    uint64_t pcs[PT_MAX_FRAMES], fps[PT_MAX_FRAMES];
     bool first = true;
 
     if (samples_fd < 0)
@@ -76,11 +92,12 @@ void stacks_poll_samples(void)
             continue;
         struct entry *e = lookup(keys[i].slot, (int)keys[i].tgid, keys[i].stack_id);
         if (!e->pcs) {
-            int n = unwind_sample((int)keys[i].tgid, &smp, pcs, PT_MAX_FRAMES);
+            int n = unwind_sample((int)keys[i].tgid, &smp, pcs, fps, PT_MAX_FRAMES);
             if (n > 0) {
                 e->pcs = malloc((size_t)n * sizeof(*pcs));
                 memcpy(e->pcs, pcs, (size_t)n * sizeof(*pcs));
                 e->npcs = n;
+                name_java((int)keys[i].tgid, &smp, fps, e);
                 unname(e);    /* a frame-pointer naming may have come first */
             }
         }
@@ -103,8 +120,14 @@ static void name_entry(struct entry *e)
         pcs = fp;
     }
     e->st.frames = calloc(n ? (size_t)n : 1, sizeof(struct pt_frame));
-    for (int i = 0; i < n; i++)
-        symbolize_code(e->tgid, pcs[i], i > 0, &e->st.frames[i]);
+    for (int i = 0; i < n; i++) {
+        if (e->pcs && e->java && e->java[i]) {
+            e->st.frames[i].name = strdup(e->java[i]);
+            e->st.frames[i].module = strdup(PT_JAVA_MODULE);
+        } else {
+            symbolize_code(e->tgid, pcs[i], i > 0, &e->st.frames[i]);
+        }
+    }
     e->st.n = n;
     e->st.unwound = e->pcs != NULL;
     e->named = true;
@@ -135,6 +158,9 @@ void stacks_free_all(void)
         while (e) {
             struct entry *next = e->next;
             unname(e);
+            for (int i = 0; e->java && i < e->npcs; i++)
+                free(e->java[i]);
+            free(e->java);
             free(e->pcs);
             free(e);
             e = next;

@@ -84,9 +84,16 @@ void frame_free(struct pt_frame *f)
 bool frame_is_runtime(const struct pt_frame *f)
 {
     static const char *const prefixes[] = {"libc.so", "libc-", "libpthread", "ld-linux",
-                                           "libstdc++", "ld-musl", "libc.musl"};
+                                           "libstdc++", "ld-musl", "libc.musl", "libjvm.so"};
+    static const char *const jdk[] = {"java.", "jdk.", "sun.", "["};
     if (!f->module)
         return false;
+    if (strcmp(f->module, PT_JAVA_MODULE) == 0) {
+        for (size_t i = 0; i < sizeof(jdk) / sizeof(jdk[0]); i++)
+            if (strncmp(f->name, jdk[i], strlen(jdk[i])) == 0)
+                return true;
+        return false;
+    }
     for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
         if (strncmp(f->module, prefixes[i], strlen(prefixes[i])) == 0)
             return true;

@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The module of a Java frame named from the JVM. */
+#define PT_JAVA_MODULE "[java]"
+
 struct pt_frame {
     char *name;
     char *module;      /* basename of the mapped file, or NULL */
@@ -25,8 +28,9 @@ char *symbolize_demangle(const char *name);
 
 void frame_free(struct pt_frame *f);
 
-/* True for frames of the C runtime (libc, libpthread, the dynamic loader,
- * libstdc++), which are never the "application frame" of a wait. */
+/* True for frames of a runtime (libc, libpthread, the dynamic loader,
+ * libstdc++, the JVM itself and the JDK's own classes), which are never
+ * the "application frame" of a wait. */
 bool frame_is_runtime(const struct pt_frame *f);
 
 #endif

@@ -13,7 +13,7 @@
 
 struct unwind_ctx {
     const struct pt_sample *smp;
-    uint64_t *pcs;
+    uint64_t *pcs, *fps;
     int n, max;
 };
 
@@ -132,16 +132,22 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
     bool activation;
     if (!dwfl_frame_pc(state, &pc, &activation) || pc == 0)
         return DWARF_CB_ABORT;
+    /* The frame's rbp: an interpreted Java frame keeps its Method* below it. */
+    Dwarf_Word fp = 0;
+    if (c->fps && dwfl_frame_reg(state, 6, &fp) != 0)
+        fp = 0;
+    if (c->fps)
+        c->fps[c->n] = fp;
     c->pcs[c->n++] = pc;
     return c->n < c->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, int max)
+int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, uint64_t *fps, int max)
 {
     struct proc_dwfl *d = dwfl_for(pid);
     if (!d->dwfl)
         return 0;
-    d->ctx = (struct unwind_ctx){.smp = smp, .pcs = pcs, .n = 0, .max = max};
+    d->ctx = (struct unwind_ctx){.smp = smp, .pcs = pcs, .fps = fps, .n = 0, .max = max};
     /* A non-zero result only says the walk stopped; the frames found so far
      * are still right. */
     dwfl_getthread_frames(d->dwfl, (pid_t)smp->tid, frame_cb, &d->ctx);

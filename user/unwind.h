@@ -7,8 +7,10 @@
 #include "../bpf/parktrace.h"
 
 /* Fills PCS (innermost first; every pc after the first is a return
- * address) from the sample of process PID. Returns the number of frames. */
-int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, int max);
+ * address) from the sample of process PID, and FPS (when not NULL) with each
+ * frame's rbp, 0 when unknown. Code without CFI, such as JIT-compiled Java,
+ * is walked by its frame pointers. Returns the number of frames. */
+int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, uint64_t *fps, int max);
 
 void unwind_free_all(void);
 

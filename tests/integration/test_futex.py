@@ -340,7 +340,8 @@ TOTALS_KEYS = {"waits", "blockers", "dropped_events", "dropped_stacks"}
 BLOCKER_KEYS = {"kind", "pid", "comm", "id", "name", "class", "role", "parks", "wakeups", "timeouts",
                 "parked_now", "peak_parked", "thread_time_ns", "real_time_ns", "avg_park_ns", "max_park_ns",
                 "avg_hold_ns", "real_util", "thread_util", "real_life_util", "thread_life_util", "threads",
-                "csp", "hist_ns", "first_thread", "first_stack", "top_frame"}
+                "csp", "hist_ns", "first_thread", "first_stack", "top_frame",
+                "top_waker", "fast_parks"}  # parktrace's extensions of the contract
 
 
 @test
@@ -380,6 +381,35 @@ def grouping_by_class_and_site_conserves_totals():
         check(0.95 * blocked <= group[0]["parks"] <= 1.05 * blocked + 50,
               f"--by {by}: {group[0]['parks']} parks, the workload blocked {blocked} times")
         within(group[0]["thread_time_ns"], blocked_ns, 0.05, f"--by {by} group thread time")
+
+
+@test
+def waker_stacks_show_who_caused_the_wait():
+    folded = os.path.join(TMP, "waker.txt")
+    wl, reports, _ = run_workload_traced(("--waker", "--collapsed", folded, "--collapsed-value", "count"),
+                                         ("-t", "8", "-m", "2", "-s", "2"))
+    final = final_of(reports)
+    for m in wl["mutexes"]:
+        b = [b for b in final["blockers"] if b["name"] == m["name"]][0]
+        w = b["top_waker"]
+        check(w is not None, f"{m['name']}: no waker recorded")
+        # Every wait on a mutex is ended by an unlock in worker().
+        check(any("mutex_unlock" in f for f in w["stack"]) and w["top_frame"] == "worker",
+              f"{m['name']}: waker stack is not worker's unlock: {w['stack']}")
+        check(b["wakeups"] >= 0.95 * (b["parks"] - b["parked_now"]), f"{m['name']}: wakeups {b['wakeups']}")
+        check(w["wakeups"] >= 0.9 * b["wakeups"], f"{m['name']}: top waker has {w['wakeups']} of {b['wakeups']}")
+    cond = [b for b in final["blockers"] if b["pid"] == wl["pid"] and b["class"] == "pthread_cond"]
+    check(cond and cond[0]["top_waker"] and cond[0]["top_waker"]["top_frame"] == "producer",
+          f"the condvar's waker is not producer(): {cond and cond[0]['top_waker']}")
+    lines = open(folded).read().splitlines()
+    woke = [l for l in lines if ";--;" in l]
+    check(any(l.rpartition(" ")[0].split(";--;")[1].startswith(("__", "pthread", "lll")) and ";worker;" in
+              l.split(";--;")[1] for l in woke), "no --waker line ends in worker()'s unlock")
+    check(all(l.rpartition(" ")[0].endswith(";mutex_contentio") for l in woke),
+          "a waker line does not end with the waker's process")
+    counted = sum(int(l.rpartition(" ")[2]) for l in lines)
+    parks = sum(b["parks"] - b["parked_now"] for b in final["blockers"])
+    check(counted == parks, f"--waker lines count {counted} waits, {parks} completed")
 
 
 if __name__ == "__main__":

@@ -11,12 +11,13 @@ def java(*args):
     return ["--", "java", "-Xmx128m", "-cp", JAVA_CP, *args]
 
 
-def run_java(*args, pt_args=()):
+def run_java(*args, pt_args=(), jvm_flags=(), want_stderr=False):
     """Runs a Java workload under parktrace: its own JSON line, and the final report."""
-    p = run_pt(["-f", "json", "--top", "0", *pt_args, *java(*args)], timeout=90)
+    p = run_pt(["-f", "json", "--top", "0", *pt_args, *java(*jvm_flags, *args)], timeout=90)
     check(p.returncode == 0, p.stderr)
     own = [l for l in p.stdout.splitlines() if l.startswith("{") and not l.startswith('{"type":')]
-    return (json.loads(own[-1]) if own else None), final_of(json_reports(p.stdout))
+    got = (json.loads(own[-1]) if own else None), final_of(json_reports(p.stdout))
+    return (*got, p.stderr) if want_stderr else got
 
 
 def jvm_rows(final, kind="jvm-park"):
@@ -59,14 +60,15 @@ def parks_with_and_without_blocker():
 
 @test
 def a_park_is_never_also_a_futex_wait():
-    wl, final = run_java("TimedParks", "3")
-    parks = sum(b["parks"] for b in jvm_rows(final))
-    as_futex = sum(b["parks"] for b in final["blockers"]
-                   if b["kind"] == "futex" and "Parker::park(bool, long)" in b["first_stack"])
-    total = wl["gate_parks"] + wl["free_parks"]
-    # Each park is counted once, under one kind or the other, never both.
-    check(parks + as_futex <= total * 1.01, f"{parks} jvm-park + {as_futex} futex parks > {total} made")
-    check(parks >= 0.85 * total, f"only {parks} of {total} parks were seen as jvm-park")
+    for probes in ("sched", "uprobes"):
+        wl, final = run_java("TimedParks", "3", pt_args=["--probes", probes])
+        parks = sum(b["parks"] for b in jvm_rows(final))
+        as_futex = sum(b["parks"] for b in final["blockers"]
+                       if b["kind"] == "futex" and "Parker::park(bool, long)" in b["first_stack"])
+        total = wl["gate_parks"] + wl["free_parks"]
+        # Each park is counted once, under one kind or the other, never both.
+        check(parks + as_futex <= total * 1.01, f"{probes}: {parks} jvm-park + {as_futex} futex parks > {total} made")
+        check(parks >= 0.85 * total, f"{probes}: only {parks} of {total} parks were seen as jvm-park")
 
 
 @test
@@ -137,6 +139,60 @@ def kinds_select_what_is_traced():
     _, final = run_java("TimedParks", "1", pt_args=("--kinds", "futex"))
     kinds = {b["kind"] for b in final["blockers"]}
     check(kinds == {"futex"}, f"--kinds futex traced {sorted(kinds)}")
+
+
+LOCK = "java.util.concurrent.locks.ReentrantLock"
+WORKER = "LargeCriticalSection.lambda$main$0"
+
+
+@test
+def java_stacks_are_named_with_preserve_frame_pointer():
+    folded = os.path.join(TMP, "java-stacks.txt")
+    _, final, err = run_java("LargeCriticalSection", "2", "2", jvm_flags=["-XX:+PreserveFramePointer"],
+                             pt_args=["--kinds", "jvm-park", "--waker", "--collapsed", folded], want_stderr=True)
+    check("PreserveFramePointer" not in err, f"a JVM with the flag was told to add it: {err.strip()}")
+    waiters = [l.rpartition(" ")[0].split(";--;")[0].split(";") for l in open(folded).read().splitlines()]
+    # Root first: the workload's method calls ReentrantLock.lock, which parks.
+    check(any(WORKER in f and f"{LOCK}.lock" in f and f.index(WORKER) < f.index(f"{LOCK}.lock") <
+              f.index("jdk.internal.misc.Unsafe.park") for f in waiters),
+          f"no stack runs {WORKER} -> {LOCK}.lock -> Unsafe.park: {waiters[:1]}")
+    for b in [b for b in jvm_rows(final) if b["class"] == f"{LOCK}$NonfairSync"]:
+        check(b["top_frame"] == WORKER, f"top frame {b['top_frame']}: JDK frames are not the site")
+        w = b["top_waker"]
+        # Who caused it: the lock holder's unlock, in the workload's method.
+        check(w and f"{LOCK}.unlock" in w["stack"] and w["top_frame"] == WORKER,
+              f"waker stack is not the holder's unlock: {w and w['stack']}")
+        check(w["wakeups"] >= 0.9 * b["wakeups"] and b["wakeups"] >= 0.9 * (b["parks"] - b["parked_now"]),
+              f"wakeups {b['wakeups']}, top waker {w['wakeups']}, parks {b['parks']}")
+
+
+@test
+def missing_preserve_frame_pointer_is_said_once():
+    _, final, err = run_java("LargeCriticalSection", "1", "2", pt_args=["--kinds", "jvm-park"], want_stderr=True)
+    said = [l for l in err.splitlines() if "-XX:+PreserveFramePointer" in l]
+    check(len(said) == 1 and "restart" in said[0].lower(), f"expected one line of advice: {err.strip()}")
+    check(len([b for b in jvm_rows(final) if b["class"] == f"{LOCK}$NonfairSync"]) == 3,
+          "blockers must be reported without the flag too")
+
+
+@test
+def uprobe_probe_mode_times_parks_once_and_counts_fast_parks():
+    # The plain way: uprobes on Unsafe_Park/Unsafe_Unpark, futex waits still traced.
+    _, final = run_java("LargeCriticalSection", "2", "3", pt_args=["--probes", "uprobes"])
+    locks = sorted((b for b in jvm_rows(final) if b["class"] == f"{LOCK}$NonfairSync"),
+                   key=lambda b: b["avg_hold_ns"])
+    check(len(locks) == 3, f"expected 3 lock rows, got {len(locks)}")
+    for b, hold_ms in zip(locks, (4, 16, 64)):
+        within(b["avg_hold_ns"], hold_ms * 1e6, 0.10, f"uprobes: {hold_ms} ms lock avg_hold_ns")
+        done = b["parks"] - b["parked_now"]
+        check(b["wakeups"] >= 0.95 * done, f"uprobes: {b['wakeups']} unparked of {done} parks")
+        check(b["top_waker"] and "Unsafe_Unpark" in b["top_waker"]["stack"],
+              f"uprobes: waker stack is not an unpark: {b['top_waker']}")
+    wl, final = run_java("FastParks", "3000", pt_args=["--probes", "uprobes", "--kinds", "jvm-park"])
+    token = [b for b in jvm_rows(final) if b["class"] == "FastParks$Token"]
+    check(len(token) == 1 and token[0]["parks"] == 0, f"parks with a permit counted as waits: {token}")
+    check(0.95 * wl["fast"] <= token[0]["fast_parks"] <= wl["fast"],
+          f"{token[0]['fast_parks']} fast parks seen of {wl['fast']}")
 
 
 if __name__ == "__main__":

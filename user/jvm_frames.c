@@ -1,0 +1,179 @@
+#include "jvm_frames.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jvm_attach.h"
+
+/* x86-64 HotSpot interpreter frames (frame_x86.hpp): below the saved rbp
+ * come the sender's sp, the last sp, then the Method*. Not in vmStructs; a
+ * wrong guess is caught by the checks in method_name. */
+#define INTERP_METHOD_SLOT (-3)
+#define PERFMAP_RETRY_NS 1000000000ULL   /* at most one request a second */
+#define PERFMAP_MAX_FAILURES 3
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static bool read_flag(const struct jvm *j, const char *name, bool *v)
+{
+    uint64_t addr = jvm_symbol(j, name);
+    uint8_t b;
+    if (!addr || !procmem_read(&j->mem, addr, &b, 1))
+        return false;
+    *v = b != 0;
+    return true;
+}
+
+static void read_code_ranges(struct jvm_frames *f, const struct jvm *j)
+{
+    uint64_t a_code, a_lo, a_hi, o_buf, o_limit, queue, buf;
+    int32_t limit;
+    if (jvm_static(j, "AbstractInterpreter", "_code", &a_code) &&
+        jvm_offset(j, "StubQueue", "_stub_buffer", &o_buf) &&
+        jvm_offset(j, "StubQueue", "_buffer_limit", &o_limit) && procmem_u64(&j->mem, a_code, &queue) &&
+        queue && procmem_u64(&j->mem, queue + o_buf, &buf) &&
+        procmem_read(&j->mem, queue + o_limit, &limit, sizeof(limit)) && limit > 0) {
+        f->interp_lo = buf;
+        f->interp_hi = buf + (uint64_t)limit;
+    }
+    if (jvm_static(j, "CodeCache", "_low_bound", &a_lo) && jvm_static(j, "CodeCache", "_high_bound", &a_hi)) {
+        procmem_u64(&j->mem, a_lo, &f->code_lo);
+        procmem_u64(&j->mem, a_hi, &f->code_hi);
+    }
+}
+
+void jvm_frames_open(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l)
+{
+    (void)l;
+    memset(f, 0, sizeof(*f));
+    f->method_slot = INTERP_METHOD_SLOT;
+    read_code_ranges(f, j);
+    /* Unknown counts as off: the advice is then given rather than missed. */
+    read_flag(j, "PreserveFramePointer", &f->preserve_fp);
+    read_flag(j, "DisableAttachMechanism", &f->attach_disabled);
+    f->ok = jvm_offset(j, "Method", "_constMethod", &f->const_method) &&
+            jvm_offset(j, "ConstMethod", "_constants", &f->constants) &&
+            jvm_offset(j, "ConstMethod", "_name_index", &f->name_index) &&
+            jvm_offset(j, "ConstantPool", "_pool_holder", &f->pool_holder) &&
+            jvm_type_size(j, "ConstantPool", &f->pool_size);
+}
+
+void jvm_frames_close(struct jvm_frames *f, int pid)
+{
+    for (int i = 0; i < JVM_METHOD_CACHE; i++)
+        free(f->cache[i].name);
+    perfmap_free(&f->perf);
+    /* Leave no file behind that only parktrace asked for. */
+    if (f->perf_ours)
+        perfmap_remove(pid);
+    memset(f, 0, sizeof(*f));
+}
+
+/* "Class.method" of a Method*, read from the live JVM; every pointer is
+ * checked, as a frame slot may hold anything. */
+static bool method_name(const struct jvm_frames *f, const struct jvm *j, const struct jvm_layout *l,
+                        uint64_t method, char *out, size_t len)
+{
+    uint64_t cm, cp, holder, sym;
+    uint16_t idx, n;
+    char cls[256], name[256];
+    if (!method || method % 8 || !procmem_u64(&j->mem, method + f->const_method, &cm) || !cm ||
+        !procmem_u64(&j->mem, cm + f->constants, &cp) || !cp ||
+        !procmem_read(&j->mem, cm + f->name_index, &idx, sizeof(idx)) || idx == 0 ||
+        !procmem_u64(&j->mem, cp + f->pool_holder, &holder) ||
+        !jvm_klass_name(j, l, holder, cls, sizeof(cls)) ||
+        !procmem_u64(&j->mem, cp + f->pool_size + (uint64_t)idx * 8, &sym) || !sym ||
+        !procmem_read(&j->mem, sym + l->sym_length, &n, sizeof(n)) || n == 0 || n >= sizeof(name) ||
+        !procmem_read(&j->mem, sym + l->sym_body, name, n))
+        return false;
+    name[n] = '\0';
+    for (int i = 0; i < n; i++)
+        if ((unsigned char)name[i] < 0x20)
+            return false;
+    /* A hidden class (a lambda) ends in its address: drop it, so the frame
+     * reads the same in every run. */
+    char *hidden = strstr(cls, "+0x");
+    if (hidden)
+        *hidden = '\0';
+    snprintf(out, len, "%s.%s", cls, name);
+    return true;
+}
+
+static bool interpreted_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l, uint64_t fp,
+                             const struct pt_sample *smp, char *out, size_t len)
+{
+    uint64_t slot = fp + (uint64_t)(f->method_slot * 8), method;
+    if (!fp || !f->ok)
+        return false;
+    if (smp && slot >= smp->sp && slot + 8 <= smp->sp + smp->len)
+        memcpy(&method, smp->data + (slot - smp->sp), 8);
+    else if (!procmem_u64(&j->mem, slot, &method))
+        return false;
+    struct jvm_method_name *c = &f->cache[(method >> 3) % JVM_METHOD_CACHE];
+    if (c->method == method && c->name) {
+        snprintf(out, len, "%s", c->name);
+        return true;
+    }
+    if (!method_name(f, j, l, method, out, len))
+        return false;
+    free(c->name);
+    c->method = method;
+    c->name = strdup(out);
+    return true;
+}
+
+/* Asks the JVM for a fresh perf map, at most once a second and never for a
+ * JVM that refuses attaching (SIGQUIT would make it print a thread dump). */
+static void refresh_perfmap(struct jvm_frames *f, int pid)
+{
+    uint64_t now = now_ns();
+    if (f->attach_disabled || f->perf_failures >= PERFMAP_MAX_FAILURES ||
+        (f->perf_asked_ns && now - f->perf_asked_ns < PERFMAP_RETRY_NS))
+        return;
+    f->perf_asked_ns = now;
+    bool existed = perfmap_exists(pid);
+    char out[256], err[200];
+    const char *const args[3] = {"jcmd", "Compiler.perfmap", NULL};
+    int rc = jvm_attach_command(pid, args, out, sizeof(out), 3000, err, sizeof(err));
+    if (rc != 0) {
+        if (++f->perf_failures == PERFMAP_MAX_FAILURES)
+            fprintf(stderr, "parktrace: JVM %d: cannot get its perf map (%s); JIT-compiled frames stay "
+                            "unnamed\n", pid, rc < 0 ? err : out);
+        return;
+    }
+    f->perf_ours |= !existed;
+    perfmap_free(&f->perf);
+    if (perfmap_load(&f->perf, pid, err, sizeof(err)) != 0 && ++f->perf_failures == PERFMAP_MAX_FAILURES)
+        fprintf(stderr, "parktrace: JVM %d: %s; JIT-compiled frames stay unnamed\n", pid, err);
+}
+
+bool jvm_frames_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l, uint64_t pc,
+                     uint64_t fp, const struct pt_sample *smp, char *out, size_t len)
+{
+    if (!f->code_hi || pc < f->code_lo || pc >= f->code_hi)
+        return false;
+    if (pc >= f->interp_lo && pc < f->interp_hi) {
+        if (!interpreted_name(f, j, l, fp, smp, out, len))
+            snprintf(out, len, "[interpreted]");
+        return true;
+    }
+    const struct perfmap_entry *e = perfmap_find(&f->perf, pc);
+    if (!e) {
+        refresh_perfmap(f, j->pid);
+        e = perfmap_find(&f->perf, pc);
+    }
+    if (e)
+        perfmap_java_name(e->name, out, len);
+    else
+        snprintf(out, len, "[jit-compiled]");
+    return true;
+}

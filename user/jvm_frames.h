@@ -1,0 +1,44 @@
+/* Names for the Java frames of a stack: interpreted frames from the Method*
+ * the interpreter keeps in each frame, JIT-compiled code from the perf map
+ * the JVM writes when asked through its attach socket. Everything is read
+ * from the live JVM with the layout it publishes (vmStructs). */
+#ifndef PT_JVM_FRAMES_H
+#define PT_JVM_FRAMES_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../bpf/parktrace.h"
+#include "jvm_objects.h"
+#include "perfmap.h"
+
+#define JVM_METHOD_CACHE 512
+
+struct jvm_method_name {
+    uint64_t method;
+    char *name;
+};
+
+struct jvm_frames {
+    bool ok;                        /* the layout below was read */
+    uint64_t interp_lo, interp_hi;  /* the template interpreter's code */
+    uint64_t code_lo, code_hi;      /* the whole code cache */
+    int64_t method_slot;            /* Method* at fp + method_slot * 8 */
+    uint64_t const_method, constants, name_index, pool_holder, pool_size;
+    bool preserve_fp, attach_disabled;
+    struct perfmap perf;
+    uint64_t perf_asked_ns;         /* last Compiler.perfmap request */
+    int perf_failures;
+    bool perf_ours;                 /* parktrace made the JVM write its perf map */
+    struct jvm_method_name cache[JVM_METHOD_CACHE];
+};
+
+/* Reads what naming needs from JVM J; frames stay unnamed when it fails. */
+void jvm_frames_open(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l);
+void jvm_frames_close(struct jvm_frames *f, int pid);
+
+/* Names the frame at PC whose frame pointer is FP (0 when unknown); SMP is
+ * the stack copy the frame lies in. Returns false when PC is not Java code. */
+bool jvm_frames_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l, uint64_t pc,
+                     uint64_t fp, const struct pt_sample *smp, char *out, size_t len);
+
+#endif

@@ -1,0 +1,29 @@
+/* Where contention is caused: the kernel's table of wait time per
+ * (blocker, waiter stack, waker stack), read whole. */
+#ifndef PT_WAKERS_H
+#define PT_WAKERS_H
+#include <stdint.h>
+#include "../bpf/parktrace.h"
+
+struct waker_entry {
+    struct pt_waker_key k;
+    uint64_t count, ns;
+};
+
+struct wakers {
+    struct waker_entry *e;
+    int n;
+};
+
+/* Reads the table behind FD (cumulative since start); entries with no
+ * completed wait yet are skipped. */
+void wakers_read(int fd, struct wakers *w);
+
+/* For each of NSLOTS blockers, its waker stack with the most wait time,
+ * summed over the waiters' stacks, into TOP[slot]; count 0 when none.
+ * Reorders W. */
+void wakers_top(struct wakers *w, uint32_t nslots, struct waker_entry *top);
+
+void wakers_free(struct wakers *w);
+
+#endif
