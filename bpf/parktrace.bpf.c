@@ -881,6 +881,19 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
     return 0;
 }
 
+/* A Java thread starting (JavaThread::run, on the thread itself) is known at
+ * once, so its first park is recognised; one uprobe hit per thread start. */
+SEC("uprobe")
+int BPF_KPROBE(java_thread_start, void *thread)
+{
+    __u64 pid_tgid = bpf_get_current_pid_tgid(), jt = (__u64)thread;
+    __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+    if (!tgid_traced(tgid) || !bpf_map_lookup_elem(&jvm_layouts, &tgid))
+        return 0;
+    bpf_map_update_elem(&java_threads, &tid, &jt, BPF_ANY);
+    return 0;
+}
+
 /* ---- Probe mode "uprobes": parks timed at Unsafe_Park and Unsafe_Unpark --
  * The plain way, kept for comparison: every Unsafe.park call pays a uprobe
  * (about 11 us here), blocking or not, and every unpark another. Parks that

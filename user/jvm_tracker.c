@@ -114,11 +114,9 @@ static bool start_tracking(int pid, bool last_chance)
         jvm_close(&t->j);
         return true;
     }
-    if (opts->probes == PT_PROBES_UPROBES) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof(path), "/proc/%d/root%s", pid, t->j.libjvm);
-        tracer_attach_jvm(tr, path);
-    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "/proc/%d/root%s", pid, t->j.libjvm);
+    tracer_attach_jvm(tr, path);
     t->live = true;
     jvm_frames_open(&t->frames, &t->j, &t->l);
     if (!t->frames.preserve_fp)

@@ -70,6 +70,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bpf_program__set_autoload(skel->progs.unsafe_park, uprobes);
     bpf_program__set_autoload(skel->progs.unsafe_park_exit, uprobes);
     bpf_program__set_autoload(skel->progs.unsafe_unpark, uprobes);
+    bpf_program__set_autoload(skel->progs.java_thread_start, jvm_park);
     bpf_program__set_autoload(skel->progs.futex_enter, syscalls);
     bpf_program__set_autoload(skel->progs.futex_exit, syscalls);
     bpf_program__set_autoload(skel->progs.futex_waitv_enter, waitv);
@@ -163,7 +164,7 @@ static int attach_jvm_probe(struct tracer *t, struct bpf_program *prog, bool ret
 int tracer_attach_jvm(struct tracer *t, const char *libjvm)
 {
     struct stat st;
-    if (!t->skel || !bpf_program__autoload(t->skel->progs.unsafe_park))
+    if (!t->skel || !bpf_program__autoload(t->skel->progs.java_thread_start))
         return 0;
     if (stat(libjvm, &st)) {
         fprintf(stderr, "parktrace: cannot put uprobes on %s: %s\n", libjvm, strerror(errno));
@@ -180,6 +181,10 @@ int tracer_attach_jvm(struct tracer *t, const char *libjvm)
     }
     t->jvm_files[t->njvm_files].dev = st.st_dev;
     t->jvm_files[t->njvm_files++].ino = st.st_ino;
+    if (attach_jvm_probe(t, t->skel->progs.java_thread_start, false, libjvm, "_ZN10JavaThread3runEv"))
+        return -1;
+    if (!bpf_program__autoload(t->skel->progs.unsafe_park))
+        return 0;
     if (attach_jvm_probe(t, t->skel->progs.unsafe_park, false, libjvm, "Unsafe_Park") ||
         attach_jvm_probe(t, t->skel->progs.unsafe_park_exit, true, libjvm, "Unsafe_Park") ||
         attach_jvm_probe(t, t->skel->progs.unsafe_unpark, false, libjvm, "Unsafe_Unpark"))

@@ -11,7 +11,7 @@ struct parktrace_bpf;
 struct bpf_link;
 
 #define TRACER_MAX_JVMS 32
-#define TRACER_MAX_LINKS (3 * TRACER_MAX_JVMS)
+#define TRACER_MAX_LINKS (4 * TRACER_MAX_JVMS)
 
 struct tracer {
     struct parktrace_bpf *skel;
@@ -39,9 +39,9 @@ uint64_t tracer_drop(const struct tracer *t, int which);
 /* Starts a new window at NOW for the kernel's per-window thread counting. */
 void tracer_start_window(struct tracer *t, uint64_t now);
 
-/* --probes uprobes: puts the park and unpark probes on the libjvm at PATH
- * (once per file, for every process that maps it). 0, or -1 after saying
- * why in one line. */
+/* Puts the JVM's uprobes on the libjvm at PATH, once per file, for every
+ * process that maps it: thread start, and with --probes uprobes park and
+ * unpark. 0, or -1 after saying why in one line. */
 int tracer_attach_jvm(struct tracer *t, const char *libjvm);
 
 /* Detaches every probe and frees every map. */
