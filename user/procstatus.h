@@ -14,7 +14,8 @@ struct procstatus {
     uint64_t sigcgt;    /* caught signals: bit N-1 for signal N */
 };
 
-/* 0, or -1 with errno set (ENOENT: no such process). */
+/* 0, or -1 with errno set: ENOENT for no such process, ESRCH if it exited
+ * while being read. */
 int procstatus_read(int pid, struct procstatus *ps);
 
 #endif
