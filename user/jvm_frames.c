@@ -67,14 +67,11 @@ void jvm_frames_open(struct jvm_frames *f, struct jvm *j, const struct jvm_layou
             jvm_type_size(j, "ConstantPool", &f->pool_size);
 }
 
-void jvm_frames_close(struct jvm_frames *f, int pid)
+void jvm_frames_close(struct jvm_frames *f)
 {
     for (int i = 0; i < JVM_METHOD_CACHE; i++)
         free(f->cache[i].name);
     perfmap_free(&f->perf);
-    /* Leave no file behind that only parktrace asked for. */
-    if (f->perf_ours)
-        perfmap_remove(pid);
     memset(f, 0, sizeof(*f));
 }
 
@@ -150,10 +147,12 @@ static void refresh_perfmap(struct jvm_frames *f, int pid)
                             "unnamed\n", pid, rc < 0 ? err : out);
         return;
     }
-    f->perf_ours |= !existed;
     perfmap_free(&f->perf);
     if (perfmap_load(&f->perf, pid, err, sizeof(err)) != 0 && ++f->perf_failures == PERFMAP_MAX_FAILURES)
         fprintf(stderr, "parktrace: JVM %d: %s; JIT-compiled frames stay unnamed\n", pid, err);
+    /* Leave no file behind that only parktrace asked for: it is in memory now. */
+    if (!existed)
+        perfmap_remove(pid);
 }
 
 bool jvm_frames_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l, uint64_t pc,
@@ -174,6 +173,6 @@ bool jvm_frames_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layou
     if (e)
         perfmap_java_name(e->name, out, len);
     else
-        snprintf(out, len, "[jit-compiled]");
+        snprintf(out, len, JVM_FRAME_UNNAMED);
     return true;
 }

@@ -12,6 +12,8 @@
 #include "perfmap.h"
 
 #define JVM_METHOD_CACHE 512
+/* JIT code the perf map does not name (yet): retried while the JVM lives. */
+#define JVM_FRAME_UNNAMED "[jit-compiled]"
 
 struct jvm_method_name {
     uint64_t method;
@@ -28,13 +30,12 @@ struct jvm_frames {
     struct perfmap perf;
     uint64_t perf_asked_ns;         /* last Compiler.perfmap request */
     int perf_failures;
-    bool perf_ours;                 /* parktrace made the JVM write its perf map */
     struct jvm_method_name cache[JVM_METHOD_CACHE];
 };
 
 /* Reads what naming needs from JVM J; frames stay unnamed when it fails. */
 void jvm_frames_open(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l);
-void jvm_frames_close(struct jvm_frames *f, int pid);
+void jvm_frames_close(struct jvm_frames *f);
 
 /* Names the frame at PC whose frame pointer is FP (0 when unknown); SMP is
  * the stack copy the frame lies in. Returns false when PC is not Java code. */

@@ -277,7 +277,7 @@ bool jvm_tracker_frame_name(int pid, uint64_t pc, uint64_t fp, const struct pt_s
                             size_t len)
 {
     for (int i = 0; i < njvms; i++)
-        if (jvms[i].pid == pid)
+        if (jvms[i].pid == pid && jvms[i].live)
             return jvm_frames_name(&jvms[i].frames, &jvms[i].j, &jvms[i].l, pc, fp, smp, out, len);
     return false;
 }
@@ -285,7 +285,7 @@ bool jvm_tracker_frame_name(int pid, uint64_t pc, uint64_t fp, const struct pt_s
 void jvm_tracker_free(void)
 {
     for (int i = 0; i < njvms; i++) {
-        jvm_frames_close(&jvms[i].frames, jvms[i].pid);
+        jvm_frames_close(&jvms[i].frames);
         jvm_close(&jvms[i].j);
         free(jvms[i].tids);
     }

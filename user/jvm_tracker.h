@@ -23,7 +23,7 @@ void jvm_tracker_discover_named(void);
 bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len);
 
 /* The Java name of the frame at PC (frame pointer FP, in stack copy SMP)
- * of JVM PID; false when PC is not Java code of a tracked JVM. */
+ * of JVM PID; false when PC is not Java code of a live tracked JVM. */
 bool jvm_tracker_frame_name(int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
                             size_t len);
 

@@ -1,8 +1,295 @@
 #include "perfmap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
-int perfmap_load(struct perfmap *pm, int pid, char *err, size_t errlen){(void)pm;(void)pid;snprintf(err,errlen,"stub");return -1;}
-const struct perfmap_entry *perfmap_find(const struct perfmap *pm, uint64_t pc){(void)pm;(void)pc;return NULL;}
-void perfmap_free(struct perfmap *pm){(void)pm;}
-void perfmap_java_name(const char *perf_name, char *out, size_t len){snprintf(out,len,"%s",perf_name);}
-bool perfmap_exists(int pid){(void)pid;return false;}
-void perfmap_remove(int pid){(void)pid;}
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "procroot.h"
+#include "procstatus.h"
+
+/* A bound on memory for a hostile file of tiny lines; a JDK 17 code cache
+ * (240 MiB at most) holds far fewer blobs. */
+#define MAX_ENTRIES (1 << 21)
+
+static int fail(char *err, size_t errlen, const char *path, const char *why)
+{
+    snprintf(err, errlen, "perf map %s: %s", path, why);
+    return -1;
+}
+
+/* Reads the whole of FD (at most PERFMAP_MAX_BYTES) into a NUL-terminated
+ * buffer; NULL with WHY set if it is larger or unreadable. */
+static char *read_all(int fd, size_t hint, size_t *len, const char **why)
+{
+    size_t cap = hint + 1, n = 0;
+    char *buf = malloc(cap);
+    *why = "out of memory";
+    while (buf) {
+        if (n + 1 == cap) {
+            /* The file grew since fstat: keep reading, within the bound. */
+            size_t ncap = cap * 2 > PERFMAP_MAX_BYTES + 2u ? PERFMAP_MAX_BYTES + 2u : cap * 2;
+            char *nbuf = ncap > cap ? realloc(buf, ncap) : NULL;
+            if (!nbuf) {
+                if (ncap == cap)
+                    *why = "grew past 64 MiB while being read";
+                break;
+            }
+            buf = nbuf;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r == 0) {
+            buf[n] = '\0';
+            *len = n;
+            return buf;
+        }
+        if (r < 0 && errno != EINTR) {
+            *why = strerror(errno);
+            break;
+        }
+        n += r > 0 ? (size_t)r : 0;
+    }
+    free(buf);
+    return NULL;
+}
+
+/* A hex number of 1 to 16 digits, "0x" optional; advances *P past it. */
+static bool parse_hex(const char **p, const char *end, uint64_t *v)
+{
+    const char *s = *p;
+    if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+        s += 2;
+    uint64_t x = 0;
+    int digits = 0;
+    for (; s < end; s++, digits++) {
+        int d = *s >= '0' && *s <= '9' ? *s - '0'
+              : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+              : *s >= 'A' && *s <= 'F' ? *s - 'A' + 10 : -1;
+        if (d < 0)
+            break;
+        if (digits == 16)
+            return false;
+        x = x << 4 | (uint64_t)d;
+    }
+    *p = s;
+    *v = x;
+    return digits > 0;
+}
+
+static const char *skip_blanks(const char *s, const char *end)
+{
+    while (s < end && (*s == ' ' || *s == '\t'))
+        s++;
+    return s;
+}
+
+/* Parses line [S, END) of the buffer in place: on success its name is cut
+ * to size, cleaned of control characters and NUL-terminated. */
+static bool parse_line(char *s, char *end, struct perfmap_entry *e)
+{
+    const char *p = skip_blanks(s, end);
+    uint64_t start, size;
+    if (!parse_hex(&p, end, &start) || p == end || (*p != ' ' && *p != '\t'))
+        return false;
+    p = skip_blanks(p, end);
+    if (!parse_hex(&p, end, &size) || p == end || (*p != ' ' && *p != '\t'))
+        return false;
+    char *name = s + (skip_blanks(p, end) - s);
+    while (end > name && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    if (end == name || size == 0 || start + size < start)
+        return false;
+    if (end - name > PERFMAP_NAME_MAX - 1)
+        end = name + PERFMAP_NAME_MAX - 1;
+    for (char *c = name; c < end; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    *end = '\0';
+    e->start = start;
+    e->end = start + size;
+    e->name = name;
+    return true;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const struct perfmap_entry *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (x->line > y->line) - (x->line < y->line);
+}
+
+/* Fills PM from TEXT; -1 (out of memory, or too many entries) with WHY set. */
+static int parse(struct perfmap *pm, char *text, size_t len, const char **why)
+{
+    int cap = 0, line = 0;
+    for (char *s = text, *stop = text + len; s < stop;) {
+        char *eol = memchr(s, '\n', (size_t)(stop - s));
+        if (!eol)
+            eol = stop;   /* a last line without a newline; text[len] is NUL */
+        struct perfmap_entry e = {.line = ++line};
+        if (parse_line(s, eol, &e)) {
+            if (pm->n == MAX_ENTRIES) {
+                *why = "has more than 2097152 entries";
+                return -1;
+            }
+            if (pm->n == cap) {
+                cap = cap ? cap * 2 : 256;
+                struct perfmap_entry *ne = realloc(pm->e, (size_t)cap * sizeof(*ne));
+                if (!ne) {
+                    *why = "out of memory";
+                    return -1;
+                }
+                pm->e = ne;
+            }
+            pm->e[pm->n++] = e;
+        }
+        s = eol + 1;
+    }
+    pm->reach = malloc(((size_t)pm->n + 1) * sizeof(*pm->reach));
+    if (!pm->reach) {
+        *why = "out of memory";
+        return -1;
+    }
+    if (pm->n)
+        qsort(pm->e, (size_t)pm->n, sizeof(*pm->e), by_start);
+    for (int i = 0; i < pm->n; i++)
+        pm->reach[i] = i && pm->reach[i - 1] > pm->e[i].end ? pm->reach[i - 1] : pm->e[i].end;
+    return 0;
+}
+
+/* Loads from FD, already open on PATH (used in messages only). */
+static int load_fd(struct perfmap *pm, int fd, const char *path, uid_t owner, char *err, size_t errlen)
+{
+    memset(pm, 0, sizeof(*pm));
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return fail(err, errlen, path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return fail(err, errlen, path, "not a regular file");
+    if (st.st_uid != owner && st.st_uid != 0) {
+        char why[96];
+        snprintf(why, sizeof(why), "owned by uid %u, not by the JVM's uid %u or root", (unsigned)st.st_uid,
+                 (unsigned)owner);
+        return fail(err, errlen, path, why);
+    }
+    if ((uint64_t)st.st_size > PERFMAP_MAX_BYTES) {
+        char why[96];
+        snprintf(why, sizeof(why), "%lld bytes, more than the 64 MiB allowed", (long long)st.st_size);
+        return fail(err, errlen, path, why);
+    }
+    const char *why = NULL;
+    size_t len;
+    pm->text = read_all(fd, (size_t)st.st_size, &len, &why);
+    if (!pm->text || parse(pm, pm->text, len, &why) != 0) {
+        perfmap_free(pm);
+        return fail(err, errlen, path, why);
+    }
+    return 0;
+}
+
+int perfmap_load_file(struct perfmap *pm, const char *path, uid_t owner, char *err, size_t errlen)
+{
+    /* O_NONBLOCK: a fifo planted in place of the map must not hang us. */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        memset(pm, 0, sizeof(*pm));
+        return fail(err, errlen, path, errno == ELOOP ? "is a symlink" : strerror(errno));
+    }
+    int rc = load_fd(pm, fd, path, owner, err, errlen);
+    close(fd);
+    return rc;
+}
+
+int perfmap_load(struct perfmap *pm, int pid, char *err, size_t errlen)
+{
+    memset(pm, 0, sizeof(*pm));
+    struct procstatus ps;
+    if (procstatus_read(pid, &ps) != 0) {
+        snprintf(err, errlen, "perf map of %d: no such process", pid);
+        return -1;
+    }
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", pid, ps.nspid);
+    int dir = procroot_dir(pid, "/tmp");
+    if (dir < 0)
+        return fail(err, errlen, path, strerror(errno));
+    int fd = openat(dir, strrchr(path, '/') + 1, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int saved = errno;
+    close(dir);
+    if (fd < 0)
+        return fail(err, errlen, path, saved == ELOOP ? "is a symlink" : strerror(saved));
+    int rc = load_fd(pm, fd, path, ps.euid, err, errlen);
+    close(fd);
+    return rc;
+}
+
+/* Runs FN on the JVM's /tmp and the perf map's name in it; -1 when the
+ * process or its /tmp is gone. */
+static int in_jvm_tmp(int pid, int (*fn)(int dir, const char *name))
+{
+    struct procstatus ps;
+    if (procstatus_read(pid, &ps) != 0)
+        return -1;
+    char name[32];
+    snprintf(name, sizeof(name), "perf-%d.map", ps.nspid);
+    int dir = procroot_dir(pid, "/tmp");
+    if (dir < 0)
+        return -1;
+    int rc = fn(dir, name);
+    close(dir);
+    return rc;
+}
+
+static int exists_at(int dir, const char *name)
+{
+    struct stat st;
+    return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW);
+}
+
+static int unlink_at(int dir, const char *name)
+{
+    return unlinkat(dir, name, 0);
+}
+
+bool perfmap_exists(int pid)
+{
+    return in_jvm_tmp(pid, exists_at) == 0;
+}
+
+void perfmap_remove(int pid)
+{
+    in_jvm_tmp(pid, unlink_at);
+}
+
+const struct perfmap_entry *perfmap_find(const struct perfmap *pm, uint64_t pc)
+{
+    /* The last entry starting at or before PC... */
+    int lo = 0, hi = pm->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (pm->e[mid].start <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* ...and the ones before it that still reach past PC: the newest wins. */
+    const struct perfmap_entry *best = NULL;
+    for (int i = lo - 1; i >= 0 && pm->reach[i] > pc; i--)
+        if (pc < pm->e[i].end && (!best || pm->e[i].line > best->line))
+            best = &pm->e[i];
+    return best;
+}
+
+void perfmap_free(struct perfmap *pm)
+{
+    free(pm->e);
+    free(pm->reach);
+    free(pm->text);
+    memset(pm, 0, sizeof(*pm));
+}

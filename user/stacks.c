@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../bpf/parktrace.h"
+#include "jvm_frames.h"
 #include "jvm_tracker.h"
 #include "unwind.h"
 
@@ -19,10 +20,12 @@ struct entry {
     char **java;             /* per unwound pc, its Java name or NULL */
     int npcs;
     bool named;
+    bool jit_pending;        /* some JIT frame waits for a newer perf map */
     struct pt_stack st;
 };
 
 static struct entry *table[BUCKETS];
+static int pending_jit;       /* entries with a JIT frame not named yet */
 static int stack_fd = -1, samples_fd = -1;
 static const struct pt_stack empty;
 
@@ -67,7 +70,42 @@ static void name_java(int tgid, const struct pt_sample *smp, const uint64_t *fps
         if (!e->java)
             e->java = calloc((size_t)e->npcs, sizeof(*e->java));
         e->java[i] = strdup(name);
+        if (strcmp(name, JVM_FRAME_UNNAMED) == 0)
+            pending_jit++, e->jit_pending = true;
     }
+}
+
+/* Code compiled after the JVM last wrote its perf map: asks again (the
+ * tracker limits how often) and renames the stacks that gained names. */
+static void retry_jit_names(void)
+{
+    char name[512];
+    for (int h = 0; h < BUCKETS && pending_jit > 0; h++)
+        for (struct entry *e = table[h]; e; e = e->next) {
+            if (!e->jit_pending)
+                continue;
+            bool left = false, renamed = false;
+            for (int i = 0; i < e->npcs; i++) {
+                if (!e->java[i] || strcmp(e->java[i], JVM_FRAME_UNNAMED) != 0)
+                    continue;
+                uint64_t look = i > 0 ? e->pcs[i] - 1 : e->pcs[i];
+                if (!jvm_tracker_frame_name(e->tgid, look, 0, NULL, name, sizeof(name)))
+                    continue;     /* the JVM is gone: stays unnamed */
+                if (strcmp(name, JVM_FRAME_UNNAMED) == 0) {
+                    left = true;
+                    continue;
+                }
+                free(e->java[i]);
+                e->java[i] = strdup(name);
+                renamed = true;
+            }
+            if (renamed && e->named)
+                unname(e);
+            if (!left) {
+                e->jit_pending = false;
+                pending_jit--;
+            }
+        }
 }
 
 void stacks_poll_samples(void)
@@ -103,6 +141,7 @@ void stacks_poll_samples(void)
         }
         bpf_map_delete_elem(samples_fd, &keys[i]);
     }
+    retry_jit_names();
 }
 
 static void name_entry(struct entry *e)

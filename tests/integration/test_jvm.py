@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """JVM parking under real BPF: Java workloads on Debian's JDK 17, with the
 blockers' classes read from the live JVM."""
+import glob
 import json
 import os
 
@@ -164,6 +165,23 @@ def java_stacks_are_named_with_preserve_frame_pointer():
               f"waker stack is not the holder's unlock: {w and w['stack']}")
         check(w["wakeups"] >= 0.9 * b["wakeups"] and b["wakeups"] >= 0.9 * (b["parks"] - b["parked_now"]),
               f"wakeups {b['wakeups']}, top waker {w['wakeups']}, parks {b['parks']}")
+
+
+@test
+def jit_compiled_frames_are_named_from_the_perf_map():
+    # Uprobe stacks change as code is compiled, so compiled frames appear.
+    folded = os.path.join(TMP, "jit-stacks.txt")
+    before = set(glob.glob("/tmp/perf-*.map"))
+    run_java("PingPong", "-s", "2", jvm_flags=["-XX:+PreserveFramePointer"],
+             pt_args=["--probes", "uprobes", "--kinds", "jvm-park", "--collapsed", folded])
+    stacks = [l.rpartition(" ")[0].split(";") for l in open(folded).read().splitlines()]
+    check(stacks and all("[StubRoutines (1)]" in s for s in stacks), "the call stub is not named from the perf map")
+    unnamed = [f for s in stacks for f in s if f in ("[jit-compiled]", "[unknown]")]
+    check(not unnamed, f"{len(unnamed)} Java frames left unnamed: {stacks}")
+    # Compiled, the lambda has LockSupport.park inlined: it calls Unsafe.park itself.
+    check(any(s[i].startswith("PingPong.lambda$main$") and s[i + 1] == "jdk.internal.misc.Unsafe.park"
+              for s in stacks for i in range(len(s) - 1)), f"no JIT-compiled PingPong frame: {stacks}")
+    check(set(glob.glob("/tmp/perf-*.map")) <= before, "parktrace left the perf map it caused behind")
 
 
 @test

@@ -1,0 +1,60 @@
+#include "procstatus.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The SECOND-th whitespace-separated number after a "Key:" prefix. */
+static int field(const char *s, int second, unsigned long long *v)
+{
+    char *end;
+    for (int i = 0; i < second; i++) {
+        strtoull(s, &end, 10);
+        if (end == s)
+            return -1;
+        s = end;
+    }
+    errno = 0;
+    *v = strtoull(s, &end, 10);
+    return end == s || errno ? -1 : 0;
+}
+
+int procstatus_read(int pid, struct procstatus *ps)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/status", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    unsigned long long v;
+    int found = 0;
+    /* Without an NSpid line (kernels before 4.1) the pid is the same everywhere. */
+    ps->nspid = pid;
+    while (getline(&line, &cap, f) > 0) {
+        if (strncmp(line, "NSpid:", 6) == 0) {
+            /* The last field is the innermost namespace, the one the process sees. */
+            char *p = line + 6, *end;
+            for (long n; (n = strtol(p, &end, 10)), end != p; p = end)
+                ps->nspid = (int)n;
+        } else if (strncmp(line, "Uid:", 4) == 0 && field(line + 4, 1, &v) == 0) {
+            ps->euid = (uid_t)v;
+            found |= 1;
+        } else if (strncmp(line, "Gid:", 4) == 0 && field(line + 4, 1, &v) == 0) {
+            ps->egid = (gid_t)v;
+            found |= 2;
+        } else if (strncmp(line, "SigCgt:", 7) == 0) {
+            ps->sigcgt = strtoull(line + 7, NULL, 16);
+            found |= 4;
+        }
+    }
+    free(line);
+    fclose(f);
+    if (found != 7) {
+        errno = ESRCH;   /* a process that exited while its status was read */
+        return -1;
+    }
+    return 0;
+}
