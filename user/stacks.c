@@ -187,6 +187,10 @@ const char *stacks_top_frame(const struct pt_stack *st)
     for (int i = 0; i < st->n; i++)
         if (!frame_is_runtime(&st->frames[i]))
             return st->frames[i].name;
+    /* A wait inside the JVM itself: its innermost JVM frame. */
+    for (int i = 0; i < st->n; i++)
+        if (!frame_is_c_runtime(&st->frames[i]))
+            return st->frames[i].name;
     return st->n ? st->frames[0].name : "[unknown]";
 }
 

@@ -23,7 +23,8 @@ void stacks_poll_samples(void);
  * empty stack when unknown. */
 const struct pt_stack *stacks_resolve(uint32_t slot, int tgid, int stack_id);
 
-/* The innermost frame that is not C runtime, or the innermost frame. */
+/* The innermost application frame; else the innermost frame outside the C
+ * runtime (a JVM-internal wait); else the innermost frame. */
 const char *stacks_top_frame(const struct pt_stack *st);
 
 void stacks_free_all(void);

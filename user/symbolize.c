@@ -81,21 +81,28 @@ void frame_free(struct pt_frame *f)
     f->name = f->module = NULL;
 }
 
-bool frame_is_runtime(const struct pt_frame *f)
+static bool has_prefix(const char *s, const char *const *prefixes, size_t n)
 {
-    static const char *const prefixes[] = {"libc.so", "libc-", "libpthread", "ld-linux",
-                                           "libstdc++", "ld-musl", "libc.musl", "libjvm.so"};
-    static const char *const jdk[] = {"java.", "jdk.", "sun.", "["};
-    if (!f->module)
-        return false;
-    if (strcmp(f->module, PT_JAVA_MODULE) == 0) {
-        for (size_t i = 0; i < sizeof(jdk) / sizeof(jdk[0]); i++)
-            if (strncmp(f->name, jdk[i], strlen(jdk[i])) == 0)
-                return true;
-        return false;
-    }
-    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-        if (strncmp(f->module, prefixes[i], strlen(prefixes[i])) == 0)
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(s, prefixes[i], strlen(prefixes[i])) == 0)
             return true;
     return false;
 }
+
+bool frame_is_c_runtime(const struct pt_frame *f)
+{
+    static const char *const prefixes[] = {"libc.so", "libc-", "libpthread", "ld-linux",
+                                           "libstdc++", "ld-musl", "libc.musl"};
+    return f->module && has_prefix(f->module, prefixes, sizeof(prefixes) / sizeof(prefixes[0]));
+}
+
+bool frame_is_runtime(const struct pt_frame *f)
+{
+    static const char *const jdk[] = {"java.", "jdk.", "sun.", "["};
+    if (!f->module)
+        return false;
+    if (strcmp(f->module, PT_JAVA_MODULE) == 0)
+        return has_prefix(f->name, jdk, sizeof(jdk) / sizeof(jdk[0]));
+    return frame_is_c_runtime(f) || strncmp(f->module, "libjvm.so", 9) == 0;
+}
+

@@ -33,4 +33,7 @@ void frame_free(struct pt_frame *f);
  * the "application frame" of a wait. */
 bool frame_is_runtime(const struct pt_frame *f);
 
+/* True for frames of the C runtime only (libc, libpthread, the loader, libstdc++). */
+bool frame_is_c_runtime(const struct pt_frame *f);
+
 #endif
