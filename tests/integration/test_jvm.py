@@ -230,5 +230,35 @@ def grouping_java_blockers_by_class_and_site_conserves_totals():
         check(group[0]["parks"] >= 0.9 * final["totals"]["waits"], f"--by {by}: the lock group lacks parks")
 
 
+def jdk_with_stripped_libjvm():
+    """A copy of Debian's JDK 17 whose libjvm has no .symtab (symlinks for the rest)."""
+    src, dst = "/usr/lib/jvm/java-17-openjdk-amd64", os.path.join(TMP, "stripped-jdk")
+    if not os.path.exists(dst):
+        subprocess.run(["cp", "-as", src, dst], check=True)
+        for rel in ("bin/java", "lib/server/libjvm.so"):
+            os.unlink(os.path.join(dst, rel))
+            subprocess.run(["cp", os.path.join(src, rel), os.path.join(dst, rel)], check=True)
+        subprocess.run(["strip", "--strip-all", os.path.join(dst, "lib/server/libjvm.so")], check=True)
+    return os.path.join(dst, "bin/java")
+
+
+@test
+def jvm_without_symbols_is_one_line_and_futex_rows():
+    java_bin = jdk_with_stripped_libjvm()
+    p = run_pt(["-f", "json", "--top", "0", "--", java_bin, "-Xmx128m", "-cp", JAVA_CP, "TimedParks", "1.5"],
+               timeout=90)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
+    said = [l for l in p.stderr.splitlines() if l.startswith("parktrace: JVM")]
+    check(len(said) == 1 and "futex waits" in said[0], f"expected one line about the JVM: {p.stderr.strip()}")
+    final = final_of(json_reports(p.stdout))
+    check(not jvm_rows(final), "jvm-park rows from a JVM whose layout could not be read")
+    own = [l for l in p.stdout.splitlines() if l.startswith("{") and not l.startswith('{"type":')]
+    wl = json.loads(own[-1])
+    pid = int(said[0].split()[2].rstrip(":"))
+    parks = sum(b["parks"] for b in final["blockers"] if b["kind"] == "futex" and b["pid"] == pid)
+    check(parks >= 0.85 * (wl["gate_parks"] + wl["free_parks"]),
+          f"the JVM's parks were not traced as futex waits: {parks} of {wl['gate_parks'] + wl['free_parks']}")
+
+
 if __name__ == "__main__":
     main()
