@@ -30,6 +30,9 @@ const volatile __u32 max_slots = 1;
 const volatile bool trace_futex = true;      /* --kinds */
 const volatile bool trace_jvm_park = true;
 const volatile bool park_uprobes = false;    /* --probes uprobes: parks timed at Unsafe_Park */
+const volatile bool trace_jvm_monitor = true;
+const volatile bool trace_jvm_wait = true;
+const volatile bool trace_java = true;       /* any of the three Java kinds */
 
 /* Shared with user space through the skeleton's mmap of .bss/.data. */
 __u64 next_slot = 0;
@@ -578,23 +581,73 @@ static __always_inline __u64 javathread_of(const struct pt_jvm_layout *l, __u64 
 static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
                                              struct pt_blocker_key *key, __u64 *klass);
 
+static __always_inline __u64 object_klass(const struct pt_jvm_layout *l, __u64 obj)
+{
+    __u64 klass = 0;
+    if (l->compressed_klass) {
+        __u32 narrow = 0;
+        bpf_probe_read_user(&narrow, sizeof(narrow), (void *)(obj + l->klass));
+        return narrow ? l->klass_base + ((__u64)narrow << l->klass_shift) : 0;
+    }
+    bpf_probe_read_user(&klass, sizeof(klass), (void *)(obj + l->klass));
+    return klass;
+}
+
+/* A Java thread sleeping outside its Parker but with a monitor pending is
+ * entering a contended `synchronized` (jvm-monitor); with a monitor it waits
+ * on, it is in Object.wait (jvm-wait). Either is keyed by the monitor's object. */
+static __always_inline bool monitor_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
+                                        struct pt_blocker_key *key, __u64 *klass)
+{
+    __u64 mon = 0, handle = 0, obj = 0;
+    __u32 kind = PT_KIND_JVM_MONITOR;
+    if (!l->pending_monitor)
+        return false;
+    if (trace_jvm_monitor)
+        bpf_probe_read_user(&mon, sizeof(mon), (void *)(jt + l->pending_monitor));
+    if (!mon && trace_jvm_wait) {
+        bpf_probe_read_user(&mon, sizeof(mon), (void *)(jt + l->waiting_monitor));
+        kind = PT_KIND_JVM_WAIT;
+    }
+    if (!mon)
+        return false;
+    /* ObjectMonitor::_object is a weak handle: a pointer to the oop's slot. */
+    bpf_probe_read_user(&handle, sizeof(handle), (void *)(mon + l->monitor_object));
+    if (handle)
+        bpf_probe_read_user(&obj, sizeof(obj), (void *)handle);
+    if (!obj)
+        return false;
+    *klass = object_klass(l, obj);
+    key->addr = obj;
+    key->ino = 0;
+    key->owner = tgid;
+    key->kind = kind;
+    return true;
+}
+
 /* A Java thread sleeping on the futex inside its own JavaThread (its
  * Parker) is parked: the wait is charged to (tgid, parkBlocker object),
- * never to the futex. The blocker's Klass* names its class later. */
-static __always_inline bool java_park_key(struct pt_blocker_key *key, __u64 *klass, __u64 uaddr,
+ * never to the futex. The blocker's Klass* names its class later. Other
+ * sleeps of a known Java thread may be monitor entries or Object.wait. */
+static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 *klass, __u64 uaddr,
                                           __u64 pid_tgid)
 {
     __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
     struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
     if (!l)
         return false;
+    bool parks = trace_jvm_park && !park_uprobes;
     __u64 jt, *known = bpf_map_lookup_elem(&java_threads, &tid);
     if (known) {
         jt = *known;
         if (uaddr < jt || uaddr >= jt + l->thread_size)
+            return (trace_jvm_monitor || trace_jvm_wait) && monitor_key(l, jt, tgid, key, klass);
+        if (!parks)
             return false;
         learn_park_offset(l, uaddr - jt);
     } else {
+        if (!parks)
+            return false;
         jt = javathread_of(l, uaddr, tid);
         if (!jt)
             return false;
@@ -614,15 +667,8 @@ static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u6
         bpf_probe_read_user(&thread_oop, sizeof(thread_oop), (void *)handle);
     if (thread_oop)
         blocker = java_ref(l, thread_oop + l->park_blocker);
-    if (blocker) {
-        if (l->compressed_klass) {
-            __u32 narrow = 0;
-            bpf_probe_read_user(&narrow, sizeof(narrow), (void *)(blocker + l->klass));
-            *klass = narrow ? l->klass_base + ((__u64)narrow << l->klass_shift) : 0;
-        } else {
-            bpf_probe_read_user(klass, sizeof(*klass), (void *)(blocker + l->klass));
-        }
-    }
+    if (blocker)
+        *klass = object_klass(l, blocker);
     /* A park without a blocker is one "<no blocker>" row per JVM. */
     key->addr = blocker;
     key->ino = 0;
@@ -666,7 +712,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
         now = bpf_ktime_get_ns();
     struct pt_blocker_key key;
     __u64 klass = 0;
-    if (!trace_jvm_park || park_uprobes || !java_park_key(&key, &klass, uaddr, pid_tgid)) {
+    if (!trace_java || !java_wait_key(&key, &klass, uaddr, pid_tgid)) {
         if (!trace_futex) {
             reclaim_stale(w, now);
             return 0;

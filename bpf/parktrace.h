@@ -42,6 +42,9 @@ struct pt_jvm_layout {
     __u64 park_offs[PT_PARK_OFFS];
     __u64 eetop;            /* java.lang.Thread.eetop: the thread's JavaThread* */
     __u64 jni_env;          /* JNIEnv's offset in a JavaThread, learnt by the park uprobe */
+    __u64 pending_monitor;  /* JavaThread::_current_pending_monitor (0: unknown) */
+    __u64 waiting_monitor;  /* JavaThread::_current_waiting_monitor */
+    __u64 monitor_object;   /* ObjectMonitor::_object */
 };
 
 /* Key flags: a shared futex is keyed by (device, inode, offset) instead of

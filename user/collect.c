@@ -53,7 +53,8 @@ static void resolve(struct collector *c, uint32_t idx)
     b->tries++;
     b->first_stack = stacks_resolve(idx, (int)s->first_tgid, s->first_stack);
     bool named = true;
-    if ((s->key.kind & 0xff) == PT_KIND_JVM_PARK) {
+    uint32_t kind = s->key.kind & 0xff;
+    if (kind != PT_KIND_FUTEX) {
         /* The kernel publishes a slot a moment before its class: retried. */
         if (!s->key.addr)
             snprintf(b->java_class, sizeof(b->java_class), "<no blocker>");
@@ -61,6 +62,11 @@ static void resolve(struct collector *c, uint32_t idx)
             b->java_class[0] = '\0';
         named = b->java_class[0] != '\0';
         classify_java(named ? b->java_class : "<unknown class>", &b->cls);
+        /* Any object can be a monitor: the kind, not the class, gives the role. */
+        if (kind == PT_KIND_JVM_MONITOR)
+            b->cls.wait = false;
+        else if (kind == PT_KIND_JVM_WAIT)
+            b->cls.wait = true;
     } else {
         classify_futex(b->first_stack, &b->cls);
     }

@@ -109,6 +109,15 @@ static bool start_tracking(int pid, bool last_chance)
         .os_tid = os_tid,
         .eetop = t->l.eetop,
     };
+    /* Monitors: without these offsets only parks are recognised. */
+    uint64_t pending, waiting, object;
+    if (jvm_offset(&t->j, "JavaThread", "_current_pending_monitor", &pending) &&
+        jvm_offset(&t->j, "JavaThread", "_current_waiting_monitor", &waiting) &&
+        jvm_offset(&t->j, "ObjectMonitor", "_object", &object)) {
+        kl.pending_monitor = pending;
+        kl.waiting_monitor = waiting;
+        kl.monitor_object = object;
+    }
     uint32_t key = (uint32_t)pid;
     if (bpf_map_update_elem(tr->jvm_layouts_fd, &key, &kl, BPF_ANY)) {
         jvm_close(&t->j);
@@ -246,7 +255,7 @@ static uint64_t now_ns(void)
 
 static bool enabled(void)
 {
-    return tr && (opts->kinds & (1u << PT_KIND_JVM_PARK));
+    return tr && options_trace_java(opts);
 }
 
 void jvm_tracker_discover_named(void)

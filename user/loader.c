@@ -58,6 +58,9 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     skel->rodata->max_slots = o->max_blockers;
     skel->rodata->trace_futex = o->kinds & (1u << PT_KIND_FUTEX);
     skel->rodata->trace_jvm_park = o->kinds & (1u << PT_KIND_JVM_PARK);
+    skel->rodata->trace_jvm_monitor = o->kinds & (1u << PT_KIND_JVM_MONITOR);
+    skel->rodata->trace_jvm_wait = o->kinds & (1u << PT_KIND_JVM_WAIT);
+    skel->rodata->trace_java = options_trace_java(o);
     bpf_map__set_max_entries(skel->maps.slots, o->max_blockers);
     bpf_map__set_max_entries(skel->maps.slot_index, o->max_blockers);
 
@@ -65,12 +68,14 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bool jvm_park = o->kinds & (1u << PT_KIND_JVM_PARK);
     bool uprobes = jvm_park && o->probes == PT_PROBES_UPROBES;
     /* With --probes uprobes, futex waits are still timed from the scheduler. */
-    bool sched = (futex && o->probes != PT_PROBES_SYSCALLS) || (jvm_park && o->probes == PT_PROBES_SCHED);
+    bool monitors = o->kinds & ((1u << PT_KIND_JVM_MONITOR) | (1u << PT_KIND_JVM_WAIT));
+    bool sched = ((futex || monitors) && o->probes != PT_PROBES_SYSCALLS) ||
+                 (jvm_park && o->probes == PT_PROBES_SCHED);
     skel->rodata->park_uprobes = uprobes;
     bpf_program__set_autoload(skel->progs.unsafe_park, uprobes);
     bpf_program__set_autoload(skel->progs.unsafe_park_exit, uprobes);
     bpf_program__set_autoload(skel->progs.unsafe_unpark, uprobes);
-    bpf_program__set_autoload(skel->progs.java_thread_start, jvm_park);
+    bpf_program__set_autoload(skel->progs.java_thread_start, options_trace_java(o));
     bpf_program__set_autoload(skel->progs.futex_enter, syscalls);
     bpf_program__set_autoload(skel->progs.futex_exit, syscalls);
     bpf_program__set_autoload(skel->progs.futex_waitv_enter, waitv);
@@ -82,7 +87,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bpf_program__set_autoload(skel->progs.follow_fork, follow);
     /* New programs are checked for a JVM only when tracing system-wide. */
     bpf_program__set_autoload(skel->progs.exec_seen,
-                              !o->npids && !o->command && (o->kinds & (1u << PT_KIND_JVM_PARK)));
+                              !o->npids && !o->command && options_trace_java(o));
 
     int err = parktrace_bpf__load(skel);
     if (err) {

@@ -41,6 +41,11 @@ static const struct option long_opts[] = {
     {0, 0, 0, 0},
 };
 
+bool options_trace_java(const struct pt_options *o)
+{
+    return o->kinds & ((1u << PT_KIND_JVM_PARK) | (1u << PT_KIND_JVM_MONITOR) | (1u << PT_KIND_JVM_WAIT));
+}
+
 const char *const pt_kind_names[PT_KIND_COUNT] = {"futex", "jvm-park", "jvm-monitor", "jvm-wait"};
 
 void options_usage(FILE *f)

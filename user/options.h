@@ -50,4 +50,7 @@ struct pt_options {
 int options_parse(int argc, char **argv, struct pt_options *o);
 void options_usage(FILE *f);
 
+/* Whether any Java kind (jvm-park, jvm-monitor, jvm-wait) is traced. */
+bool options_trace_java(const struct pt_options *o);
+
 #endif

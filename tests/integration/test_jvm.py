@@ -230,6 +230,28 @@ def grouping_java_blockers_by_class_and_site_conserves_totals():
         check(group[0]["parks"] >= 0.9 * final["totals"]["waits"], f"--by {by}: the lock group lacks parks")
 
 
+@test
+def synchronized_and_object_wait_are_monitor_and_wait_rows():
+    # Listing 5.1 with `synchronized`, and a consumer in Object.wait; no JVM flags.
+    wl, final = run_java("SyncLocks", "3", "3")
+    mons = sorted((b for b in jvm_rows(final, "jvm-monitor") if b["class"] == "SyncLocks$Resource"),
+                  key=lambda b: b["avg_hold_ns"])
+    check(len(mons) == 3, f"expected 3 jvm-monitor rows, got {[(b['kind'], b['class']) for b in jvm_rows(final, 'jvm-monitor')]}")
+    for b, hold_ms in zip(mons, (4, 16, 64)):
+        check(b["role"] == "lock", f"{hold_ms} ms monitor role {b['role']}")
+        within(b["avg_hold_ns"], hold_ms * 1e6, 0.10, f"{hold_ms} ms monitor avg_hold_ns")
+        check(b["top_frame"] == "SyncLocks.lambda$main$0", f"monitor top frame {b['top_frame']}")
+        check(b["top_waker"] and b["top_waker"]["top_frame"] == "SyncLocks.lambda$main$0",
+              f"the releasing thread is not the waker: {b['top_waker']}")
+    top = max(mons, key=lambda b: b["thread_time_ns"])
+    check(top is mons[2], "the 64 ms monitor must have the most thread time")
+    waits = [b for b in jvm_rows(final, "jvm-wait") if b["class"] == "SyncLocks$Queue"]
+    check(len(waits) == 1 and waits[0]["role"] == "wait", f"Object.wait rows: {waits}")
+    check(0.9 * wl["waits"] <= waits[0]["parks"] <= wl["waits"], f"{waits[0]['parks']} jvm-wait waits for {wl['waits']} calls")
+    check(waits[0]["top_waker"] and waits[0]["top_waker"]["top_frame"] == "SyncLocks.lambda$main$1",
+          f"the notifying producer is not the waker: {waits[0]['top_waker']}")
+
+
 def jdk_with_stripped_libjvm():
     """A copy of Debian's JDK 17 whose libjvm has no .symtab (symlinks for the rest)."""
     src, dst = "/usr/lib/jvm/java-17-openjdk-amd64", os.path.join(TMP, "stripped-jdk")

@@ -1,0 +1,82 @@
+/** The thesis's "large critical section" pattern written with
+ *  `synchronized` (its Listing 5.1 sync variant), plus Object.wait: three
+ *  monitors whose critical sections sleep 4, 16 and 64 ms, each with its own
+ *  group of threads; and a queue whose consumer waits in Object.wait for a
+ *  producer that notifies every 20 ms. Prints {"waits":N} (Object.wait calls).
+ *  usage: java SyncLocks [SECONDS] [THREADS_PER_LOCK] */
+public class SyncLocks {
+    static final long[] HOLD_MS = {4, 16, 64};
+
+    /** The lock objects' own class, so rows are easy to tell apart. */
+    static final class Resource {}
+
+    static final class Queue {
+        int items;
+        long waits;
+        boolean done;
+    }
+
+    public static void main(String[] args) throws Exception {
+        double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3;
+        int perLock = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        Thread[] all = new Thread[HOLD_MS.length * perLock + 2];
+        for (int l = 0; l < HOLD_MS.length; l++) {
+            Resource lock = new Resource();
+            long hold = HOLD_MS[l];
+            for (int t = 0; t < perLock; t++) {
+                all[l * perLock + t] = new Thread(() -> {
+                    try {
+                        while (System.nanoTime() < end) {
+                            synchronized (lock) {
+                                Thread.sleep(hold);
+                            }
+                            Thread.sleep(1);
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }, "sync" + hold + "ms-" + t);
+            }
+        }
+        Queue q = new Queue();
+        all[all.length - 2] = new Thread(() -> {
+            try {
+                while (System.nanoTime() < end) {
+                    Thread.sleep(20);
+                    synchronized (q) {
+                        q.items++;
+                        q.notifyAll();
+                    }
+                }
+                synchronized (q) {
+                    q.done = true;
+                    q.notifyAll();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "producer");
+        all[all.length - 1] = new Thread(() -> {
+            synchronized (q) {
+                try {
+                    while (!q.done) {
+                        if (q.items > 0) {
+                            q.items--;
+                            continue;
+                        }
+                        q.waits++;
+                        q.wait();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }, "consumer");
+        for (Thread th : all)
+            th.start();
+        for (Thread th : all)
+            th.join();
+        System.out.println("{\"waits\":" + q.waits + "}");
+    }
+}
