@@ -25,9 +25,9 @@ void report_text_write(FILE *f, const struct pt_report *r, bool live)
         fflush(f);
         return;
     }
-    fprintf(f, "%-8s %7s %-15s %-28s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %s\n", "KIND", "PID",
-            "COMM", "CLASS", "ID", "ROLE", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK",
-            "AVG-HOLD", "REAL%", "THREAD%", "CSP", "TOP-FRAME");
+    fprintf(f, "%-8s %7s %-15s %-28s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %-36s %s\n", "KIND",
+            "PID", "COMM", "CLASS", "ID", "ROLE", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK",
+            "AVG-HOLD", "REAL%", "THREAD%", "CSP", "TOP-FRAME", "CAUSED-BY");
     for (int i = 0; i < r->nrows; i++) {
         const struct pt_row *row = &r->rows[i];
         const struct pt_figures *g = &row->fig;
@@ -44,11 +44,12 @@ void report_text_write(FILE *f, const struct pt_report *r, bool live)
         else
             strcpy(csp, "-");
         fprintf(f, "%-8s %7d %-15.15s %-28.28s %-18s %4s %8" PRIu64 " %5" PRIu64
-                   " %11s %10s %9s %9s %6.1f %7.1f %5s  %s\n",
+                   " %11s %10s %9s %9s %6.1f %7.1f %5s  %-36.36s %s\n",
                 row->kind, row->pid, row->comm, cls, id, row->wait ? "wait" : "lock", g->parks,
                 g->peak_parked, dur(g->thread_time_ns, a), dur(g->real_time_ns, b),
                 dur(g->avg_park_ns, c), dur(g->avg_hold_ns, d), g->real_util * 100,
-                g->thread_util * 100, csp, row->top_frame ? row->top_frame : "-");
+                g->thread_util * 100, csp, row->top_frame ? row->top_frame : "-",
+                row->waker_stack ? stacks_top_frame(row->waker_stack) : "-");
     }
     fflush(f);
 }

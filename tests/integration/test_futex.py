@@ -162,9 +162,12 @@ def text_report_has_the_contract_columns():
     lines = p.stdout.splitlines()
     check(lines[0].startswith("parktrace final report: window"), f"header: {lines[0]}")
     for col in ("KIND", "PID", "CLASS", "ID", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK",
-                "AVG-HOLD", "REAL%", "THREAD%", "CSP", "TOP-FRAME"):
+                "AVG-HOLD", "REAL%", "THREAD%", "CSP", "TOP-FRAME", "CAUSED-BY"):
         check(col in lines[1], f"column {col} missing")
     check(any("cache_lock" in l and "pthread_mutex" in l for l in lines[2:]), "no cache_lock row")
+    # The waiters of a worker mutex were woken by worker()'s unlock.
+    check(any("cache_lock" in l and l.split()[-1] == "worker" for l in lines[2:]),
+          "CAUSED-BY does not name worker() for cache_lock")
 
 
 def error_case(args, want_rc, want_text, env=None, user=None):
