@@ -33,6 +33,7 @@ const volatile bool park_uprobes = false;    /* --probes uprobes: parks timed at
 const volatile bool trace_jvm_monitor = true;
 const volatile bool trace_jvm_wait = true;
 const volatile bool trace_java = true;       /* any of the three Java kinds */
+const volatile bool follow_children = false; /* -- COMMAND: trace its descendants */
 
 /* Shared with user space through the skeleton's mmap of .bss/.data. */
 __u64 next_slot = 0;
@@ -906,24 +907,47 @@ int BPF_PROG(exec_seen, struct task_struct *p)
 }
 
 /* A thread that exits with a wait record still active lost its end. */
+/* Thread time alive per process, for CSP's denominator, kept for the
+ * processes user space registers: alive(t) = threads * t - births + deaths,
+ * so a thread adds its birth and death times and nothing per thread is kept. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 8192);
+    __type(key, __u32);
+    __type(value, struct pt_proc);
+} procs SEC(".maps");
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(thread_exit, struct task_struct *p)
 {
+    __u64 now = bpf_ktime_get_ns();
+    __u32 tgid = p->tgid;
     struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
     if (w)
-        reclaim_stale(w, bpf_ktime_get_ns());
+        reclaim_stale(w, now);
+    struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
+    if (pr) {
+        __sync_fetch_and_add(&pr->deaths_ns, now);
+        __sync_fetch_and_add(&pr->threads, -1);
+    }
     return 0;
 }
 
-/* With `-- COMMAND`, children of traced processes are traced too. */
+/* A new thread joins its process's alive time; with `-- COMMAND`, children
+ * of traced processes are traced too. */
 SEC("tp_btf/sched_process_fork")
-int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
+int BPF_PROG(thread_fork, struct task_struct *parent, struct task_struct *child)
 {
     __u32 ptgid = parent->tgid, ctgid = child->tgid;
     __u8 one = 1;
 
-    if (ptgid != ctgid && bpf_map_lookup_elem(&traced, &ptgid))
+    if (follow_children && ptgid != ctgid && bpf_map_lookup_elem(&traced, &ptgid))
         bpf_map_update_elem(&traced, &ctgid, &one, BPF_ANY);
+    struct pt_proc *pr = bpf_map_lookup_elem(&procs, &ctgid);
+    if (pr) {
+        __sync_fetch_and_add(&pr->births_ns, bpf_ktime_get_ns());
+        __sync_fetch_and_add(&pr->threads, 1);
+    }
     return 0;
 }
 

@@ -170,6 +170,15 @@ struct pt_sample {
     __u8 data[PT_STACK_SAMPLE];
 };
 
+/* A process's threads, for the thread time it was alive: at time t,
+ * threads * t - births_ns + deaths_ns (sums of the threads' birth and death
+ * times; threads alive when user space registered it count as born then). */
+struct pt_proc {
+    __s64 threads;
+    __u64 births_ns;
+    __u64 deaths_ns;
+};
+
 /* Drop counters, indices into the BSS array drops[]. */
 enum pt_drop {
     PT_DROP_BLOCKERS = 0,   /* blocker table full: wait not recorded */

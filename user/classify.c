@@ -35,8 +35,26 @@ static const struct rule {
     {"___pthread_barrier_wait", "futex", true},
 };
 
+/* Callers whose waits are a runtime's idle time, whatever primitive they
+ * use: HotSpot's GC workers and signal thread wait for work on semaphores. */
+static const char *const idle_callers[] = {"PosixSemaphore::wait"};
+
+static bool called_from_idle(const struct pt_stack *st)
+{
+    for (int i = 0; i < st->n; i++)
+        for (size_t r = 0; r < sizeof(idle_callers) / sizeof(idle_callers[0]); r++)
+            if (strncmp(st->frames[i].name, idle_callers[r], strlen(idle_callers[r])) == 0)
+                return true;
+    return false;
+}
+
 void classify_futex(const struct pt_stack *st, struct pt_class *out)
 {
+    if (called_from_idle(st)) {
+        out->cls = "sem";
+        out->wait = true;
+        return;
+    }
     for (int i = 0; i < st->n; i++) {
         const char *name = st->frames[i].name;
         for (size_t r = 0; r < sizeof(rules) / sizeof(rules[0]); r++) {

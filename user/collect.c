@@ -1,5 +1,6 @@
 #include "collect.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,7 +26,10 @@ void collector_init(struct collector *c, struct tracer *t, const struct pt_optio
     c->t = t;
     c->o = o;
     c->b = calloc(t->nslots, sizeof(*c->b));
+    for (uint32_t i = 0; i < t->nslots; i++)
+        c->b[i].phase = -1;
     c->start_ns = c->window_start = collect_now_ns();
+    csp_init(&c->csp, t->procs_fd, c->start_ns);
 }
 
 static bool slot_valid(const struct pt_slot *s)
@@ -90,9 +94,18 @@ void collector_tick(struct collector *c)
     jvm_tracker_tick();
     stacks_poll_samples();
     uint32_t n = tracer_used_slots(c->t);
-    for (uint32_t i = 0; i < n; i++)
-        if (slot_valid(&c->t->slots[i]) && !c->b[i].resolved)
+    uint64_t now = collect_now_ns();
+    for (uint32_t i = 0; i < n; i++) {
+        if (!slot_valid(&c->t->slots[i]))
+            continue;
+        if (!c->b[i].resolved)
             resolve(c, i);
+        /* Its process's alive time is counted while it lives. */
+        if (!c->b[i].watched) {
+            csp_watch(&c->csp, c->b[i].pid, now);
+            c->b[i].watched = true;
+        }
+    }
 }
 
 /* Reads a slot's cumulative state at NOW. Waits in progress count up to
@@ -154,6 +167,87 @@ static int row_cmp(const void *a, const void *b)
     return x->fig.parks > y->fig.parks ? -1 : x->fig.parks < y->fig.parks;
 }
 
+/* Most pressure first; rows without a CSP (wait role) after, by thread time. */
+static int row_cmp_csp(const void *a, const void *b)
+{
+    const struct pt_row *x = a, *y = b;
+    if (x->has_csp != y->has_csp)
+        return x->has_csp ? -1 : 1;
+    if (x->has_csp && x->csp != y->csp)
+        return x->csp > y->csp ? -1 : 1;
+    return row_cmp(a, b);
+}
+
+/* Thread time per process spent in wait-role waits in the window. */
+struct idle_list {
+    struct { int pid; uint64_t ns; } *v;
+    int n, cap;
+};
+
+static void add_idle(struct idle_list *l, int pid, uint64_t ns)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i].pid == pid) {
+            l->v[i].ns += ns;
+            return;
+        }
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->v = realloc(l->v, (size_t)l->cap * sizeof(*l->v));
+    }
+    l->v[l->n].pid = pid;
+    l->v[l->n++].ns = ns;
+}
+
+static uint64_t idle_of(const struct idle_list *l, int pid)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i].pid == pid)
+            return l->v[i].ns;
+    return 0;
+}
+
+/* CSP for every lock-role row; in interval reports, phases too. */
+static void apply_csp(struct collector *c, struct pt_report *r, const struct idle_list *idle, uint64_t now,
+                      bool interval)
+{
+    struct timespec win = r->wall;
+    uint64_t back = r->window_ns;
+    win.tv_sec -= (time_t)(back / 1000000000ULL);
+    win.tv_nsec -= (long)(back % 1000000000ULL);
+    if (win.tv_nsec < 0) {
+        win.tv_nsec += 1000000000L;
+        win.tv_sec--;
+    }
+    for (int i = 0; i < r->nrows; i++) {
+        struct pt_row *row = &r->rows[i];
+        uint64_t alive;
+        if (row->wait || !(interval ? csp_alive_window(&c->csp, row->pid, now, &alive)
+                                    : csp_alive(&c->csp, row->pid, now, &alive)))
+            continue;
+        row->has_csp = csp_value(row->fig.thread_time_ns, alive, idle_of(idle, row->pid), &row->csp);
+        if (getenv("PT_DEBUG_CSP"))
+            fprintf(stderr, "csp pid %d wait %lu alive %lu idle %lu\n", row->pid, (unsigned long)row->fig.thread_time_ns, (unsigned long)alive, (unsigned long)idle_of(idle, row->pid));
+        if (!interval || !row->has_csp)
+            continue;
+        struct blocker *b = &c->b[row->slot];
+        phases_feed(&c->phases, &b->phase, row->pid, row->id, row->cls, row->csp, c->o->phase_threshold, win);
+        b->phase_seen = true;
+    }
+    if (!interval)
+        return;
+    /* A lock in a phase that saw no waits this interval has CSP 0: it ends. */
+    uint32_t nused = tracer_used_slots(c->t);
+    for (uint32_t i = 0; i < nused; i++) {
+        struct blocker *b = &c->b[i];
+        if (b->phase >= 0 && !b->phase_seen)
+            phases_feed(&c->phases, &b->phase, 0, 0, NULL, 0, c->o->phase_threshold, win);
+        b->phase_seen = false;
+    }
+    for (int i = 0; i < r->nrows; i++)
+        r->rows[i].in_phase = c->b[r->rows[i].slot].phase >= 0;
+}
+
 void collector_report(struct collector *c, enum pt_report_type type, struct pt_report *r)
 {
     uint64_t now = collect_now_ns();
@@ -168,6 +262,7 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
     r->window_ns = now - (interval ? c->window_start : c->start_ns);
     r->sees_fast_parks = c->o->probes == PT_PROBES_UPROBES;
 
+    struct idle_list idle = {0};
     struct wakers wk;
     struct waker_entry *top = calloc(nused ? nused : 1, sizeof(*top));
     wakers_read(c->t->waker_time_fd, &wk);
@@ -198,9 +293,13 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
             continue;
         r->waits += row->fig.parks;
         r->blockers++;
+        resolve(c, i);
+        /* Every wait-role wait is idle time of its process, printed or not. */
+        if (b->cls.wait)
+            add_idle(&idle, b->pid, row->fig.thread_time_ns);
         if (cur.parks < c->o->print_threshold)
             continue;
-        resolve(c, i);
+        row->slot = i;
         row->kind = pt_kind_names[s->key.kind & 0xff];
         row->pid = b->pid;
         row->comm = b->comm;
@@ -221,13 +320,18 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
         r->nrows++;
     }
     free(top);
+    apply_csp(c, r, &idle, now, interval);
+    free(idle.v);
     if (interval) {
         roll_window(c, nused, now);
+        csp_roll(&c->csp, now);
         c->window_start = now;
     }
 
     group_rows(r, c->o->by);
-    qsort(r->rows, (size_t)r->nrows, sizeof(*r->rows), row_cmp);
+    qsort(r->rows, (size_t)r->nrows, sizeof(*r->rows), c->o->sort == PT_SORT_CSP ? row_cmp_csp : row_cmp);
+    r->phases = c->phases.p;
+    r->nphases = c->phases.n;
     if (c->o->top && r->nrows > c->o->top)
         r->nrows = c->o->top;
     for (int i = 0; i < PT_DROP_COUNT; i++)
@@ -249,4 +353,6 @@ void collector_free(struct collector *c)
     for (uint32_t i = 0; i < c->t->nslots; i++)
         free(c->b[i].name);
     free(c->b);
+    csp_free(&c->csp);
+    phases_free(&c->phases);
 }

@@ -4,6 +4,8 @@
 #define PT_COLLECT_H
 #include <stdint.h>
 #include "classify.h"
+#include "csp.h"
+#include "phases.h"
 #include "loader.h"
 #include "options.h"
 #include "report.h"
@@ -19,6 +21,9 @@ struct blocker {
     struct pt_class cls;
     const struct pt_stack *first_stack;
     struct pt_counters prev;   /* at the start of the current interval */
+    int phase;                 /* index of its open phase, or -1 */
+    bool phase_seen;           /* fed this interval */
+    bool watched;              /* its process's alive time is being counted */
 };
 
 struct collector {
@@ -27,6 +32,8 @@ struct collector {
     struct blocker *b;         /* indexed like the kernel's slots */
     uint64_t start_ns;         /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
     uint64_t window_start;     /* start of the current interval */
+    struct csp csp;
+    struct phases phases;
 };
 
 uint64_t collect_now_ns(void);

@@ -28,6 +28,9 @@ void group_rows(struct pt_report *r, enum pt_group by)
             continue;
         }
         struct pt_row *into = &r->rows[g];
+        /* One process: the members' shares of its working time add up. */
+        bool has_csp = into->has_csp || row->has_csp, in_phase = into->in_phase || row->in_phase;
+        double csp = (into->has_csp ? into->csp : 0) + (row->has_csp ? row->csp : 0);
         /* The group shows its heaviest member's identity and stacks. */
         if (row->fig.thread_time_ns > into->fig.thread_time_ns) {
             struct pt_figures sum = into->fig;
@@ -41,6 +44,9 @@ void group_rows(struct pt_report *r, enum pt_group by)
         if (strcmp(into->cls, row->cls) != 0 && by == PT_BY_SITE)
             into->cls = "(several)";
         metrics_merge(&into->fig, &row->fig);
+        into->has_csp = has_csp;
+        into->csp = csp;
+        into->in_phase = in_phase;
     }
     r->nrows = n;
 }

@@ -84,7 +84,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bpf_program__set_autoload(skel->progs.sched_waking, sched);
     bpf_program__set_autoload(skel->progs.hrtimer_entry, sched);
     bpf_program__set_autoload(skel->progs.hrtimer_exit, sched);
-    bpf_program__set_autoload(skel->progs.follow_fork, follow);
+    skel->rodata->follow_children = follow;
     /* New programs are checked for a JVM only when tracing system-wide. */
     bpf_program__set_autoload(skel->progs.exec_seen,
                               !o->npids && !o->command && options_trace_java(o));
@@ -114,6 +114,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->jvm_layouts_fd = bpf_map__fd(skel->maps.jvm_layouts);
     t->java_threads_fd = bpf_map__fd(skel->maps.java_threads);
     t->execs_fd = bpf_map__fd(skel->maps.execs);
+    t->procs_fd = bpf_map__fd(skel->maps.procs);
     for (int i = 0; i < o->npids; i++)
         tracer_add_pid(t, o->pids[i]);
 

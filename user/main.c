@@ -181,6 +181,11 @@ int main(int argc, char **argv)
     stacks_init(r.t.stacks_fd, r.t.samples_fd);
     jvm_tracker_init(&r.t, &r.o);
     collector_init(&r.c, &r.t, &r.o);
+    /* Named processes count their threads' alive time from the start. */
+    for (int i = 0; i < r.o.npids; i++)
+        csp_watch(&r.c.csp, r.o.pids[i], r.c.start_ns);
+    if (r.o.command)
+        csp_watch(&r.c.csp, r.child, r.c.start_ns);
     jvm_tracker_tick();
     launch_release();
 

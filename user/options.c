@@ -14,7 +14,7 @@
 enum {
     OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
-    OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES,
+    OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT,
 };
 
 static const struct option long_opts[] = {
@@ -36,6 +36,7 @@ static const struct option long_opts[] = {
     {"max-blockers", required_argument, 0, OPT_MAX_BLOCKERS},
     {"self-stats", no_argument, 0, OPT_SELF_STATS},
     {"probes", required_argument, 0, OPT_PROBES},
+    {"sort", required_argument, 0, OPT_SORT},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0},
@@ -65,6 +66,7 @@ void options_usage(FILE *f)
           "      --threshold N          time a blocker only after its Nth park\n"
           "      --print-threshold N    omit blockers with fewer than N parks\n"
           "      --phase-threshold F    CSP at which a phase begins (default 0.05)\n"
+          "      --sort time|csp        order rows by thread time or by CSP (default: csp with -i)\n"
           "      --role CLASS=lock|wait override a class's role\n"
           "      --max-blockers N       size of the kernel blocker table (default 16384)\n"
           "      --self-stats           at exit, print parktrace's own CPU, memory and BPF run time\n"
@@ -178,6 +180,7 @@ int options_parse(int argc, char **argv, struct pt_options *o)
     int c, k;
     uint64_t v;
     char *end;
+    bool sort_given = false;
 
     memset(o, 0, sizeof(*o));
     o->kinds = (1u << PT_KIND_COUNT) - 1;
@@ -259,6 +262,12 @@ int options_parse(int argc, char **argv, struct pt_options *o)
         case OPT_SELF_STATS:
             o->self_stats = true;
             break;
+        case OPT_SORT:
+            if ((k = CHOICE(optarg, "time", "csp")) < 0)
+                return fail("invalid --sort '%s' (time or csp)", optarg);
+            o->sort = (enum pt_sort)k;
+            sort_given = true;
+            break;
         case OPT_PROBES:
             if ((k = CHOICE(optarg, "sched", "syscalls", "uprobes")) < 0)
                 return fail("invalid --probes '%s' (sched, syscalls or uprobes)", optarg);
@@ -283,6 +292,9 @@ int options_parse(int argc, char **argv, struct pt_options *o)
         if (o->npids)
             return fail("%s", "use either -p or -- COMMAND, not both");
     }
+    /* A live view ranks by what hurts now; a single report by total time. */
+    if (!sort_given)
+        o->sort = o->interval_ns ? PT_SORT_CSP : PT_SORT_TIME;
     if (o->waker && !o->collapsed)
         return fail("%s", "--waker adds wakers to the collapsed stacks: give --collapsed FILE too");
     if (o->waker && o->probes == PT_PROBES_SYSCALLS)

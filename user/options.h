@@ -15,6 +15,7 @@ extern const char *const pt_kind_names[PT_KIND_COUNT];
 enum pt_format { PT_FORMAT_TEXT, PT_FORMAT_JSON };
 enum pt_group { PT_BY_OBJECT, PT_BY_CLASS, PT_BY_SITE };
 enum pt_probes { PT_PROBES_SCHED, PT_PROBES_SYSCALLS, PT_PROBES_UPROBES };
+enum pt_sort { PT_SORT_TIME, PT_SORT_CSP };
 
 struct pt_role_override {
     char *cls;
@@ -43,6 +44,7 @@ struct pt_options {
     uint32_t max_blockers;
     bool self_stats;
     enum pt_probes probes;
+    enum pt_sort sort;
 };
 
 /* Parses argv. Returns 0 to run, 1 after printing help or the version (exit

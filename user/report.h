@@ -7,6 +7,7 @@
 #include <time.h>
 #include "../bpf/parktrace.h"
 #include "metrics.h"
+#include "phases.h"
 #include "stacks.h"
 
 enum pt_report_type { PT_REPORT_INTERVAL, PT_REPORT_FINAL, PT_REPORT_DUMP };
@@ -30,6 +31,8 @@ struct pt_row {
     const struct pt_stack *waker_stack;
     const char *waker_comm;
     uint64_t waker_ns, waker_wakeups;
+    uint32_t slot;             /* the kernel's slot (before grouping) */
+    bool in_phase;             /* an interval report's lock in a CSP phase */
 };
 
 struct pt_report {
@@ -42,6 +45,8 @@ struct pt_report {
     bool sees_fast_parks;      /* --probes uprobes: fast_parks is measured */
     struct pt_row *rows;
     int nrows;
+    const struct phase *phases;   /* every phase so far, closed or open */
+    int nphases;
 };
 
 void report_text_write(FILE *f, const struct pt_report *r, bool live);

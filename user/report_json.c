@@ -100,14 +100,21 @@ static void write_row(FILE *f, const struct pt_row *row, bool sees_fast_parks)
     fputc('}', f);
 }
 
-void report_json_write(FILE *f, const struct pt_report *r)
+/* An RFC 3339 time in UTC, with milliseconds, quoted. */
+static void write_time(FILE *f, struct timespec t)
 {
     char when[64];
     struct tm tm;
-    gmtime_r(&r->wall.tv_sec, &tm);
+    gmtime_r(&t.tv_sec, &tm);
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-    fprintf(f, "{\"type\":\"%s\",\"time\":\"%s.%03ldZ\",\"window_ns\":%" PRIu64, report_type_name(r->type),
-            when, r->wall.tv_nsec / 1000000, r->window_ns);
+    fprintf(f, "\"%s.%03ldZ\"", when, t.tv_nsec / 1000000);
+}
+
+void report_json_write(FILE *f, const struct pt_report *r)
+{
+    fprintf(f, "{\"type\":\"%s\",\"time\":", report_type_name(r->type));
+    write_time(f, r->wall);
+    fprintf(f, ",\"window_ns\":%" PRIu64, r->window_ns);
     fprintf(f, ",\"totals\":{\"waits\":%" PRIu64 ",\"blockers\":%" PRIu64 ",\"dropped_events\":%" PRIu64
                ",\"dropped_stacks\":%" PRIu64 "}",
             r->waits, r->blockers, r->dropped_events, r->dropped_stacks);
@@ -117,6 +124,20 @@ void report_json_write(FILE *f, const struct pt_report *r)
             fputc(',', f);
         write_row(f, &r->rows[i], r->sees_fast_parks);
     }
-    fputs("],\"phases\":[]}\n", f);
+    fputs("],\"phases\":[", f);
+    for (int i = 0; i < r->nphases; i++) {
+        const struct phase *p = &r->phases[i];
+        fprintf(f, "%s{\"pid\":%d,\"id\":\"0x%" PRIx64 "\",\"class\":", i ? "," : "", p->pid, p->id);
+        json_string(f, p->cls);
+        fputs(",\"start\":", f);
+        write_time(f, p->start);
+        fputs(",\"end\":", f);
+        if (p->open)
+            fputs("null", f);
+        else
+            write_time(f, p->end);
+        fprintf(f, ",\"peak_csp\":%.4f,\"mean_csp\":%.4f}", p->peak, phase_mean(p));
+    }
+    fputs("]}\n", f);
     fflush(f);
 }

@@ -10,6 +10,15 @@ static const char *dur(uint64_t ns, char *buf)
     return ns ? duration_format(ns, buf, 24) : "-";
 }
 
+/* HH:MM:SS.mmm, local time. */
+static void clock_text(struct timespec t, char *buf)
+{
+    struct tm tm;
+    localtime_r(&t.tv_sec, &tm);
+    snprintf(buf, 32, "%02d:%02d:%02d.%03d", tm.tm_hour % 24, tm.tm_min % 60, tm.tm_sec % 61,
+             (int)(t.tv_nsec / 1000000) % 1000);
+}
+
 void report_text_write(FILE *f, const struct pt_report *r, bool live)
 {
     char a[24], b[24], c[24], d[24], w[24];
@@ -39,8 +48,9 @@ void report_text_write(FILE *f, const struct pt_report *r, bool live)
         /* Java classes by simple name here; JSON has the full name. */
         const char *cls = strrchr(row->cls, '.');
         cls = cls && row->cls[0] != '<' ? cls + 1 : row->cls;
+        /* A star marks a lock in a phase (an interval report). */
         if (row->has_csp)
-            snprintf(csp, sizeof(csp), "%.2f", row->csp);
+            snprintf(csp, sizeof(csp), "%s%.2f", row->in_phase ? "*" : "", row->csp);
         else
             strcpy(csp, "-");
         fprintf(f, "%-8s %7d %-15.15s %-28.28s %-18s %4s %8" PRIu64 " %5" PRIu64
@@ -50,6 +60,16 @@ void report_text_write(FILE *f, const struct pt_report *r, bool live)
                 dur(g->avg_park_ns, c), dur(g->avg_hold_ns, d), g->real_util * 100,
                 g->thread_util * 100, csp, row->top_frame ? row->top_frame : "-",
                 row->waker_stack ? stacks_top_frame(row->waker_stack) : "-");
+    }
+    for (int i = 0; i < r->nphases; i++) {
+        const struct phase *p = &r->phases[i];
+        char start[32], end[32];
+        const char *cls = strrchr(p->cls, '.');
+        clock_text(p->start, start);
+        clock_text(p->end, end);
+        fprintf(f, "phase: %s 0x%" PRIx64 " (pid %d) from %s to %s, peak CSP %.2f, mean %.2f\n",
+                cls && p->cls[0] != '<' ? cls + 1 : p->cls, p->id, p->pid, start, p->open ? "now" : end, p->peak,
+                phase_mean(p));
     }
     fflush(f);
 }

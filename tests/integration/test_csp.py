@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""Critical section pressure and phases (Free Lunch) under real BPF, on
+workloads whose CSP is known by construction."""
+import datetime
+import json
+import os
+
+from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
+
+PINGPONG = os.path.join(ROOT, "build", "workloads", "lock_pingpong")
+
+
+def traced(cmd, pt_args=()):
+    p = run_pt(["-f", "json", "--top", "0", *pt_args, "--", *cmd], timeout=120)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
+    own = [l for l in p.stdout.splitlines() if l.startswith("{") and not l.startswith('{"type":')]
+    return (json.loads(own[-1]) if own else None), json_reports(p.stdout)
+
+
+def java(*args):
+    return ["java", "-Xmx128m", "-cp", JAVA_CP, *args]
+
+
+@test
+def ping_pong_csp_is_one_half():
+    # Two threads take turns holding one lock: one always holds, one always waits.
+    cases = [("pthread mutex", [PINGPONG, "-s", "3"], "futex", "pthread_mutex")]
+    for what, cmd, kind, cls in cases:
+        _, reports = traced(cmd)
+        final = final_of(reports)
+        rows = [b for b in final["blockers"] if b["kind"] == kind and b["class"] == cls]
+        check(len(rows) == 1, f"{what}: expected one {cls} row, got {len(rows)}")
+        csp = rows[0]["csp"]
+        check(csp is not None and abs(csp - 0.5) <= 0.05, f"{what}: CSP {csp}, want 0.50 +- 0.05")
+
+
+@test
+def one_thread_alone_makes_no_rows():
+    wl, reports = traced([PINGPONG, "-s", "1", "-t", "1"])
+    final = final_of(reports)
+    check(wl["rounds"] > 100, f"the thread took the lock only {wl['rounds']} times")
+    rows = [b for b in final["blockers"] if b["class"] == "pthread_mutex"]
+    check(not rows, f"an uncontended lock has rows: {rows}")
+
+
+def wall(ts):
+    return datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+@test
+def contended_stretch_is_exactly_one_phase():
+    wl, reports = traced(java("PhasedLock", "3"), ("--interval", "1s"))
+    final = final_of(reports)
+    lock = "java.util.concurrent.locks.ReentrantLock$NonfairSync"
+    phases = [p for p in final["phases"] if p["class"] == lock]
+    check(len(phases) == 1, f"expected one phase for the lock, got {phases}")
+    p = phases[0]
+    check(p["end"] is not None, "the phase never ended")
+    start, end = wall(p["start"]), wall(p["end"])
+    true_from, true_to = wl["contended_from"] / 1000, wl["contended_to"] / 1000
+    check(abs(start - true_from) <= 1.05, f"phase starts {start - true_from:+.2f} s from the switch")
+    check(abs(end - true_to) <= 1.05, f"phase ends {end - true_to:+.2f} s from the switch")
+    check(p["peak_csp"] >= p["mean_csp"] >= 0.05, f"peak {p['peak_csp']} mean {p['mean_csp']}")
+    intervals = [r for r in reports if r["type"] == "interval"]
+    check(len(intervals) >= 8, f"only {len(intervals)} interval reports")
+
+
+if __name__ == "__main__":
+    main()

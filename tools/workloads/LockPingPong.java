@@ -1,0 +1,57 @@
+import java.util.concurrent.locks.ReentrantLock;
+
+/** Free Lunch's ping-pong: two threads take turns holding one lock, with no
+ *  work outside it, so one always holds and the other always waits: CSP 0.5.
+ *  The hold is a busy loop (a sleep would be a wait). Mode "juc" uses a
+ *  ReentrantLock, "sync" a synchronized monitor. The threads stop on their
+ *  own while main waits in join, so main adds no working time.
+ *  usage: java LockPingPong juc|sync [SECONDS] [HOLD_US] */
+public class LockPingPong {
+    static final class Token {}
+
+    static void spin(long ns) {
+        long end = System.nanoTime() + ns;
+        while (System.nanoTime() < end)
+            Thread.onSpinWait();
+    }
+
+    public static void main(String[] args) throws Exception {
+        boolean sync = args.length > 0 && args[0].equals("sync");
+        double seconds = args.length > 1 ? Double.parseDouble(args[1]) : 3;
+        long holdNs = (args.length > 2 ? Long.parseLong(args[2]) : 500) * 1000;
+        ReentrantLock lock = new ReentrantLock();
+        Token monitor = new Token();
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        long[] rounds = new long[2], lockNs = new long[2];
+        Thread[] players = new Thread[2];
+        for (int p = 0; p < 2; p++) {
+            final int me = p;
+            players[p] = new Thread(() -> {
+                while (System.nanoTime() < end) {
+                    if (sync) {
+                        synchronized (monitor) {
+                            spin(holdNs);
+                            rounds[me]++;
+                        }
+                    } else {
+                        long t0 = System.nanoTime();
+                        lock.lock();
+                        lockNs[me] += System.nanoTime() - t0;
+                        try {
+                            spin(holdNs);
+                            rounds[me]++;
+                        } finally {
+                            lock.unlock();
+                        }
+                    }
+                }
+            }, "player-" + p);
+        }
+        for (Thread t : players)
+            t.start();
+        for (Thread t : players)
+            t.join();
+        System.out.println("{\"rounds\":" + (rounds[0] + rounds[1]) + ",\"lock_ns\":" + (lockNs[0] + lockNs[1])
+                           + ",\"rounds_each\":[" + rounds[0] + "," + rounds[1] + "]}");
+    }
+}

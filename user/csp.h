@@ -1,0 +1,46 @@
+/* Critical section pressure (Free Lunch): the share of a process's working
+ * thread time lost waiting on one lock. The denominator is the thread time
+ * the process's threads were alive (kept by the kernel per registered
+ * process) minus their time in wait-role waits. */
+#ifndef PT_CSP_H
+#define PT_CSP_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CSP_MAX_PROCS 8192
+
+struct csp_proc {
+    int pid;
+    uint64_t before_ns;      /* estimated alive time between run start and registration */
+    uint64_t window_alive;   /* alive time at the current window's start */
+};
+
+struct csp {
+    int fd;                  /* the kernel's procs map */
+    uint64_t run_start;
+    struct csp_proc *p;
+    int n;
+};
+
+void csp_init(struct csp *c, int procs_fd, uint64_t run_start);
+
+/* Starts counting process PID's alive thread time; its threads now count as
+ * born at NOW, and the time since the run started as spent with as many. */
+void csp_watch(struct csp *c, int pid, uint64_t now);
+
+/* Thread time PID's threads were alive from the run's start to NOW; false
+ * when PID is not watched. */
+bool csp_alive(const struct csp *c, int pid, uint64_t now, uint64_t *alive);
+
+/* The same since the current window began. */
+bool csp_alive_window(const struct csp *c, int pid, uint64_t now, uint64_t *alive);
+
+/* Starts a new window at NOW for every watched process. */
+void csp_roll(struct csp *c, uint64_t now);
+
+/* WAIT / (ALIVE - IDLE), within [0, 1]; false when nothing worked. */
+bool csp_value(uint64_t wait_ns, uint64_t alive_ns, uint64_t idle_ns, double *out);
+
+void csp_free(struct csp *c);
+
+#endif

@@ -1,0 +1,33 @@
+/* Phases (Free Lunch): the stretches of intervals during which a lock's CSP
+ * stays at or above --phase-threshold. */
+#ifndef PT_PHASES_H
+#define PT_PHASES_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+struct phase {
+    int pid;
+    uint64_t id;
+    const char *cls;
+    struct timespec start, end;   /* end is meaningful once closed */
+    bool open;
+    double peak, sum;
+    int intervals;
+};
+
+struct phases {
+    struct phase *p;
+    int n, cap;
+};
+
+/* Feeds one interval of one lock. *CUR is the lock's open phase (-1: none);
+ * the interval began at WIN_START (wall clock). */
+void phases_feed(struct phases *ph, int *cur, int pid, uint64_t id, const char *cls, double csp,
+                 double threshold, struct timespec win_start);
+
+double phase_mean(const struct phase *p);
+
+void phases_free(struct phases *ph);
+
+#endif
