@@ -917,15 +917,28 @@ struct {
     __type(value, struct pt_proc);
 } procs SEC(".maps");
 
+/* Threads left out of their process's alive time (the JVM's attach listener
+ * that parktrace itself started): user space already took them out. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 1024);
+    __type(key, __u32);
+    __type(value, __u8);
+} uncounted SEC(".maps");
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(thread_exit, struct task_struct *p)
 {
     __u64 now = bpf_ktime_get_ns();
-    __u32 tgid = p->tgid;
+    __u32 tgid = p->tgid, tid = p->pid;
     struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
     if (w)
         reclaim_stale(w, now);
     struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
+    if (pr && bpf_map_lookup_elem(&uncounted, &tid)) {
+        bpf_map_delete_elem(&uncounted, &tid);
+        pr = NULL;
+    }
     if (pr) {
         __sync_fetch_and_add(&pr->deaths_ns, now);
         __sync_fetch_and_add(&pr->threads, -1);

@@ -1,6 +1,5 @@
 #include "collect.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -226,8 +225,6 @@ static void apply_csp(struct collector *c, struct pt_report *r, const struct idl
                                     : csp_alive(&c->csp, row->pid, now, &alive)))
             continue;
         row->has_csp = csp_value(row->fig.thread_time_ns, alive, idle_of(idle, row->pid), &row->csp);
-        if (getenv("PT_DEBUG_CSP"))
-            fprintf(stderr, "csp pid %d wait %lu alive %lu idle %lu\n", row->pid, (unsigned long)row->fig.thread_time_ns, (unsigned long)alive, (unsigned long)idle_of(idle, row->pid));
         if (!interval || !row->has_csp)
             continue;
         struct blocker *b = &c->b[row->slot];

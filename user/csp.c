@@ -74,9 +74,6 @@ static bool alive_now(const struct csp *c, const struct csp_proc *p, uint64_t no
     if (bpf_map_lookup_elem(c->fd, &key, &pr))
         return false;
     int64_t threads = pr.threads > 0 ? pr.threads : 0;
-    if (getenv("PT_DEBUG_CSP"))
-        fprintf(stderr, "procs %d: threads %lld births %llu deaths %llu now %llu\n", p->pid, (long long)pr.threads,
-                (unsigned long long)pr.births_ns, (unsigned long long)pr.deaths_ns, (unsigned long long)now);
     uint64_t plus = (uint64_t)threads * now + pr.deaths_ns;
     *alive = p->before_ns + (plus > pr.births_ns ? plus - pr.births_ns : 0);
     return true;
@@ -111,6 +108,19 @@ bool csp_value(uint64_t wait_ns, uint64_t alive_ns, uint64_t idle_ns, double *ou
     double v = (double)wait_ns / (double)(alive_ns - idle_ns);
     *out = v > 1 ? 1 : v;
     return true;
+}
+
+void csp_uncount_thread(int procs_fd, int uncounted_fd, int pid, int tid, uint64_t since)
+{
+    uint32_t key = (uint32_t)pid, t = (uint32_t)tid;
+    uint8_t one = 1;
+    struct pt_proc pr;
+    /* Marked first, so its exit is not counted once more. */
+    if (bpf_map_update_elem(uncounted_fd, &t, &one, BPF_ANY) || bpf_map_lookup_elem(procs_fd, &key, &pr))
+        return;
+    pr.threads -= 1;
+    pr.births_ns -= since;
+    bpf_map_update_elem(procs_fd, &key, &pr, BPF_EXIST);
 }
 
 void csp_free(struct csp *c)

@@ -41,6 +41,11 @@ void csp_roll(struct csp *c, uint64_t now);
 /* WAIT / (ALIVE - IDLE), within [0, 1]; false when nothing worked. */
 bool csp_value(uint64_t wait_ns, uint64_t alive_ns, uint64_t idle_ns, double *out);
 
+/* Takes thread TID of process PID out of its alive time from SINCE (when it
+ * was born, near enough) on: a thread parktrace caused, such as the JVM's
+ * attach listener. PROCS_FD and UNCOUNTED_FD are the kernel's maps. */
+void csp_uncount_thread(int procs_fd, int uncounted_fd, int pid, int tid, uint64_t since);
+
 void csp_free(struct csp *c);
 
 #endif

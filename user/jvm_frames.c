@@ -1,5 +1,6 @@
 #include "jvm_frames.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,28 @@ static bool interpreted_name(struct jvm_frames *f, struct jvm *j, const struct j
     return true;
 }
 
+/* The thread of PID whose name is NAME, or 0. */
+static int thread_named(int pid, const char *name)
+{
+    char path[320], comm[32];
+    snprintf(path, sizeof(path), "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    int tid = 0;
+    for (struct dirent *e; d && !tid && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", pid, e->d_name);
+        FILE *fp = fopen(path, "re");
+        if (fp && fgets(comm, sizeof(comm), fp) && strncmp(comm, name, strlen(name)) == 0)
+            tid = atoi(e->d_name);
+        if (fp)
+            fclose(fp);
+    }
+    if (d)
+        closedir(d);
+    return tid;
+}
+
 /* Asks the JVM for a fresh perf map, at most once a second and never for a
  * JVM that refuses attaching (SIGQUIT would make it print a thread dump). */
 static void refresh_perfmap(struct jvm_frames *f, int pid)
@@ -138,6 +161,7 @@ static void refresh_perfmap(struct jvm_frames *f, int pid)
         return;
     f->perf_asked_ns = now;
     bool existed = perfmap_exists(pid);
+    bool listening = thread_named(pid, "Attach Listener") > 0;
     char out[256], err[200];
     const char *const args[3] = {"jcmd", "Compiler.perfmap", NULL};
     int rc = jvm_attach_command(pid, args, out, sizeof(out), 3000, err, sizeof(err));
@@ -146,6 +170,12 @@ static void refresh_perfmap(struct jvm_frames *f, int pid)
             fprintf(stderr, "parktrace: JVM %d: cannot get its perf map (%s); JIT-compiled frames stay "
                             "unnamed\n", pid, rc < 0 ? err : out);
         return;
+    }
+    /* The listener thread this started is parktrace's doing, not the
+     * program's: it is kept out of CSP's working time. */
+    if (!listening && !f->listener_tid) {
+        f->listener_tid = thread_named(pid, "Attach Listener");
+        f->listener_since = now;
     }
     perfmap_free(&f->perf);
     if (perfmap_load(&f->perf, pid, err, sizeof(err)) != 0 && ++f->perf_failures == PERFMAP_MAX_FAILURES)

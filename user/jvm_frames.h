@@ -30,6 +30,9 @@ struct jvm_frames {
     struct perfmap perf;
     uint64_t perf_asked_ns;         /* last Compiler.perfmap request */
     int perf_failures;
+    int listener_tid;               /* the attach listener parktrace started, or 0 */
+    uint64_t listener_since;
+    bool listener_uncounted;
     struct jvm_method_name cache[JVM_METHOD_CACHE];
 };
 

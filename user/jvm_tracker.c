@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "csp.h"
 #include "jvm_frames.h"
 #include "jvm_objects.h"
 #include "procmaps.h"
@@ -285,9 +286,17 @@ bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len)
 bool jvm_tracker_frame_name(int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
                             size_t len)
 {
-    for (int i = 0; i < njvms; i++)
-        if (jvms[i].pid == pid && jvms[i].live)
-            return jvm_frames_name(&jvms[i].frames, &jvms[i].j, &jvms[i].l, pc, fp, smp, out, len);
+    for (int i = 0; i < njvms; i++) {
+        if (jvms[i].pid != pid || !jvms[i].live)
+            continue;
+        struct jvm_frames *f = &jvms[i].frames;
+        bool named = jvm_frames_name(f, &jvms[i].j, &jvms[i].l, pc, fp, smp, out, len);
+        if (f->listener_tid && !f->listener_uncounted) {
+            csp_uncount_thread(tr->procs_fd, tr->uncounted_fd, pid, f->listener_tid, f->listener_since);
+            f->listener_uncounted = true;
+        }
+        return named;
+    }
     return false;
 }
 

@@ -115,6 +115,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->java_threads_fd = bpf_map__fd(skel->maps.java_threads);
     t->execs_fd = bpf_map__fd(skel->maps.execs);
     t->procs_fd = bpf_map__fd(skel->maps.procs);
+    t->uncounted_fd = bpf_map__fd(skel->maps.uncounted);
     for (int i = 0; i < o->npids; i++)
         tracer_add_pid(t, o->pids[i]);
 

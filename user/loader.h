@@ -23,7 +23,7 @@ struct tracer {
     int nlinks;
     struct { uint64_t dev, ino; } jvm_files[TRACER_MAX_JVMS];
     int njvm_files;
-    int procs_fd;
+    int procs_fd, uncounted_fd;
     int stack_time_fd, waker_time_fd, stacks_fd, samples_fd, traced_fd, jvm_layouts_fd, java_threads_fd, execs_fd;
 };
 

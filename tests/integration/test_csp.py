@@ -24,7 +24,10 @@ def java(*args):
 @test
 def ping_pong_csp_is_one_half():
     # Two threads take turns holding one lock: one always holds, one always waits.
-    cases = [("pthread mutex", [PINGPONG, "-s", "3"], "futex", "pthread_mutex")]
+    cases = [("pthread mutex", [PINGPONG, "-s", "3"], "futex", "pthread_mutex"),
+             ("ReentrantLock", java("LockPingPong", "juc", "3"), "jvm-park",
+              "java.util.concurrent.locks.ReentrantLock$NonfairSync"),
+             ("synchronized", java("LockPingPong", "sync", "3"), "jvm-monitor", "LockPingPong$Token")]
     for what, cmd, kind, cls in cases:
         _, reports = traced(cmd)
         final = final_of(reports)
