@@ -395,16 +395,43 @@ static __always_inline void reclaim_stale(struct pt_wait *w, __u64 now)
     count_drop(PT_DROP_WAITING);
 }
 
-/* Takes the waiter's user stack; only valid while the waiter is current. */
-static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid)
+/* The current thread's user stack id, from the cache when its user ip and
+ * sp are those of the last walk: the same instruction at the same stack
+ * depth. rbp is no part of the key: code without frame pointers (libc)
+ * leaves anything in it. */
+static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c, struct pt_regs *regs)
 {
+    __u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
+    if (c->ip == ip && c->sp == sp && ip)
+        return c->sid;
     __s32 sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
     if (sid < 0) {
         count_drop(PT_DROP_STACKS);
         return sid;
     }
-    note_stack(idx, sid, pid_tgid);
+    c->ip = ip;
+    c->sp = sp;
+    c->sid = sid;
+    c->noted_slot = 0;
     return sid;
+}
+
+/* Takes the waiter's user stack; only valid while the waiter is current.
+ * W is its own record; REGS its user registers as the stack walk sees them. */
+static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, struct pt_wait *w,
+                                          struct pt_regs *regs)
+{
+    __s32 sid = cached_stackid(ctx, &w->wait_st, regs);
+    if (sid >= 0 && w->wait_st.noted_slot != idx + 1) {
+        note_stack(idx, sid, pid_tgid);
+        w->wait_st.noted_slot = idx + 1;
+    }
+    return sid;
+}
+
+static __always_inline struct pt_regs *user_regs(void)
+{
+    return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 }
 
 /* A wait that slept has ended: everything but the live part is done here. */
@@ -728,7 +755,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
         s->klass = klass;
     wait_start(s, idx, w, now);
     if (w->flags & PT_WAIT_TIMED)
-        w->stack_id = waiter_stack(ctx, idx, pid_tgid);
+        w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, user_regs());
     return 0;
 }
 
@@ -753,14 +780,26 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
     if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
         return;
-    __s32 sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-    if (sid < 0) {
-        count_drop(PT_DROP_STACKS);
+    struct pt_wait *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!mine)
         return;
-    }
+    __s32 sid = cached_stackid(ctx, &mine->wake_st, regs);
+    if (sid < 0)
+        return;
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     struct pt_waker_key k = { .slot = w->slot, .stack_id = w->stack_id, .tgid = waiter_tgid,
                               .waker_stack = sid, .waker_tgid = pid_tgid >> 32 };
+    /* The same waiter stack on the same blocker as last time: the entry exists. */
+    __u32 seen = w->slot + 1;
+    if (mine->wake_st.noted_slot == seen && mine->wake_seen_stack == w->stack_id &&
+        mine->wake_seen_tgid == waiter_tgid) {
+        w->waker_stack = sid;
+        w->waker_tgid = pid_tgid >> 32;
+        return;
+    }
+    mine->wake_st.noted_slot = seen;
+    mine->wake_seen_stack = w->stack_id;
+    mine->wake_seen_tgid = waiter_tgid;
     if (!bpf_map_lookup_elem(&waker_time, &k)) {
         struct pt_stack_val zero = {};
         long err = bpf_map_update_elem(&waker_time, &k, &zero, BPF_NOEXIST);
@@ -846,7 +885,7 @@ static __always_inline int syscall_wait_end(void *ctx, long ret)
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     /* Still in the kernel: the user stack is as it was when it slept. */
     if (w.flags & PT_WAIT_TIMED)
-        w.stack_id = waiter_stack(ctx, w.slot, pid_tgid);
+        w.stack_id = waiter_stack(ctx, w.slot, pid_tgid, wp, user_regs());
     __u32 end = ret == -ETIMEDOUT ? PT_END_TIMEOUT : ret < 0 ? PT_END_INTERRUPTED : PT_END_WOKEN;
     wait_finish(s, &w, now, end, (__u32)pid_tgid, pid_tgid >> 32);
     return 0;
@@ -1044,7 +1083,7 @@ int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
     w->flags |= PT_WAIT_UPROBE | (time ? PT_WAIT_PARK_TIMED : 0);
     w->nvcsw = task->nvcsw;
     if (w->flags & PT_WAIT_TIMED)
-        w->stack_id = waiter_stack(ctx, idx, pid_tgid);
+        w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, ctx);
     return 0;
 }
 

@@ -101,6 +101,16 @@ struct pt_slot {
     __u64 fast_parks;       /* --probes uprobes: parks that returned without sleeping */
 };
 
+/* A thread's last user stack id and the registers it was taken with: the
+ * same call site with the same frame gives the same stack, so the kernel's
+ * stack walk and hashing are skipped when a thread waits (or wakes) again
+ * from where it did last time. */
+struct pt_stack_cache {
+    __u64 ip, sp;          /* ip 0: empty */
+    __s32 sid;
+    __u32 noted_slot;      /* slot + 1 this stack was last noted for, 0: none */
+};
+
 /* A thread's wait in progress, in task-local storage: what the end of the
  * wait needs to finish the accounting. */
 struct pt_wait {
@@ -113,6 +123,10 @@ struct pt_wait {
     __s32 waker_stack;     /* the user stack of the thread that woke it, or -1 */
     __u32 waker_tgid;
     __u64 nvcsw;           /* --probes uprobes: voluntary switches when the park began */
+    struct pt_stack_cache wait_st;   /* this thread's stack when it waits */
+    struct pt_stack_cache wake_st;   /* and when it wakes another */
+    __s32 wake_seen_stack;           /* waiter stack and process of the last */
+    __u32 wake_seen_tgid;            /* waker entry made */
 };
 #define PT_WAIT_ACTIVE 0x1u       /* a wait is in progress */
 #define PT_WAIT_TIMED 0x2u        /* counted in parked_now and timed */

@@ -1,9 +1,9 @@
 /** Free Lunch's fork-join (its Fig. 3): a master and 4 workers share one
  *  monitor. Each cycle the master hands out work with notifyAll and waits
- *  until every worker has reported back under the monitor. The less
- *  parallel work per cycle, the more of the time goes to the monitor.
- *  Prints {"cycles":N}.
- *  usage: java ForkJoinCycle [SECONDS] [WORK_US] */
+ *  until every worker has merged its result under the monitor (a fixed
+ *  MERGE_US of work there). The less parallel work per cycle, the more of
+ *  the time goes to the monitor. Prints {"cycles":N}.
+ *  usage: java ForkJoinCycle [SECONDS] [WORK_US] [MERGE_US] */
 public class ForkJoinCycle {
     static final class Board {
         long generation;
@@ -20,6 +20,7 @@ public class ForkJoinCycle {
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3;
         long workNs = (args.length > 1 ? Long.parseLong(args[1]) : 1000) * 1000;
+        long mergeNs = (args.length > 2 ? Long.parseLong(args[2]) : 200) * 1000;
         Board b = new Board();
         Thread[] workers = new Thread[4];
         for (int i = 0; i < workers.length; i++) {
@@ -36,6 +37,7 @@ public class ForkJoinCycle {
                         }
                         spin(workNs);
                         synchronized (b) {
+                            spin(mergeNs);
                             if (--b.pending == 0)
                                 b.notifyAll();
                         }
