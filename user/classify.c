@@ -79,25 +79,43 @@ static const char *const java_waits[] = {
 };
 static const char *const java_locks[] = {
     "ReentrantLock", "ReentrantReadWriteLock", "Semaphore", "StampedLock",
+    /* Any other AQS is a lock unless its own name says otherwise. */
+    "AbstractQueuedSynchronizer", "AbstractQueuedLongSynchronizer",
 };
 
-static bool names(const char *cls, const char *const *list, size_t n)
+static bool names(const char *cls, size_t len, const char *const *list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (strstr(cls, list[i]))
+        if (memmem(cls, len, list[i], strlen(list[i])))
             return true;
     return false;
 }
 
-void classify_java(const char *cls, struct pt_class *out)
+/* 1 for a wait, 0 for a lock, -1 when NAME (LEN bytes) says neither. */
+static int known_role(const char *name, size_t len)
+{
+    if (names(name, len, java_waits, sizeof(java_waits) / sizeof(*java_waits)))
+        return 1;
+    if (names(name, len, java_locks, sizeof(java_locks) / sizeof(*java_locks)))
+        return 0;
+    return -1;
+}
+
+void classify_java(const char *cls, const char *supers, struct pt_class *out)
 {
     out->cls = cls;
-    if (names(cls, java_waits, sizeof(java_waits) / sizeof(*java_waits)))
-        out->wait = true;
-    else if (names(cls, java_locks, sizeof(java_locks) / sizeof(*java_locks)))
-        out->wait = false;
-    else
-        out->wait = !strstr(cls, "Lock") && !strstr(cls, "Sync");
+    int role = known_role(cls, strlen(cls));
+    /* A class of the program's own takes the role of the nearest known
+     * superclass: class MyLock extends ReentrantLock is a lock. */
+    for (const char *s = supers; role < 0 && s && *s;) {
+        const char *end = strchr(s, ';');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        role = known_role(s, len);
+        s = end ? end + 1 : s + len;
+    }
+    if (role < 0)
+        role = !strstr(cls, "Lock") && !strstr(cls, "Sync");
+    out->wait = role == 1;
 }
 
 void classify_override(const struct pt_options *o, const char *cls, bool *wait)

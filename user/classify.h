@@ -14,8 +14,10 @@ struct pt_class {
  * that re-takes its mutex waits in the mutex code, not the condvar's. */
 void classify_futex(const struct pt_stack *st, struct pt_class *out);
 
-/* A Java blocker's role from its class name. "<no blocker>" waits. */
-void classify_java(const char *cls, struct pt_class *out);
+/* A Java blocker's role from its class name, else from its superclasses
+ * (SUPERS: names nearest first, ';'-separated; may be NULL or empty), else
+ * from words in its name. "<no blocker>" waits. */
+void classify_java(const char *cls, const char *supers, struct pt_class *out);
 
 /* Applies --role CLASS=lock|wait; matches the class or its simple name. */
 void classify_override(const struct pt_options *o, const char *cls, bool *wait);

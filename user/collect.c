@@ -61,10 +61,11 @@ static void resolve(struct collector *c, uint32_t idx)
         /* The kernel publishes a slot a moment before its class: retried. */
         if (!s->key.addr)
             snprintf(b->java_class, sizeof(b->java_class), "<no blocker>");
-        else if (!b->java_class[0] && !jvm_tracker_class(b->pid, s->klass, b->java_class, sizeof(b->java_class)))
+        else if (!b->java_class[0] && !jvm_tracker_class(b->pid, s->klass, b->java_class, sizeof(b->java_class),
+                                                        b->java_supers, sizeof(b->java_supers)))
             b->java_class[0] = '\0';
         named = b->java_class[0] != '\0';
-        classify_java(named ? b->java_class : "<unknown class>", &b->cls);
+        classify_java(named ? b->java_class : "<unknown class>", b->java_supers, &b->cls);
         /* Any object can be a monitor: the kind, not the class, gives the role. */
         if (kind == PT_KIND_JVM_MONITOR)
             b->cls.wait = false;

@@ -18,6 +18,7 @@ struct blocker {
     char thread[PT_COMM_LEN + 1];
     char *name;
     char java_class[256];
+    char java_supers[512];     /* its superclasses, nearest first, ';'-separated */
     struct pt_class cls;
     const struct pt_stack *first_stack;
     struct pt_counters prev;   /* at the start of the current interval */

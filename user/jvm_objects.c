@@ -50,6 +50,8 @@ int jvm_layout_read(struct jvm *j, struct jvm_layout *l)
         return -1;
     }
     l->park_blocker = blocker_off;
+    if (!jvm_offset(j, "Klass", "_super", &l->klass_super))
+        l->klass_super = 0;
     /* Only the uprobe mode needs it, to find an unparked thread. */
     uint64_t eetop_var = jvm_symbol(j, "_ZN16java_lang_Thread13_eetop_offsetE");
     uint32_t eetop_off;
@@ -96,6 +98,24 @@ bool jvm_object_class(const struct jvm *j, const struct jvm_layout *l, uint64_t 
         return false;
     }
     return jvm_klass_name(j, l, klass, name, len);
+}
+
+bool jvm_klass_supers(const struct jvm *j, const struct jvm_layout *l, uint64_t klass, char *supers, size_t len)
+{
+    size_t used = 0;
+    char name[256];
+    supers[0] = '\0';
+    /* A bounded walk: class hierarchies are shallow, memory may be hostile. */
+    for (int depth = 0; depth < 16 && l->klass_super; depth++) {
+        if (!procmem_u64(&j->mem, klass + l->klass_super, &klass) || !klass ||
+            !jvm_klass_name(j, l, klass, name, sizeof(name)) || strcmp(name, "java.lang.Object") == 0)
+            break;
+        int n = snprintf(supers + used, len - used, "%s%s", used ? ";" : "", name);
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+    return used > 0;
 }
 
 bool jvm_klass_name(const struct jvm *j, const struct jvm_layout *l, uint64_t klass, char *name, size_t len)

@@ -19,6 +19,7 @@ struct jvm_layout {
     uint32_t oop_shift, klass_shift;
     uint64_t klass;           /* oopDesc::_metadata._(compressed_)klass */
     uint64_t klass_name;      /* Klass::_name */
+    uint64_t klass_super;     /* Klass::_super; 0 when unknown */
     uint64_t sym_length, sym_body;
 };
 
@@ -31,6 +32,10 @@ bool jvm_park_blocker(const struct jvm *j, const struct jvm_layout *l, uint64_t 
 
 /* The name of class KLASS (a Klass*), as Java writes it. */
 bool jvm_klass_name(const struct jvm *j, const struct jvm_layout *l, uint64_t klass, char *name, size_t len);
+
+/* The superclasses of KLASS, nearest first, without java.lang.Object,
+ * separated by ';' into SUPERS; false when none could be read. */
+bool jvm_klass_supers(const struct jvm *j, const struct jvm_layout *l, uint64_t klass, char *supers, size_t len);
 
 /* The class of object OOP, as Java writes it: java.util.concurrent.locks.ReentrantLock$NonfairSync. */
 bool jvm_object_class(const struct jvm *j, const struct jvm_layout *l, uint64_t oop, char *name, size_t len);

@@ -275,11 +275,15 @@ void jvm_tracker_tick(void)
             refresh(&jvms[i]);
 }
 
-bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len)
+bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len, char *supers, size_t slen)
 {
     for (int i = 0; i < njvms; i++)
-        if (jvms[i].pid == pid)
-            return jvm_klass_name(&jvms[i].j, &jvms[i].l, klass, name, len);
+        if (jvms[i].pid == pid) {
+            if (!jvm_klass_name(&jvms[i].j, &jvms[i].l, klass, name, len))
+                return false;
+            jvm_klass_supers(&jvms[i].j, &jvms[i].l, klass, supers, slen);
+            return true;
+        }
     return false;
 }
 

@@ -19,8 +19,9 @@ void jvm_tracker_tick(void);
  * parktrace is found within moments of mapping libjvm. */
 void jvm_tracker_discover_named(void);
 
-/* The Java name of class KLASS in process PID; false when unknown. */
-bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len);
+/* The Java name of class KLASS in process PID, and its superclasses (as
+ * jvm_klass_supers writes them) into SUPERS; false when unknown. */
+bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len, char *supers, size_t slen);
 
 /* The Java name of the frame at PC (frame pointer FP, in stack copy SMP)
  * of JVM PID; false when PC is not Java code of a live tracked JVM. */

@@ -46,6 +46,20 @@ def one_thread_alone_makes_no_rows():
     check(not rows, f"an uncontended lock has rows: {rows}")
 
 
+@test
+def fork_join_csp_rises_as_parallel_work_shrinks():
+    # Free Lunch's Fig. 3: a master and 4 workers, one monitor, wait/notifyAll;
+    # each worker merges its result under the monitor (a fixed 200 us).
+    csps = []
+    for work_us in ("4000", "1000", "250"):
+        _, reports = traced(java("ForkJoinCycle", "3", work_us))
+        final = final_of(reports)
+        rows = [b for b in final["blockers"] if b["kind"] == "jvm-monitor" and b["class"] == "ForkJoinCycle$Board"]
+        check(len(rows) == 1 and rows[0]["csp"] is not None, f"work {work_us} us: no monitor row with a CSP: {rows}")
+        csps.append(rows[0]["csp"])
+    check(csps[0] < csps[1] < csps[2], f"CSP does not rise as work per cycle shrinks: {csps}")
+
+
 def wall(ts):
     return datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 

@@ -252,6 +252,29 @@ def synchronized_and_object_wait_are_monitor_and_wait_rows():
           f"the notifying producer is not the waker: {waits[0]['top_waker']}")
 
 
+@test
+def waker_profile_blames_the_releasing_method():
+    folded = os.path.join(TMP, "blame.txt")
+    _, final = run_java("WakerBlame", "2", jvm_flags=["-XX:+PreserveFramePointer"],
+                        pt_args=["--kinds", "jvm-park", "--waker", "--collapsed", folded])
+    lock = [b for b in jvm_rows(final) if b["class"] == f"{LOCK}$NonfairSync"]
+    check(len(lock) == 1, f"expected one lock row: {[b['class'] for b in jvm_rows(final)]}")
+    total = blamed = 0
+    for line in open(folded).read().splitlines():
+        frames, _, us = line.rpartition(" ")
+        if f"[{LOCK}$NonfairSync]" not in frames:
+            continue
+        total += int(us)
+        waker = frames.split(";--;")[1] if ";--;" in frames else ""
+        blamed += int(us) if "WakerBlame.releaseAfterHold" in waker.split(";") else 0
+    check(total > 0.5 * lock[0]["thread_time_ns"] / 1000, f"collapsed lines hold {total} us of the lock's waits")
+    check(blamed >= 0.9 * total, f"only {blamed} of {total} us of waits charged to releaseAfterHold")
+    svg = os.path.join(TMP, "blame.svg")
+    with open(svg, "w") as out:
+        r = subprocess.run(["perl", FLAMEGRAPH, folded], stdout=out, stderr=subprocess.PIPE, text=True)
+    check(r.returncode == 0 and "releaseAfterHold" in open(svg).read(), f"flamegraph.pl: {r.stderr}")
+
+
 def jdk_with_stripped_libjvm():
     """A copy of Debian's JDK 17 whose libjvm has no .symtab (symlinks for the rest)."""
     src, dst = "/usr/lib/jvm/java-17-openjdk-amd64", os.path.join(TMP, "stripped-jdk")
