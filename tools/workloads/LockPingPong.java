@@ -2,8 +2,9 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /** Free Lunch's ping-pong: two threads take turns holding one lock, with no
  *  work outside it, so one always holds and the other always waits: CSP 0.5.
- *  The hold is a busy loop (a sleep would be a wait). Mode "juc" uses a
- *  ReentrantLock, "sync" a synchronized monitor. The threads stop on their
+ *  The hold is a busy loop (a sleep would be a wait). Mode "juc" uses a fair
+ *  ReentrantLock, so turns strictly alternate (a barging unlocker would take
+ *  the lock back before the woken thread runs), "sync" a synchronized monitor. The threads stop on their
  *  own while main waits in join, so main adds no working time.
  *  usage: java LockPingPong juc|sync [SECONDS] [HOLD_US] */
 public class LockPingPong {
@@ -19,7 +20,7 @@ public class LockPingPong {
         boolean sync = args.length > 0 && args[0].equals("sync");
         double seconds = args.length > 1 ? Double.parseDouble(args[1]) : 3;
         long holdNs = (args.length > 2 ? Long.parseLong(args[2]) : 500) * 1000;
-        ReentrantLock lock = new ReentrantLock();
+        ReentrantLock lock = new ReentrantLock(true); // fair: strict turns, as in the reference case
         Token monitor = new Token();
         long end = System.nanoTime() + (long) (seconds * 1e9);
         long[] rounds = new long[2], lockNs = new long[2];
