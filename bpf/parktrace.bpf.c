@@ -100,6 +100,15 @@ struct {
     __type(value, struct pt_sample);
 } samples SEC(".maps");
 
+/* Wakes user space when a new sample waits, so it is unwound and its Java
+ * frames named while the process lives (a JVM can exit before the next
+ * tick). Only new stacks post here; a full ring loses nothing, the sample
+ * stays in `samples` for the next tick. */
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 4096);
+} sample_ready SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, 1);
@@ -296,7 +305,9 @@ static __always_inline void take_sample(__u32 idx, __u32 tgid, __u32 tid, __s32 
         smp->len += PT_STACK_CHUNK;
     }
     long err = bpf_map_update_elem(&samples, &k, smp, BPF_NOEXIST);
-    if (err && err != -17)
+    if (!err)
+        bpf_ringbuf_output(&sample_ready, &tgid, sizeof(tgid), 0);
+    else if (err != -17)
         count_drop(PT_DROP_SAMPLES);
 }
 

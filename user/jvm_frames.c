@@ -14,7 +14,12 @@
  * come the sender's sp, the last sp, then the Method*. Not in vmStructs; a
  * wrong guess is caught by the checks in method_name. */
 #define INTERP_METHOD_SLOT (-3)
-#define PERFMAP_RETRY_NS 1000000000ULL   /* at most one request a second */
+/* Gaps between perf map requests: short for the first few, while a JVM
+ * compiles most (a short-lived one may exit before a second is over), then
+ * at most one a second, since each request makes the JVM write its whole map. */
+#define PERFMAP_QUICK_REQUESTS 8
+#define PERFMAP_QUICK_GAP_NS 250000000ULL
+#define PERFMAP_GAP_NS 1000000000ULL
 #define PERFMAP_MAX_FAILURES 3
 
 static uint64_t now_ns(void)
@@ -151,15 +156,17 @@ static int thread_named(int pid, const char *name)
     return tid;
 }
 
-/* Asks the JVM for a fresh perf map, at most once a second and never for a
- * JVM that refuses attaching (SIGQUIT would make it print a thread dump). */
+/* Asks the JVM for a fresh perf map, spaced as above and never for a JVM
+ * that refuses attaching (SIGQUIT would make it print a thread dump). */
 static void refresh_perfmap(struct jvm_frames *f, int pid)
 {
     uint64_t now = now_ns();
+    uint64_t gap = f->perf_requests < PERFMAP_QUICK_REQUESTS ? PERFMAP_QUICK_GAP_NS : PERFMAP_GAP_NS;
     if (f->attach_disabled || f->perf_failures >= PERFMAP_MAX_FAILURES ||
-        (f->perf_asked_ns && now - f->perf_asked_ns < PERFMAP_RETRY_NS))
+        (f->perf_requests && now - f->perf_asked_ns < gap))
         return;
     f->perf_asked_ns = now;
+    f->perf_requests++;
     bool existed = perfmap_exists(pid);
     bool listening = thread_named(pid, "Attach Listener") > 0;
     char out[256], err[200];

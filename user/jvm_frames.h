@@ -29,6 +29,7 @@ struct jvm_frames {
     bool preserve_fp, attach_disabled;
     struct perfmap perf;
     uint64_t perf_asked_ns;         /* last Compiler.perfmap request */
+    int perf_requests;              /* how many were made */
     int perf_failures;
     int listener_tid;               /* the attach listener parktrace started, or 0 */
     uint64_t listener_since;

@@ -34,6 +34,13 @@ static bool tracepoint_exists(const char *name)
     return access(path, F_OK) == 0;
 }
 
+/* The ring only wakes the loop; the samples themselves are in their map. */
+static int no_record(void *ctx, void *data, size_t size)
+{
+    (void)ctx, (void)data, (void)size;
+    return 0;
+}
+
 int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
 {
     memset(t, 0, sizeof(*t));
@@ -110,6 +117,12 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->waker_time_fd = bpf_map__fd(skel->maps.waker_time);
     t->stacks_fd = bpf_map__fd(skel->maps.stacks);
     t->samples_fd = bpf_map__fd(skel->maps.samples);
+    t->sample_ready = ring_buffer__new(bpf_map__fd(skel->maps.sample_ready), no_record, NULL, NULL);
+    if (!t->sample_ready) {
+        fprintf(stderr, "parktrace: cannot open the sample ring buffer: %s\n", strerror(errno));
+        tracer_close(t);
+        return -1;
+    }
     t->traced_fd = bpf_map__fd(skel->maps.traced);
     t->jvm_layouts_fd = bpf_map__fd(skel->maps.jvm_layouts);
     t->java_threads_fd = bpf_map__fd(skel->maps.java_threads);
@@ -199,8 +212,20 @@ int tracer_attach_jvm(struct tracer *t, const char *libjvm)
     return 0;
 }
 
+int tracer_sample_ready_fd(const struct tracer *t)
+{
+    return ring_buffer__epoll_fd(t->sample_ready);
+}
+
+void tracer_sample_ready_drain(struct tracer *t)
+{
+    ring_buffer__consume(t->sample_ready);
+}
+
 void tracer_close(struct tracer *t)
 {
+    if (t->sample_ready)
+        ring_buffer__free(t->sample_ready);
     for (int i = 0; i < t->nlinks; i++)
         bpf_link__destroy(t->links[i]);
     if (t->slots)

@@ -9,6 +9,7 @@
 struct parktrace_bpf;
 
 struct bpf_link;
+struct ring_buffer;
 
 #define TRACER_MAX_JVMS 32
 #define TRACER_MAX_LINKS (4 * TRACER_MAX_JVMS)
@@ -23,6 +24,7 @@ struct tracer {
     int nlinks;
     struct { uint64_t dev, ino; } jvm_files[TRACER_MAX_JVMS];
     int njvm_files;
+    struct ring_buffer *sample_ready;   /* new stack samples, to unwind at once */
     int procs_fd, uncounted_fd;
     int stack_time_fd, waker_time_fd, stacks_fd, samples_fd, traced_fd, jvm_layouts_fd, java_threads_fd, execs_fd;
 };
@@ -44,6 +46,11 @@ void tracer_start_window(struct tracer *t, uint64_t now);
  * process that maps it: thread start, and with --probes uprobes park and
  * unpark. 0, or -1 after saying why in one line. */
 int tracer_attach_jvm(struct tracer *t, const char *libjvm);
+
+/* A descriptor that polls readable when new stack samples wait, and the
+ * call that clears it. */
+int tracer_sample_ready_fd(const struct tracer *t);
+void tracer_sample_ready_drain(struct tracer *t);
 
 /* Detaches every probe and frees every map. */
 void tracer_close(struct tracer *t);

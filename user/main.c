@@ -21,6 +21,7 @@
 #include "preflight.h"
 #include "procmaps.h"
 #include "selfstats.h"
+#include "stacks.h"
 #include "unwind.h"
 
 #define HOUSEKEEPING_NS 200000000ULL  /* unwind new stacks while their owners live */
@@ -107,11 +108,17 @@ static int open_ticker(uint64_t tick)
 static void loop(struct run *r, int sfd, int tfd)
 {
     uint64_t start = r->c.start_ns, next_report = start + r->o.interval_ns;
-    struct pollfd fds[2] = {{.fd = sfd, .events = POLLIN}, {.fd = tfd, .events = POLLIN}};
+    struct pollfd fds[3] = {{.fd = sfd, .events = POLLIN}, {.fd = tfd, .events = POLLIN},
+                            {.fd = tracer_sample_ready_fd(&r->t), .events = POLLIN}};
 
     for (;;) {
-        if (poll(fds, 2, -1) < 0 && errno != EINTR)
+        if (poll(fds, 3, -1) < 0 && errno != EINTR)
             return;
+        /* First, while the thread that made a new stack still waits. */
+        if (fds[2].revents & POLLIN) {
+            tracer_sample_ready_drain(&r->t);
+            stacks_poll_samples();
+        }
         if (fds[0].revents & POLLIN) {
             struct signalfd_siginfo si;
             if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
