@@ -254,14 +254,21 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
 }
 
 /* Counts the thread once per window and once per run. A wait that began
- * before the window was already counted when user space opened it. */
-static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid, __u64 start)
+ * before the window was already counted when user space opened it. LIVE,
+ * the thread's own record, remembers the last (slot, window) counted, so a
+ * thread waiting on one blocker again and again skips the hash lookup. */
+static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid, __u64 start,
+                                        struct pt_wait *live)
 {
     struct pt_thread_key tk = { .slot = idx, .tid = tid };
     __u32 gen = window_gen;
-    __u32 *seen = bpf_map_lookup_elem(&thread_seen, &tk);
     bool in_window = start >= window_start_ns;
 
+    if (live->counted_slot == idx + 1 && live->counted_gen == gen)
+        return;
+    live->counted_slot = idx + 1;
+    live->counted_gen = gen;
+    __u32 *seen = bpf_map_lookup_elem(&thread_seen, &tk);
     if (seen) {
         if (*seen != gen) {
             *seen = gen;
@@ -276,6 +283,7 @@ static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid,
         if (in_window)
             __sync_fetch_and_add(&s->threads_win, 1);
     } else if (err != -17 /* EEXIST */) {
+        live->counted_slot = 0;
         count_drop(PT_DROP_THREADS);
     }
 }
@@ -445,9 +453,20 @@ static __always_inline struct pt_regs *user_regs(void)
     return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 }
 
-/* A wait that slept has ended: everything but the live part is done here. */
-static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait *w, __u64 now,
-                                        __u32 end, __u32 tid, __u32 tgid)
+/* Adds one wait of D ns to a per-stack entry. */
+static __always_inline void add_stack_time(struct pt_stack_val *sv, __u64 d)
+{
+    __sync_fetch_and_add(&sv->count, 1);
+    __sync_fetch_and_add(&sv->ns, d);
+}
+
+/* A wait that slept has ended: everything but the live part is done here.
+ * W is the wait (a copy: the live record may already be reused), LIVE the
+ * thread's record. A wait with a known waker is charged to its (waiter
+ * stack, waker stack) entry only; user space adds those to the waiter
+ * stack's own line, which keeps the rest. */
+static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait *w, struct pt_wait *live,
+                                        __u64 now, __u32 end, __u32 tid, __u32 tgid)
 {
     note_events(s, w->start_ns, now);
     __sync_fetch_and_add(&s->parks, 1);
@@ -465,29 +484,30 @@ static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait 
 
     if (w->stack_id >= 0 && s->first_stack < 0 && tid == s->first_tid)
         s->first_stack = w->stack_id;
-    note_thread(s, w->slot, tid, w->start_ns);
+    note_thread(s, w->slot, tid, w->start_ns, live);
+    struct pt_stack_val *sv;
+    if (w->waker_stack >= 0 && end == PT_END_WOKEN) {
+        struct pt_waker_key wk = { .slot = w->slot, .stack_id = w->stack_id, .tgid = tgid,
+                                   .waker_stack = w->waker_stack, .waker_tgid = w->waker_tgid };
+        sv = bpf_map_lookup_elem(&waker_time, &wk);
+        if (!sv) {
+            /* --probes uprobes makes its entries here, the first time. */
+            struct pt_stack_val zero = {};
+            if (bpf_map_update_elem(&waker_time, &wk, &zero, BPF_NOEXIST) == 0)
+                sv = bpf_map_lookup_elem(&waker_time, &wk);
+            else
+                count_drop(PT_DROP_STACKAGG);
+        }
+        if (sv) {
+            add_stack_time(sv, d);
+            return;
+        }
+        /* No waker entry could be made (counted): the waiter's own line. */
+    }
     struct pt_stack_key sk = { .slot = w->slot, .stack_id = w->stack_id, .tgid = tgid };
-    struct pt_stack_val *sv = bpf_map_lookup_elem(&stack_time, &sk);
-    if (sv) {
-        __sync_fetch_and_add(&sv->count, 1);
-        __sync_fetch_and_add(&sv->ns, d);
-    }
-    if (w->waker_stack < 0 || end != PT_END_WOKEN)
-        return;
-    struct pt_waker_key wk = { .slot = w->slot, .stack_id = w->stack_id, .tgid = tgid,
-                               .waker_stack = w->waker_stack, .waker_tgid = w->waker_tgid };
-    sv = bpf_map_lookup_elem(&waker_time, &wk);
-    if (!sv) {
-        struct pt_stack_val zero = {};
-        if (bpf_map_update_elem(&waker_time, &wk, &zero, BPF_NOEXIST) == 0)
-            sv = bpf_map_lookup_elem(&waker_time, &wk);
-        else
-            count_drop(PT_DROP_STACKAGG);
-    }
-    if (sv) {
-        __sync_fetch_and_add(&sv->count, 1);
-        __sync_fetch_and_add(&sv->ns, d);
-    }
+    sv = bpf_map_lookup_elem(&stack_time, &sk);
+    if (sv)
+        add_stack_time(sv, d);
 }
 
 static __always_inline bool futex_wait_op(int op)
@@ -618,7 +638,7 @@ static __always_inline __u64 javathread_of(const struct pt_jvm_layout *l, __u64 
 }
 
 static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
-                                             struct pt_blocker_key *key, __u64 *klass);
+                                             struct pt_blocker_key *key);
 
 static __always_inline __u64 object_klass(const struct pt_jvm_layout *l, __u64 obj)
 {
@@ -632,11 +652,22 @@ static __always_inline __u64 object_klass(const struct pt_jvm_layout *l, __u64 o
     return klass;
 }
 
+/* A Java blocker's class, read once, when its slot has none yet (the
+ * object is the key's address; Java keys are owned by their tgid). */
+static __always_inline void note_klass(struct pt_slot *s, const struct pt_blocker_key *key)
+{
+    if (s->klass || !key->addr || (key->kind & 0xff) == PT_KIND_FUTEX)
+        return;
+    struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &key->owner);
+    if (l)
+        s->klass = object_klass(l, key->addr);
+}
+
 /* A Java thread sleeping outside its Parker but with a monitor pending is
  * entering a contended `synchronized` (jvm-monitor); with a monitor it waits
  * on, it is in Object.wait (jvm-wait). Either is keyed by the monitor's object. */
 static __always_inline bool monitor_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
-                                        struct pt_blocker_key *key, __u64 *klass)
+                                        struct pt_blocker_key *key)
 {
     __u64 mon = 0, handle = 0, obj = 0;
     __u32 kind = PT_KIND_JVM_MONITOR;
@@ -656,7 +687,6 @@ static __always_inline bool monitor_key(const struct pt_jvm_layout *l, __u64 jt,
         bpf_probe_read_user(&obj, sizeof(obj), (void *)handle);
     if (!obj)
         return false;
-    *klass = object_klass(l, obj);
     key->addr = obj;
     key->ino = 0;
     key->owner = tgid;
@@ -668,7 +698,7 @@ static __always_inline bool monitor_key(const struct pt_jvm_layout *l, __u64 jt,
  * Parker) is parked: the wait is charged to (tgid, parkBlocker object),
  * never to the futex. The blocker's Klass* names its class later. Other
  * sleeps of a known Java thread may be monitor entries or Object.wait. */
-static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 *klass, __u64 uaddr,
+static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uaddr,
                                           __u64 pid_tgid)
 {
     __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
@@ -680,7 +710,7 @@ static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 *kla
     if (known) {
         jt = *known;
         if (uaddr < jt || uaddr >= jt + l->thread_size)
-            return (trace_jvm_monitor || trace_jvm_wait) && monitor_key(l, jt, tgid, key, klass);
+            return (trace_jvm_monitor || trace_jvm_wait) && monitor_key(l, jt, tgid, key);
         if (!parks)
             return false;
         learn_park_offset(l, uaddr - jt);
@@ -692,13 +722,13 @@ static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 *kla
             return false;
         bpf_map_update_elem(&java_threads, &tid, &jt, BPF_ANY);
     }
-    park_blocker_key(l, jt, tgid, key, klass);
+    park_blocker_key(l, jt, tgid, key);
     return true;
 }
 
 /* The key of JavaThread JT's current park: (tgid, its parkBlocker object). */
 static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
-                                             struct pt_blocker_key *key, __u64 *klass)
+                                             struct pt_blocker_key *key)
 {
     __u64 handle = 0, thread_oop = 0, blocker = 0;
     bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj));
@@ -706,8 +736,6 @@ static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u6
         bpf_probe_read_user(&thread_oop, sizeof(thread_oop), (void *)handle);
     if (thread_oop)
         blocker = java_ref(l, thread_oop + l->park_blocker);
-    if (blocker)
-        *klass = object_klass(l, blocker);
     /* A park without a blocker is one "<no blocker>" row per JVM. */
     key->addr = blocker;
     key->ino = 0;
@@ -729,7 +757,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
         now = bpf_ktime_get_ns();
         struct pt_slot *s = bpf_map_lookup_elem(&slots, &done.slot);
         if (s)
-            wait_finish(s, &done, now, done.end, next->pid, next->tgid);
+            wait_finish(s, &done, w, now, done.end, next->pid, next->tgid);
     }
 
     /* A thread going to sleep inside a futex wait: a wait begins. */
@@ -750,8 +778,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
     if (!now)
         now = bpf_ktime_get_ns();
     struct pt_blocker_key key;
-    __u64 klass = 0;
-    if (!trace_java || !java_wait_key(&key, &klass, uaddr, pid_tgid)) {
+    if (!trace_java || !java_wait_key(&key, uaddr, pid_tgid)) {
         if (!trace_futex) {
             reclaim_stale(w, now);
             return 0;
@@ -762,8 +789,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
     struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now);
     if (!s)
         return 0;
-    if (klass && !s->klass)
-        s->klass = klass;
+    note_klass(s, &key);
     wait_start(s, idx, w, now);
     if (w->flags & PT_WAIT_TIMED)
         w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, user_regs());
@@ -898,7 +924,7 @@ static __always_inline int syscall_wait_end(void *ctx, long ret)
     if (w.flags & PT_WAIT_TIMED)
         w.stack_id = waiter_stack(ctx, w.slot, pid_tgid, wp, user_regs());
     __u32 end = ret == -ETIMEDOUT ? PT_END_TIMEOUT : ret < 0 ? PT_END_INTERRUPTED : PT_END_WOKEN;
-    wait_finish(s, &w, now, end, (__u32)pid_tgid, pid_tgid >> 32);
+    wait_finish(s, &w, wp, now, end, (__u32)pid_tgid, pid_tgid >> 32);
     return 0;
 }
 
@@ -1081,15 +1107,15 @@ int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
         count_drop(PT_DROP_WAITING);
         return 0;
     }
-    __u64 now = bpf_ktime_get_ns(), klass = 0;
+    __u64 now = bpf_ktime_get_ns();
     reclaim_stale(w, now);
     struct pt_blocker_key key;
-    park_blocker_key(l, jt, tgid, &key, &klass);
+    park_blocker_key(l, jt, tgid, &key);
     struct pt_slot *s = slot_get(&key, &idx, key.addr, pid_tgid, now);
     if (!s)
         return 0;
-    if (klass && !s->klass)
-        s->klass = klass;
+    if (key.addr && !s->klass)
+        s->klass = object_klass(l, key.addr);
     wait_start(s, idx, w, now);
     w->flags |= PT_WAIT_UPROBE | (time ? PT_WAIT_PARK_TIMED : 0);
     w->nvcsw = task->nvcsw;
@@ -1130,7 +1156,7 @@ int BPF_KRETPROBE(unsafe_park_exit)
                                                                                 : PT_END_INTERRUPTED;
     done.waker_stack = waker.stack_id;
     done.waker_tgid = waker.tgid;
-    wait_finish(s, &done, now, end, tid, pid_tgid >> 32);
+    wait_finish(s, &done, w, now, end, tid, pid_tgid >> 32);
     return 0;
 }
 
@@ -1155,8 +1181,7 @@ int BPF_KPROBE(unsafe_unpark, void *env, void *unsafe, void *jthread)
     struct pt_pending_waker pw = { .stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK), .tgid = tgid };
     if (pw.stack_id >= 0) {
         struct pt_blocker_key key;
-        __u64 klass;
-        park_blocker_key(l, jt, tgid, &key, &klass);
+        park_blocker_key(l, jt, tgid, &key);
         __u32 *idx = bpf_map_lookup_elem(&slot_index, &key);
         if (idx)
             note_stack(*idx, pw.stack_id, pid_tgid);

@@ -127,6 +127,8 @@ struct pt_wait {
     struct pt_stack_cache wake_st;   /* and when it wakes another */
     __s32 wake_seen_stack;           /* waiter stack and process of the last */
     __u32 wake_seen_tgid;            /* waker entry made */
+    __u32 counted_slot;              /* slot + 1 and window generation this */
+    __u32 counted_gen;               /* thread was last counted in `threads` for */
 };
 #define PT_WAIT_ACTIVE 0x1u       /* a wait is in progress */
 #define PT_WAIT_TIMED 0x2u        /* counted in parked_now and timed */

@@ -61,8 +61,8 @@ static uint64_t value_of(uint64_t count, uint64_t ns, int count_value)
     return count_value ? count : (ns + 500) / 1000;
 }
 
-/* The waker lines; the time they cover is taken off each waiter stack's
- * own line, so totals stay those of the plain output. */
+/* The waker lines: waits with a known waker, charged to (waiter stack,
+ * waker stack) by the kernel and not to the waiter stack's own entry. */
 static int write_wakers(FILE *f, struct collector *c, int count_value, struct wakers *w)
 {
     int lines = 0;
@@ -80,13 +80,15 @@ static int write_wakers(FILE *f, struct collector *c, int count_value, struct wa
     return lines;
 }
 
-static void take_wakers(const struct wakers *w, const struct pt_stack_key *key, struct pt_stack_val *val)
+/* Without --waker, a waiter stack's line is its whole time: its own entry
+ * plus its waits with a known waker. */
+static void add_wakers(const struct wakers *w, const struct pt_stack_key *key, struct pt_stack_val *val)
 {
     for (int i = 0; i < w->n; i++) {
         const struct pt_waker_key *k = &w->e[i].k;
         if (k->slot == key->slot && k->tgid == key->tgid && k->stack_id == key->stack_id) {
-            val->count -= w->e[i].count <= val->count ? w->e[i].count : val->count;
-            val->ns -= w->e[i].ns <= val->ns ? w->e[i].ns : val->ns;
+            val->count += w->e[i].count;
+            val->ns += w->e[i].ns;
         }
     }
 }
@@ -104,20 +106,20 @@ int collapsed_write(const char *path, struct collector *c, int count_value, bool
     int lines = 0;
     struct wakers w = {0};
 
-    if (waker) {
-        wakers_read(c->t->waker_time_fd, &w);
+    wakers_read(c->t->waker_time_fd, &w);
+    if (waker)
         lines += write_wakers(f, c, count_value, &w);
-    }
 
     while (!bpf_map_get_next_key(c->t->stack_time_fd, first ? NULL : &key, &next)) {
         first = false;
         key = next;
-        if (bpf_map_lookup_elem(c->t->stack_time_fd, &key, &val) || !val.count)
+        if (bpf_map_lookup_elem(c->t->stack_time_fd, &key, &val))
             continue;
-        struct blocker *b = collector_blocker(c, key.slot);
+        if (!waker)
+            add_wakers(&w, &key, &val);
+        struct blocker *b = val.count ? collector_blocker(c, key.slot) : NULL;
         if (!b)
             continue;
-        take_wakers(&w, &key, &val);
         uint64_t value = value_of(val.count, val.ns, count_value);
         if (!value)
             continue;
