@@ -76,6 +76,11 @@ def a_park_is_never_also_a_futex_wait():
 def frequently_acquired_fair_lock_is_the_top_blocker():
     # The thesis's Listing 5.2: two fair locks, 32 ms holds, the first chosen
     # three times as often. It is the bottleneck and must top the report.
+    # Acquisitions are 3:1, but parks are not: the threads queue on the first
+    # lock, which staggers their arrivals at the second, so it is seldom held
+    # when they come (the thesis's Table 5.4: 3224 parks against 164). Each
+    # lock's parks are checked against the workload's own count of the
+    # acquisitions that waited.
     wl, final = run_java("FrequentLock", "3", "8")
     check(2.5 <= wl["often"] / max(wl["rarely"], 1) <= 3.5, f"workload mix {wl}")
     fair = [b for b in jvm_rows(final) if b["class"] == "java.util.concurrent.locks.ReentrantLock$FairSync"]
@@ -83,10 +88,11 @@ def frequently_acquired_fair_lock_is_the_top_blocker():
     top = final["blockers"][0]
     check(top in fair and top["role"] == "lock", f"top blocker is {top['kind']} {top['class']}")
     rare = [b for b in fair if b is not top]
-    check(not rare or top["parks"] >= 3 * rare[0]["parks"],
-          f"the frequent lock parks {top['parks']}, the rare one {rare[0]['parks'] if rare else 0}")
-    # Every acquisition of the frequent lock, but the first few, waited.
-    check(0.8 * wl["often"] <= top["parks"] <= wl["often"], f"{top['parks']} parks for {wl['often']} acquisitions")
+    rare_parks = rare[0]["parks"] if rare else 0
+    check(top["parks"] >= 3 * rare_parks, f"the frequent lock parks {top['parks']}, the rare one {rare_parks}")
+    for what, parks, waited in (("frequent", top["parks"], wl["often_waited"]),
+                                ("rare", rare_parks, wl["rarely_waited"])):
+        check(abs(parks - waited) <= 0.1 * waited + 2, f"{what} lock: {parks} parks, {waited} waited acquisitions")
 
 
 @test

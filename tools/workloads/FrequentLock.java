@@ -6,7 +6,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *  per second of the frequently acquired lock, which the threads queue for
  *  all the time, timed from its first to its last acquisition after a
  *  warm-up (a quarter of the run, at most 500 ms) and before the end.
- *  Its last line is how often each lock was taken, as JSON.
+ *  Its last line is how often each lock was taken, and how often taking it
+ *  had to wait (lock() took over 50 us; an uncontended take is a few us and a
+ *  park and wake-up at least some tens), as JSON.
  *  usage: java FrequentLock [SECONDS] [THREADS] */
 public class FrequentLock {
     public static void main(String[] args) throws Exception {
@@ -16,7 +18,7 @@ public class FrequentLock {
         long start = System.nanoTime();
         long end = start + (long) (seconds * 1e9);
         long warm = start + Math.min(500_000_000L, (long) (seconds * 0.25e9));
-        long[] taken = new long[2];
+        long[] taken = new long[2], waited = new long[2];
         // When each acquisition of the frequent lock happened (written under it).
         long[] at = new long[(int) (seconds * 1000 / 32) + n + 16];
         Thread[] ts = new Thread[n];
@@ -28,8 +30,11 @@ public class FrequentLock {
                     while (System.nanoTime() < end) {
                         boolean first = i++ % 4 != 3;
                         ReentrantLock l = first ? often : rarely;
+                        long t0 = System.nanoTime();
                         l.lock();
                         try {
+                            if (System.nanoTime() - t0 > 50_000)
+                                waited[first ? 0 : 1]++;
                             if (first && taken[0] < at.length)
                                 at[(int) taken[0]] = System.nanoTime();
                             taken[first ? 0 : 1]++;
@@ -55,6 +60,7 @@ public class FrequentLock {
             last = at[i];
         }
         System.out.printf("ops_per_sec %.3f%n", k > 1 ? (k - 1) / ((last - first) / 1e9) : 0.0);
-        System.out.println("{\"often\":" + taken[0] + ",\"rarely\":" + taken[1] + "}");
+        System.out.println("{\"often\":" + taken[0] + ",\"rarely\":" + taken[1] + ",\"often_waited\":" + waited[0]
+                           + ",\"rarely_waited\":" + waited[1] + "}");
     }
 }
