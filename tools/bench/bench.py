@@ -25,6 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PT = os.path.join(ROOT, "build", "parktrace")
 HOT = os.path.join(ROOT, "build", "workloads", "futex_hot")
 PINGPONG = os.path.join(ROOT, "build", "workloads", "futex_pingpong")
+SYSBENCH = os.path.join(ROOT, "tools", "workloads", "sysbench_ops.sh")
+JETTY = os.path.join(ROOT, "tools", "bench", "jetty", "jetty_wrk.sh")
 JAVA_CP = os.path.join(ROOT, "build", "java")
 JDK = "/usr/lib/jvm/java-17-openjdk-amd64"
 JAVA = os.path.join(JDK, "bin", "java")
@@ -148,6 +150,8 @@ class Variant:
             return cmd
         rec = os.path.join(TMP, f"run{len(self.recordings)}.jfr")
         self.recordings.append(rec)
+        if cmd[0] == JETTY:     # the script starts the JVM: flags by environment
+            return ["env", "JETTY_JVM_FLAGS=" + " ".join(self.jvm_flags(rec))] + cmd
         return cmd[:1] + self.jvm_flags(rec) + cmd[1:]
 
     def start(self):
@@ -259,6 +263,17 @@ WORKLOADS = [
      "operation is a futex wait that sleeps and two context switches. The worst case for "
      "parktrace's default, scheduler-based probes.",
      "variants": C_VARIANTS, "targets": [below_peers("bpftrace")]},
+    {"label": "sysbench mutex", "cmd": lambda s: [SYSBENCH, "mutex", str(s)],
+     "about": "sysbench's `mutex` test (`tools/workloads/sysbench_ops.sh`) with its defaults: 4 "
+     "threads each take a random one of 4096 `pthread_mutex_t`s after 10 000 loop iterations, "
+     "150 000 S times each; takes seldom collide, so this measures what tracing adds to an "
+     "application that locks a lot and rarely waits. Throughput is takes per second.",
+     "variants": C_VARIANTS, "targets": [ratio_at_least(0.95)]},
+    {"label": "sysbench threads", "cmd": lambda s: [SYSBENCH, "threads", str(s)],
+     "about": "sysbench's `threads` test: 8 threads, each event 100 `sched_yield()`s, each inside "
+     "one of 4 mutexes (`--thread-locks=4`), for S seconds: a scheduler stress with real mutex "
+     "contention. Throughput is events per second.",
+     "variants": C_VARIANTS, "targets": [ratio_at_least(0.95)]},
     {"label": "java PingPong", "cmd": lambda s: java("PingPong", "-s", str(s)),
      "about": "Two Java threads unpark each other in turn with LockSupport: every operation is a "
      "JVM park that sleeps (the worst case named in `spec/environment.md`, and in issue #3: "
@@ -266,6 +281,13 @@ WORKLOADS = [
      "lowest). Throughput is round trips per second over S seconds after a 500 ms warm-up.",
      "variants": JAVA_VARIANTS + ["offcputime"],
      "targets": [below_peers("bpftrace", "bpftrace uprobes"), least_cpu_of_all]},
+    {"label": "jetty under wrk", "cmd": lambda s: [JETTY, str(s)],
+     "about": "A real server: Jetty 9 from Debian (`libjetty9-java`) with a 16-thread "
+     "`QueuedThreadPool` and a small handler (`tools/bench/jetty/JettyHello.java`: a lookup in "
+     "a shared synchronized map, a short text answer), started by the benchmark on loopback, "
+     "warmed up for 3 s with `wrk`, then loaded for S seconds by `wrk -t2 -c32`; throughput is "
+     "wrk's requests per second. Server, wrk and tracer share the 2 CPUs.",
+     "variants": JAVA_VARIANTS, "targets": [ratio_at_least(0.99)]},
     {"label": "java FrequentLock", "cmd": lambda s: java("FrequentLock", str(s), "8"),
      "about": "The frequently-acquired-lock pattern (`tools/workloads/FrequentLock.java`): 8 threads, "
      "two fair `ReentrantLock`s each held 32 ms, the first taken three times as often, so "
