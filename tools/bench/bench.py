@@ -74,14 +74,20 @@ uretprobe:{LIBJVM}:Unsafe_Park /@start[tid]/
 uprobe:{LIBJVM}:Unsafe_Unpark {{ @unparks = count(); }}
 """
 
-# JDK Flight Recorder as a Java developer would turn it on for parks: every
-# jdk.ThreadPark, threshold 0, with its stack trace. A .jfc names only the
-# events it enables; every other event stays off (checked: `jfr summary` of
-# such a recording lists no other event, only JFR's own metadata and
-# checkpoints).
+# JDK Flight Recorder as a Java developer would turn it on for contention:
+# every jdk.ThreadPark and jdk.JavaMonitorEnter, threshold 0, with its stack
+# trace. A .jfc names only the events it enables; every other event stays off
+# (checked: `jfr summary` of such a recording lists no other event, only
+# JFR's own metadata and checkpoints). "JFR default" is JFR's shipped
+# default.jfc, what `-XX:StartFlightRecording` alone records.
 PARK_JFC = """<?xml version="1.0" encoding="UTF-8"?>
-<configuration version="2.0" label="ThreadPark" description="Every jdk.ThreadPark, with its stack; nothing else">
+<configuration version="2.0" label="Contention" description="Every jdk.ThreadPark and jdk.JavaMonitorEnter, with stacks">
   <event name="jdk.ThreadPark">
+    <setting name="enabled">true</setting>
+    <setting name="stackTrace">true</setting>
+    <setting name="threshold">0 ms</setting>
+  </event>
+  <event name="jdk.JavaMonitorEnter">
     <setting name="enabled">true</setting>
     <setting name="stackTrace">true</setting>
     <setting name="threshold">0 ms</setting>
@@ -148,7 +154,7 @@ class Variant:
     def wrap(self, cmd):
         if not self.jvm_flags:
             return cmd
-        rec = os.path.join(TMP, f"run{len(self.recordings)}.jfr")
+        rec = os.path.join(TMP, f"{self.name.replace(' ', '-')}-run{len(self.recordings)}.jfr")
         self.recordings.append(rec)
         if cmd[0] == JETTY:     # the script starts the JVM: flags by environment
             return ["env", "JETTY_JVM_FLAGS=" + " ".join(self.jvm_flags(rec))] + cmd
@@ -195,6 +201,8 @@ VARIANTS = {
                                                    stats_probes="syscalls"),
     "JFR": lambda: Variant("JFR", jvm_flags=lambda rec: [
         f"-XX:StartFlightRecording:filename={rec},dumponexit=true,settings={JFC}"]),
+    "JFR default": lambda: Variant("JFR default", jvm_flags=lambda rec: [
+        f"-XX:StartFlightRecording:filename={rec},dumponexit=true"]),
     "bpftrace": lambda: Variant("bpftrace", ["bpftrace", "-e", BPFTRACE], settle=4.0, until_attached=True),
     "bpftrace uprobes": lambda: Variant("bpftrace uprobes", ["bpftrace", "-e", BPFTRACE_UPROBES], settle=4.0,
                                         until_attached=True),
@@ -203,6 +211,8 @@ VARIANTS = {
 C_VARIANTS = ["parktrace", "parktrace --probes syscalls", "bpftrace", "offcputime"]
 JAVA_VARIANTS = ["parktrace", "parktrace --probes uprobes", "parktrace --probes syscalls", "JFR", "bpftrace",
                  "bpftrace uprobes"]
+# Also on the realistic Java workloads: JFR as it ships, for scale.
+JAVA_REAL_VARIANTS = JAVA_VARIANTS + ["JFR default"]
 
 
 def java(*args):
@@ -287,7 +297,7 @@ WORKLOADS = [
      "a shared synchronized map, a short text answer), started by the benchmark on loopback, "
      "warmed up for 3 s with `wrk`, then loaded for S seconds by `wrk -t2 -c32`; throughput is "
      "wrk's requests per second. Server, wrk and tracer share the 2 CPUs.",
-     "variants": JAVA_VARIANTS, "targets": [ratio_at_least(0.99)]},
+     "variants": JAVA_REAL_VARIANTS, "targets": [ratio_at_least(0.99)]},
     {"label": "java FrequentLock", "cmd": lambda s: java("FrequentLock", str(s), "8"),
      "about": "The frequently-acquired-lock pattern (`tools/workloads/FrequentLock.java`): 8 threads, "
      "two fair `ReentrantLock`s each held 32 ms, the first taken three times as often, so "
@@ -297,7 +307,7 @@ WORKLOADS = [
      "one acquisition in 80): about 31 a second, "
      "one per 32 ms hold plus the hand-off, whatever the tracer; the ratio shows whether "
      "tracing stretches the hand-offs.",
-     "variants": JAVA_VARIANTS, "targets": [ratio_at_least(0.99)],
+     "variants": JAVA_REAL_VARIANTS, "targets": [ratio_at_least(0.99)],
      # About 40 parks a second: the machine's other activity would set its BPF ns/run.
      "bpf_stats": False},
     {"label": "java ThreadPool", "cmd": lambda s: java("ThreadPool", "-s", str(s), "-t", "4", "-q", "16"),
@@ -309,7 +319,7 @@ WORKLOADS = [
      "parktrace's count, some 40 000 parks a second on the semaphore, 15 000 on `notEmpty` and a "
      "few hundred on `takeLock` (half a voluntary context switch per task), on top of the work. "
      "Throughput is tasks completed per second over S seconds after a 500 ms warm-up.",
-     "variants": JAVA_VARIANTS, "targets": [ratio_at_least(0.99)]},
+     "variants": JAVA_REAL_VARIANTS, "targets": [ratio_at_least(0.99)]},
 ]
 
 
@@ -488,14 +498,16 @@ def write(results, path):
              "libjvm, put on when parktrace finds the JVM, within 200 ms of its start and so inside "
              "the workload's warm-up; futex waits still from the scheduler); `parktrace -i 1s --probes syscalls` (the futex "
              "syscall tracepoints; Java parks then show as futex waits); `JFR`, JDK Flight Recorder inside "
-             "the traced JVM (`-XX:StartFlightRecording` with a .jfc that enables `jdk.ThreadPark` alone, "
-             "threshold 0 ms, stack traces on, recording to a file in a temporary directory); `bpftrace` "
+             "the traced JVM (`-XX:StartFlightRecording` with a .jfc that enables `jdk.ThreadPark` and "
+             "`jdk.JavaMonitorEnter` alone, threshold 0 ms, stack traces on, recording to a file in a "
+             "temporary directory); `JFR default`, JFR with its shipped default settings (on the "
+             "thread-pool, frequent-lock and Jetty workloads); `bpftrace` "
              "with the equivalent futex script in `tools/bench/bench.py` (futex enter/exit timing per "
              "(pid, uaddr), count, sum and histogram); `bpftrace uprobes`, the classic JVM script "
              "(`Unsafe_Park` entry and return, `Unsafe_Unpark`); `offcputime -u` from libbpf-tools "
              "(sched_switch, user threads, stacks). The C workloads run under parktrace's two futex "
              "modes, bpftrace and offcputime; the Java ones under every variant but offcputime, which "
-             "only `java PingPong` keeps. JFR's cost is inside the JVM, so it has no tracer CPU or RSS "
+             "only `java PingPong` keeps, and `JFR default`, which only the realistic ones get. JFR's cost is inside the JVM, so it has no tracer CPU or RSS "
              "of its own.\n")
     # All ratios at a glance.
     names = []
