@@ -1114,8 +1114,7 @@ int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
     struct pt_slot *s = slot_get(&key, &idx, key.addr, pid_tgid, now);
     if (!s)
         return 0;
-    if (key.addr && !s->klass)
-        s->klass = object_klass(l, key.addr);
+    note_klass(s, &key);
     wait_start(s, idx, w, now);
     w->flags |= PT_WAIT_UPROBE | (time ? PT_WAIT_PARK_TIMED : 0);
     w->nvcsw = task->nvcsw;

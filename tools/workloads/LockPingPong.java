@@ -4,8 +4,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *  work outside it, so one always holds and the other always waits: CSP 0.5.
  *  The hold is a busy loop (a sleep would be a wait). Mode "juc" uses a fair
  *  ReentrantLock, so turns strictly alternate (a barging unlocker would take
- *  the lock back before the woken thread runs), "sync" a synchronized monitor. The threads stop on their
- *  own while main waits in join, so main adds no working time.
+ *  the lock back before the woken thread runs), "sync" a synchronized
+ *  monitor. The threads stop on their own while main waits in join, so main
+ *  adds no working time.
  *  usage: java LockPingPong juc|sync [SECONDS] [HOLD_US] */
 public class LockPingPong {
     static final class Token {}
