@@ -3,25 +3,15 @@
 parktrace traces also records every jdk.ThreadPark (threshold 0), and the
 park time per blocker class must agree between the two."""
 import collections
-import json
 import os
-import re
-import subprocess
+import sys
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
-JDK = "/usr/lib/jvm/java-17-openjdk-amd64/bin"
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from jfr_parks import PARK_JFC, jfr_parks  # noqa: E402
 
-# Every jdk.ThreadPark, however short, with its stack; nothing else.
-PARK_JFC = """<?xml version="1.0" encoding="UTF-8"?>
-<configuration version="2.0" label="ThreadPark" description="Every jdk.ThreadPark, with its stack">
-  <event name="jdk.ThreadPark">
-    <setting name="enabled">true</setting>
-    <setting name="stackTrace">true</setting>
-    <setting name="threshold">0 ms</setting>
-  </event>
-</configuration>
-"""
+JDK = "/usr/lib/jvm/java-17-openjdk-amd64/bin"
 
 # ParkMix's blocker classes, and the park time each carries in a 3 s run
 # (2 threads parked on each, give or take): each must be compared.
@@ -36,28 +26,6 @@ WORKLOAD_CLASSES = (
 MIN_CLASS_NS = 1_000_000_000   # a workload class carries at least 1 s of park time
 COMPARE_NS = 100_000_000       # any class with 100 ms in either tool is compared
 TOLERANCE = 0.05
-
-
-def iso_duration_ns(s):
-    """java.time.Duration's ISO-8601 text ("PT0.004123S", "PT1M2.5S") in ns."""
-    m = re.fullmatch(r"PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)(?:\.(\d{1,9}))?S)?", s)
-    check(m is not None, f"unexpected JFR duration {s!r}")
-    h, mi, sec, frac = m.groups()
-    return ((int(h or 0) * 60 + int(mi or 0)) * 60 + int(sec or 0)) * 10**9 + int((frac or "").ljust(9, "0"))
-
-
-def jfr_parks(recording):
-    """Per blocker class (parktrace's spelling): [parks, total duration ns]."""
-    p = subprocess.run([os.path.join(JDK, "jfr"), "print", "--events", "jdk.ThreadPark", "--json",
-                        "--stack-depth", "1", recording], capture_output=True, text=True, timeout=60)
-    check(p.returncode == 0, f"jfr print: {p.stderr}")
-    by_class = collections.defaultdict(lambda: [0, 0])
-    for ev in json.loads(p.stdout)["recording"]["events"]:
-        v = ev["values"]
-        cls = v["parkedClass"]["name"].replace("/", ".") if v["parkedClass"] else "<no blocker>"
-        by_class[cls][0] += 1
-        by_class[cls][1] += iso_duration_ns(v["duration"])
-    return by_class
 
 
 @test

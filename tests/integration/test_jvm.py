@@ -27,14 +27,16 @@ def jvm_rows(final, kind="jvm-park"):
 
 @test
 def large_critical_section_locks_and_holds():
-    # The thesis's Listing 5.1 pattern: ReentrantLocks held 4, 16 and 64 ms.
-    _, final = run_java("LargeCriticalSection", "3", "3")
+    # The thesis's Listing 5.1 pattern: ReentrantLocks held 4, 16 and 64 ms
+    # (preset), each hold also timed by the workload (sleeps overshoot).
+    wl, final = run_java("LargeCriticalSection", "3", "3")
     locks = [b for b in jvm_rows(final) if b["class"] == "java.util.concurrent.locks.ReentrantLock$NonfairSync"]
     check(len(locks) == 3, f"expected 3 ReentrantLock$NonfairSync rows, got {len(locks)}: "
                            f"{[(b['class'], b['parks']) for b in jvm_rows(final)]}")
     locks.sort(key=lambda b: b["avg_hold_ns"])
-    for b, hold_ms in zip(locks, (4, 16, 64)):
-        within(b["avg_hold_ns"], hold_ms * 1e6, 0.10, f"{hold_ms} ms lock avg_hold_ns")
+    for b, hold in zip(locks, sorted(wl["holds"], key=lambda h: h["preset_ms"])):
+        hold_ms = hold["preset_ms"]
+        within(b["avg_hold_ns"], hold["mean_hold_ns"], 0.03, f"{hold_ms} ms lock avg_hold_ns")
         check(b["role"] == "lock", f"{hold_ms} ms lock role {b['role']}")
         check(b["name"] is None and b["id"] != "0x0", f"{hold_ms} ms lock: id is the object, no symbol name")
     top = max(locks, key=lambda b: b["thread_time_ns"])

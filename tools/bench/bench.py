@@ -9,6 +9,7 @@ comma-separated list of parts of workload labels ("pingpong", "java") and
 "idle" or "accuracy", to run only those; such a partial run writes
 build/BENCHMARKS.partial.md and leaves BENCHMARKS.md alone."""
 import json
+import math
 import os
 import shutil
 import platform
@@ -21,6 +22,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from jfr_parks import JFR, PARK_JFC, jfr_parks  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PT = os.path.join(ROOT, "build", "parktrace")
 HOT = os.path.join(ROOT, "build", "workloads", "futex_hot")
@@ -30,14 +34,17 @@ JETTY = os.path.join(ROOT, "tools", "bench", "jetty", "jetty_wrk.sh")
 JAVA_CP = os.path.join(ROOT, "build", "java")
 JDK = "/usr/lib/jvm/java-17-openjdk-amd64"
 JAVA = os.path.join(JDK, "bin", "java")
-JFR_TOOL = os.path.join(JDK, "bin", "jfr")
 LIBJVM = os.path.join(JDK, "lib", "server", "libjvm.so")
 MC = os.path.join(ROOT, "build", "workloads", "mutex_contention")
+MANY = os.path.join(ROOT, "build", "workloads", "many_blockers")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
 # Comma-separated parts of workload labels (case-insensitive), plus "idle" and
 # "accuracy", to run only those sections; a partial run never touches
 # BENCHMARKS.md (it writes build/BENCHMARKS.partial.md).
+# A git revision to measure beside this build ("parktrace @REV", same run,
+# same rounds): what a change costs, free of the day-to-day drift between runs.
+BASELINE = os.environ.get("BENCH_BASELINE", "").strip()
 ONLY = [w.strip().lower() for w in os.environ.get("BENCH_ONLY", "").split(",") if w.strip()]
 TMP = tempfile.mkdtemp(prefix="pt-bench-")
 T0 = time.time()
@@ -74,26 +81,6 @@ uretprobe:{LIBJVM}:Unsafe_Park /@start[tid]/
 uprobe:{LIBJVM}:Unsafe_Unpark {{ @unparks = count(); }}
 """
 
-# JDK Flight Recorder as a Java developer would turn it on for contention:
-# every jdk.ThreadPark and jdk.JavaMonitorEnter, threshold 0, with its stack
-# trace. A .jfc names only the events it enables; every other event stays off
-# (checked: `jfr summary` of such a recording lists no other event, only
-# JFR's own metadata and checkpoints). "JFR default" is JFR's shipped
-# default.jfc, what `-XX:StartFlightRecording` alone records.
-PARK_JFC = """<?xml version="1.0" encoding="UTF-8"?>
-<configuration version="2.0" label="Contention" description="Every jdk.ThreadPark and jdk.JavaMonitorEnter, with stacks">
-  <event name="jdk.ThreadPark">
-    <setting name="enabled">true</setting>
-    <setting name="stackTrace">true</setting>
-    <setting name="threshold">0 ms</setting>
-  </event>
-  <event name="jdk.JavaMonitorEnter">
-    <setting name="enabled">true</setting>
-    <setting name="stackTrace">true</setting>
-    <setting name="threshold">0 ms</setting>
-  </event>
-</configuration>
-"""
 JFC = os.path.join(TMP, "threadpark.jfc")
 with open(JFC, "w") as f:
     f.write(PARK_JFC)
@@ -215,6 +202,38 @@ JAVA_VARIANTS = ["parktrace", "parktrace --probes uprobes", "parktrace --probes 
 JAVA_REAL_VARIANTS = JAVA_VARIANTS + ["JFR default"]
 
 
+def baseline_binary(rev):
+    """parktrace built at REV (its own Makefile, BPF programs and skeleton)
+    in build/baseline-<sha>, exported with git archive so the work tree is
+    untouched."""
+    sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", rev], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    src = os.path.join(ROOT, "build", f"baseline-{sha}")
+    binary = os.path.join(src, "build", "parktrace")
+    if not os.path.exists(binary):
+        log(f"building parktrace at {rev} ({sha}) in {src}")
+        os.makedirs(src, exist_ok=True)
+        archive = subprocess.Popen(["git", "-C", ROOT, "archive", sha], stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", src], stdin=archive.stdout, check=True)
+        archive.wait()
+        subprocess.run(["make", "-C", src, "-j2", "build/parktrace"], check=True, stdout=subprocess.DEVNULL)
+    return f"parktrace @{sha}", binary
+
+
+def with_baseline(variants):
+    """The baseline goes right after parktrace, where a workload has it."""
+    if not BASELINE_VARIANT or "parktrace" not in variants:
+        return variants
+    i = variants.index("parktrace") + 1
+    return variants[:i] + [BASELINE_VARIANT] + variants[i:]
+
+
+BASELINE_VARIANT = None
+if BASELINE:
+    BASELINE_VARIANT, _bin = baseline_binary(BASELINE)
+    VARIANTS[BASELINE_VARIANT] = lambda: Variant(BASELINE_VARIANT, [_bin] + PT_RUN[1:], stats_probes="sched")
+
+
 def java(*args):
     return [JAVA, "-Xmx128m", "-cp", JAVA_CP, *args]
 
@@ -254,6 +273,17 @@ def least_cpu_of_all(label, by):
              "and bpftrace",
              f"{pt:.3f} vs {best['switch_ratio']:.3f} ({best['variant']}, the best of the others)",
              verdict(pt < best["switch_ratio"]))]
+
+
+def against_baseline(ov, by):
+    """This build against the baseline build, paired round by round (both
+    ratios share the round's untraced run): the change in throughput ratio,
+    in percentage points, and in CPU per operation."""
+    u, pt, base = ov["untraced_ops"], by["parktrace"], by[BASELINE_VARIANT]
+    diff = statistics.median((a - b) / x for a, b, x in zip(pt["ops"], base["ops"], u))
+    cpu = pt["cpu_ratio"] / base["cpu_ratio"] - 1
+    return [(f"{ov['label']}: parktrace's throughput ratio within 1 pp of {BASELINE_VARIANT}'s",
+             f"{diff * 100:+.1f} pp (CPU per operation {cpu * 100:+.1f}%)", verdict(diff >= -0.01))]
 
 
 # Each workload: a label, its command for a run of S seconds, what it is, the
@@ -360,10 +390,11 @@ def proc_cpu(pid):
         return 0.0
 
 
-def bpf_ns_per_run(cmd, probes):
+def bpf_ns_per_run(cmd, tracer, probes):
     """BPF run time needs kernel.bpf_stats_enabled, which slows every program
     run, so it is measured in a run of its own, never in the ratios."""
-    p = subprocess.Popen(PT_RUN + ["--self-stats", "--probes", probes], stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([tracer] + PT_RUN[1:] + ["--self-stats", "--probes", probes], stderr=subprocess.PIPE,
+                         text=True)
     wait_attached(p, 2.0)
     ops(cmd)
     p.send_signal(signal.SIGINT)
@@ -373,7 +404,7 @@ def bpf_ns_per_run(cmd, probes):
 
 def jfr_summary(rec):
     """Events per type in a recording, the empty types left out."""
-    p = subprocess.run([JFR_TOOL, "summary", rec], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([JFR, "summary", rec], capture_output=True, text=True, timeout=120)
     counts = {}
     for m in re.finditer(r"^\s*(\S+)\s+(\d+)\s+(\d+)\s*$", p.stdout, re.M):
         if int(m.group(2)):
@@ -384,7 +415,7 @@ def jfr_summary(rec):
 def overhead(w):
     label = w["label"]
     cmd = w["cmd"](SECONDS)
-    ts = [Variant("untraced")] + [VARIANTS[v]() for v in w["variants"]]
+    ts = [Variant("untraced")] + [VARIANTS[v]() for v in with_baseline(w["variants"])]
     raw = {t.name: [] for t in ts}
     # CPU per operation: the workload's CPU (BPF programs run in its threads'
     # context and count there, as does JFR) plus the tracer's during the run.
@@ -406,7 +437,7 @@ def overhead(w):
                 t.stop()
             log(f"{label} round {rnd + 1}/{ROUNDS}: {t.name} {raw[t.name][-1]:.0f} ops/s")
     base = raw["untraced"]
-    bpf_ns = {t.name: bpf_ns_per_run(cmd, t.stats_probes) for t in ts if t.stats_probes and w.get("bpf_stats", True)}
+    bpf_ns = {t.name: bpf_ns_per_run(cmd, t.cmd[0], t.stats_probes) for t in ts if t.stats_probes and w.get("bpf_stats", True)}
     rows = []
     for t in ts[1:]:
         ratios = [a / b for a, b in zip(raw[t.name], base)]
@@ -461,6 +492,123 @@ def accuracy():
     return rows
 
 
+# The (threads, blockers) configurations: the blocker sweep at 4 threads, the thread sweep at
+# 100 blockers, at the same rate of waits so that only the sizes change.
+SCALING = [(4, 1), (4, 100), (4, 10000), (64, 100), (1024, 100)]
+SCALING_SECONDS = 10
+SCALING_RATE = 20000
+
+
+def scaling():
+    """parktrace's own CPU (steady state: only while the workload runs, after
+    attaching), peak RSS and BPF time per program run and per wait, as the
+    numbers of live blockers and of threads grow."""
+    rows = []
+    for threads, blockers in SCALING:
+        log(f"scaling: {threads} threads, {blockers} blockers")
+        out = os.path.join(TMP, "scaling.txt")
+        p = subprocess.Popen([PT, "-i", "1s", "-o", out, "--self-stats"], stderr=subprocess.PIPE, text=True)
+        wait_attached(p, 2.0)
+        cpu0, t0 = proc_cpu(p.pid), time.time()
+        wl = subprocess.run([MANY, "-t", str(threads), "-b", str(blockers), "-r", str(SCALING_RATE),
+                             "-s", str(SCALING_SECONDS)], capture_output=True, text=True, check=True).stdout
+        cpu, took = proc_cpu(p.pid) - cpu0, time.time() - t0
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        st = dict(re.findall(r"(\w+)=(\d+)", err))
+        final = re.findall(r"final report: window \S+, (\d+) blockers, (\d+) waits, dropped_events (\d+)",
+                           open(out).read())
+        seen, waits, dropped = (int(x) for x in final[-1])
+        bpf_ns = int(st["bpf_runs"]) * int(st["bpf_ns_per_run"])
+        rows.append({"threads": threads, "blockers": blockers,
+                     "waited": int(re.search(r"blockers_waited (\d+)", wl).group(1)),
+                     "waits_per_s": float(re.search(r"ops_per_sec (\S+)", wl).group(1)),
+                     "seen": seen, "waits": waits, "dropped": dropped,
+                     "cpu_pct": 100 * cpu / took, "rss_kb": int(st["rss_kb"]),
+                     "bpf_ns_per_run": int(st["bpf_ns_per_run"]), "bpf_ns_per_wait": bpf_ns / max(waits, 1)})
+    return rows
+
+
+def json_final(stdout):
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith('{"type":"final"')][0]
+
+
+def accuracy_jfr():
+    """Park time per blocker class, parktrace against JFR's jdk.ThreadPark
+    (threshold 0) recorded in the very same JVM (ParkMix: six classes)."""
+    rows = []
+    for rnd in range(3):
+        rec = os.path.join(TMP, f"parkmix{rnd}.jfr")
+        p = subprocess.run([PT, "-f", "json", "--top", "0", "--kinds", "jvm-park", "--",
+                            JAVA, "-Xmx128m", f"-XX:StartFlightRecording:filename={rec},dumponexit=true,settings={JFC}",
+                            "-cp", JAVA_CP, "ParkMix", "3", "600"], capture_output=True, text=True, timeout=120)
+        pt = {}
+        for b in json_final(p.stdout)["blockers"]:
+            t = pt.setdefault(b["class"], [0, 0])
+            t[0] += b["parks"]
+            t[1] += b["thread_time_ns"]
+        jfr = jfr_parks(rec)
+        os.unlink(rec)
+        for cls, (n, ns) in sorted(jfr.items()):
+            if ns < 100_000_000:    # JFR's and the JDK's own odd parks
+                continue
+            got = pt.get(cls, [0, 0])
+            rows.append({"what": cls, "run": rnd + 1, "jfr_n": n, "jfr_ns": ns, "pt_n": got[0], "pt_ns": got[1],
+                         "mean_wait_ns": ns / n, "err": (got[1] - ns) / ns})
+    return rows
+
+
+# The thesis's patterns with preset hold times, each of which times its own
+# holds too (a sleep overshoots): LargeCriticalSection's three locks, always
+# contended, held 4, 16 and 64 ms; FrequentLock's frequent lock, 32 ms (its
+# second lock is seldom contended, and the estimate assumes a lock that
+# always is, so it is left out).
+def pattern_holds(name, out):
+    """(preset ms, measured mean hold ns) per lock, from the workload's JSON."""
+    wl = [json.loads(line) for line in out.splitlines() if line.startswith('{"') and '"type"' not in line][-1]
+    if name == "LargeCriticalSection":
+        return [(h["preset_ms"], h["mean_hold_ns"]) for h in wl["holds"]]
+    return [(32, wl["often_hold_ns"])]
+
+
+HOLD_PATTERNS = [("LargeCriticalSection", ["6", "3"]), ("FrequentLock", ["6", "8"])]
+
+
+def accuracy_holds():
+    """avg_hold_ns (the thesis's estimate, real time over completed parks)
+    against the holds the workload timed, and against the preset ones."""
+    rows = []
+    for name, args in HOLD_PATTERNS:
+        p = subprocess.run([PT, "-f", "json", "--top", "0", "--kinds", "jvm-park", "--",
+                            *java(name, *args)], capture_output=True, text=True, timeout=120)
+        holds = sorted(pattern_holds(name, p.stdout))
+        locks = [b for b in json_final(p.stdout)["blockers"] if "ReentrantLock" in b["class"]]
+        # The busiest rows are the pattern's locks; matched to the holds in
+        # order of their estimates.
+        locks = sorted(sorted(locks, key=lambda b: -b["parks"])[:len(holds)], key=lambda b: b["avg_hold_ns"])
+        for b, (preset, measured) in zip(locks, holds):
+            rows.append({"what": f"{name} {b['class'].rsplit('.', 1)[-1]}", "hold_ms": preset,
+                         "measured_ns": measured, "parks": b["parks"], "pt_ns": b["avg_hold_ns"],
+                         "err": (b["avg_hold_ns"] - measured) / measured,
+                         "preset_err": (b["avg_hold_ns"] - preset * 1e6) / (preset * 1e6)})
+    return rows
+
+
+def mean_se(xs):
+    """The thesis's chapter 4: mean, and standard error sigma / sqrt(N) with
+    sigma the population standard deviation."""
+    mu = statistics.fmean(xs)
+    return mu, statistics.pstdev(xs) / math.sqrt(len(xs))
+
+
+def thesis_overhead(traced, untraced):
+    """1 - mu_traced / mu_untraced, and its bounds with each mean moved by
+    its standard error either way (the thesis's ThroughputOverheadMin/Max)."""
+    (mt, st), (mu, su) = mean_se(traced), mean_se(untraced)
+    bounds = [1 - (mt + a) / (mu + b) for a in (st, -st) for b in (su, -su)]
+    return 1 - mt / mu, min(bounds), max(bounds)
+
+
 def pct(x):
     return "-" if x is None else f"{x * 100:+.2f}%"
 
@@ -476,6 +624,16 @@ def machine():
 
 def verdict(ok):
     return "PASS" if ok else "FAIL"
+
+
+def accuracy_target(targets, what, rows, long_wait):
+    """Within 5% everywhere, within 2% where waits last 1 ms or more."""
+    for limit, sel in ((0.05, rows), (0.02, [r for r in rows if long_wait(r)])):
+        if sel:
+            worst = max(abs(r["err"]) for r in sel)
+            scope = "all" if limit == 0.05 else "waits >= 1 ms"
+            targets.append((f"accuracy: {what} within {limit:.0%} ({scope})", f"worst {worst * 100:.2f}%",
+                            verdict(worst <= limit)))
 
 
 def write(results, path):
@@ -541,6 +699,19 @@ def write(results, path):
         L.append("\nRaw ops/s per round: untraced " + ", ".join(f"{x:.0f}" for x in ov["untraced_ops"]))
         for r in ov["rows"]:
             L.append(f"; {r['variant']} " + ", ".join(f"{x:.0f}" for x in r["ops"]))
+        L.append("\nThe thesis's statistics (its chapter 4) over the same rounds: mean operations per second, "
+                 "standard error (population standard deviation / sqrt(N)), relative standard error, and "
+                 "the throughput overhead 1 - mean traced / mean untraced with its bounds (each mean moved by "
+                 "its standard error either way).\n")
+        L.append("| variant | mean ops/s | standard error | relative SE | overhead (bounds) |")
+        L.append("|---|---|---|---|---|")
+        mu, se = mean_se(ov["untraced_ops"])
+        L.append(f"| untraced | {mu:.0f} | {se:.0f} | {100 * se / mu:.2f}% | - |")
+        for r in ov["rows"]:
+            mu, se = mean_se(r["ops"])
+            o, lo, hi = thesis_overhead(r["ops"], ov["untraced_ops"])
+            L.append(f"| {r['variant']} | {mu:.0f} | {se:.0f} | {100 * se / mu:.2f}% | "
+                     f"{100 * o:.2f}% ({100 * lo:.2f}% ~ {100 * hi:.2f}%) |")
         for r in ov["rows"]:
             if "jfr_events" in r:
                 ev = r["jfr_events"]
@@ -552,6 +723,8 @@ def write(results, path):
         by = {r["variant"]: r for r in ov["rows"]}
         for check in checks[ov["label"]]:
             targets += check(ov["label"], by)
+        if BASELINE_VARIANT in by:
+            targets += against_baseline(ov, by)
     if "idle" in results:
         idle = results["idle"]
         L.append("\n## Idle system, traced system-wide\n")
@@ -566,17 +739,75 @@ def write(results, path):
         L.append("\n## Accuracy against the workload's own timings\n")
         L.append("`parktrace -f json -- mutex_contention -t 8 -m 3 -s 3`, 3 runs. The workload times every "
                  "`pthread_mutex_lock` that blocked and every `pthread_cond_wait`; relative error of "
-                 "parktrace's `thread_time_ns`, `parks` and `avg_hold_ns` (against the preset hold).\n")
+                 "parktrace's `thread_time_ns` and `parks`. `avg_hold_ns` is shown against the preset hold "
+                 "for scale only: `nanosleep` overshoots the preset by some 0.1 ms, and `journal_lock` has only "
+                 "two threads (worker i takes mutex i % 3), so it is often free when one arrives, and the "
+                 "thesis's estimate (real time / parks) assumes a lock that is always contended. The hold "
+                 "estimate is checked on the thesis's own patterns below.\n")
         L.append("| blocker | preset hold | thread time error | parks error | avg hold error | workload ns | parktrace ns | workload waits | parktrace parks |")
         L.append("|---|---|---|---|---|---|---|---|---|")
-        worst = 0
         for r in results["accuracy"]:
             hold = f"{r['hold_ms']:.1f} ms" if r["hold_ms"] else "-"
             L.append(f"| {r['what']} | {hold} | {pct(r['time_err'])} | {pct(r['parks_err'])} | {pct(r['hold_err'])} "
                      f"| {r['wl_ns']} | {r['pt_ns']} | {r['wl_n']} | {r['pt_n']} |")
-            worst = max(worst, abs(r["time_err"]))
-        targets.append(("accuracy: thread time within 2% for waits >= 1 ms", f"worst {worst * 100:.2f}%",
-                        verdict(worst <= 0.02)))
+        acc = results["accuracy"]
+        accuracy_target(targets, "thread time vs the C workload's timings",
+                        [dict(r, err=r["time_err"]) for r in acc], lambda r: r["wl_ns"] >= 1e6 * r["wl_n"])
+        accuracy_target(targets, "parks vs the C workload's blocked locks",
+                        [dict(r, err=r["parks_err"]) for r in acc if r["parks_err"] is not None], lambda r: False)
+    if "scaling" in results:
+        L.append("\n## Growth with live blockers and threads\n")
+        L.append(f"`many_blockers -t T -b B -r {SCALING_RATE} -s {SCALING_SECONDS}` "
+                 "(`tools/workloads/many_blockers.c`): T threads take turns over B futex words, each wait a "
+                 f"`FUTEX_WAIT` that ends by its timeout, sized so that all threads together wait about "
+                 f"{SCALING_RATE} times a second (timer slack makes it fewer with few threads), so the event "
+                 "rate stays put while the sizes grow. parktrace runs system-wide, `parktrace -i 1s -o FILE "
+                 "--self-stats` (a live view every second); its CPU is measured only while the workload runs "
+                 "(steady state, after attaching), its RSS is the peak, and BPF time comes from "
+                 "`kernel.bpf_stats_enabled` (every program's run_time_ns / run_cnt, and the same total "
+                 "over the waits parktrace counted).\n")
+        L.append("| threads | blockers | waits/s | blockers parktrace saw | dropped events | parktrace CPU % of one core | peak RSS | BPF ns/run | BPF ns per wait |")
+        L.append("|---|---|---|---|---|---|---|---|---|")
+        for r in results["scaling"]:
+            L.append(f"| {r['threads']} | {r['blockers']} | {r['waits_per_s']:.0f} | {r['seen']} | {r['dropped']} | "
+                     f"{r['cpu_pct']:.2f} | {r['rss_kb'] / 1024:.1f} MiB | {r['bpf_ns_per_run']} | "
+                     f"{r['bpf_ns_per_wait']:.0f} |")
+        big = [r for r in results["scaling"] if r["blockers"] >= 10000]
+        for r in big:
+            targets.append((f"parktrace CPU <= 1% of a core at -i 1s with {r['blockers']} live blockers",
+                            f"{r['cpu_pct']:.2f}%", verdict(r["cpu_pct"] <= 1)))
+        rss = max(r["rss_kb"] for r in results["scaling"]) / 1024
+        targets.append(("parktrace RSS <= 64 MiB (scaling runs)", f"{rss:.1f} MiB", verdict(rss <= 64)))
+        worst = max(r["bpf_ns_per_run"] for r in results["scaling"])
+        targets.append(("mean BPF run time per event <= 300 ns (scaling runs, worst)", f"{worst} ns",
+                        verdict(worst <= 300)))
+    if "accuracy_jfr" in results:
+        L.append("\n## Accuracy against JFR, per blocker class\n")
+        L.append("`parktrace -f json --top 0 --kinds jvm-park -- java -XX:StartFlightRecording:... ParkMix 3 600`, "
+                 "3 runs: the JVM parktrace traces also records every `jdk.ThreadPark` (threshold 0), and "
+                 "park time per class is compared (classes with at least 100 ms in JFR).\n")
+        L.append("| class | run | JFR parks | JFR ms | parktrace parks | parktrace ms | mean wait | error |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for r in results["accuracy_jfr"]:
+            L.append(f"| `{r['what']}` | {r['run']} | {r['jfr_n']} | {r['jfr_ns'] / 1e6:.1f} | {r['pt_n']} | "
+                     f"{r['pt_ns'] / 1e6:.1f} | {r['mean_wait_ns'] / 1e6:.2f} ms | {pct(r['err'])} |")
+        accuracy_target(targets, "thread time vs JFR per class", results["accuracy_jfr"],
+                        lambda r: r["mean_wait_ns"] >= 1e6)
+    if "accuracy_holds" in results:
+        L.append("\n## Accuracy against preset hold times\n")
+        L.append("`parktrace -f json --top 0 --kinds jvm-park -- java LargeCriticalSection 6 3` and `... "
+                 "FrequentLock 6 8`: `avg_hold_ns` (the thesis's estimate, real time / completed parks) against "
+                 "the mean hold the workload timed around each critical section (`Thread.sleep` overshoots "
+                 "the preset hold by about 0.15 ms), and against the preset. FrequentLock's second lock is "
+                 "left out: it is seldom contended, and the estimate assumes a lock that always is.\n")
+        L.append("| lock | preset hold | hold the workload timed | parks | parktrace avg hold | error vs timed | "
+                 "error vs preset |")
+        L.append("|---|---|---|---|---|---|---|")
+        for r in results["accuracy_holds"]:
+            L.append(f"| {r['what']} | {r['hold_ms']} ms | {r['measured_ns'] / 1e6:.3f} ms | {r['parks']} | "
+                     f"{r['pt_ns'] / 1e6:.3f} ms | {pct(r['err'])} | {pct(r['preset_err'])} |")
+        accuracy_target(targets, "avg hold vs the holds the thesis patterns timed", results["accuracy_holds"],
+                        lambda r: True)
     L.append("\n## Targets\n")
     L.append("| target | measured | result |")
     L.append("|---|---|---|")
@@ -602,9 +833,15 @@ if __name__ == "__main__":
     if selected("idle"):
         log("idle system")
         results["idle"] = idle_cost()
+    if selected("scaling"):
+        results["scaling"] = scaling()
     if selected("accuracy"):
         log("accuracy")
         results["accuracy"] = accuracy()
+        log("accuracy against JFR")
+        results["accuracy_jfr"] = accuracy_jfr()
+        log("accuracy against preset holds")
+        results["accuracy_holds"] = accuracy_holds()
     results["seconds"] = time.time() - T0
     log("done")
     suffix = ".partial" if ONLY else ""

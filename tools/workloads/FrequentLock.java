@@ -8,7 +8,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *  warm-up (a quarter of the run, at most 500 ms) and before the end.
  *  Its last line is how often each lock was taken, and how often taking it
  *  had to wait (lock() took over 50 us; an uncontended take is a few us and a
- *  park and wake-up at least some tens), as JSON.
+ *  park and wake-up at least some tens), and each lock's mean hold (timed:
+ *  a sleep overshoots its request), as JSON.
  *  usage: java FrequentLock [SECONDS] [THREADS] */
 public class FrequentLock {
     public static void main(String[] args) throws Exception {
@@ -18,7 +19,7 @@ public class FrequentLock {
         long start = System.nanoTime();
         long end = start + (long) (seconds * 1e9);
         long warm = start + Math.min(500_000_000L, (long) (seconds * 0.25e9));
-        long[] taken = new long[2], waited = new long[2];
+        long[] taken = new long[2], waited = new long[2], held = new long[2];
         // When each acquisition of the frequent lock happened (written under it).
         long[] at = new long[(int) (seconds * 1000 / 32) + n + 16];
         Thread[] ts = new Thread[n];
@@ -32,6 +33,7 @@ public class FrequentLock {
                         ReentrantLock l = first ? often : rarely;
                         long t0 = System.nanoTime();
                         l.lock();
+                        long t1 = System.nanoTime();
                         try {
                             if (System.nanoTime() - t0 > 50_000)
                                 waited[first ? 0 : 1]++;
@@ -40,6 +42,7 @@ public class FrequentLock {
                             taken[first ? 0 : 1]++;
                             Thread.sleep(32);
                         } finally {
+                            held[first ? 0 : 1] += System.nanoTime() - t1;
                             l.unlock();
                         }
                     }
@@ -61,6 +64,7 @@ public class FrequentLock {
         }
         System.out.printf("ops_per_sec %.3f%n", k > 1 ? (k - 1) / ((last - first) / 1e9) : 0.0);
         System.out.println("{\"often\":" + taken[0] + ",\"rarely\":" + taken[1] + ",\"often_waited\":" + waited[0]
-                           + ",\"rarely_waited\":" + waited[1] + "}");
+                           + ",\"rarely_waited\":" + waited[1] + ",\"often_hold_ns\":" + held[0] / Math.max(taken[0], 1)
+                           + ",\"rarely_hold_ns\":" + held[1] / Math.max(taken[1], 1) + "}");
     }
 }

@@ -1,10 +1,13 @@
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /** The thesis's "large critical section" pattern (Listing 5.1): three
  *  ReentrantLocks whose critical sections sleep 4, 16 and 64 ms. Here each
  *  lock has its own group of threads, so every lock is always contended and
  *  the hold estimate applies to all three; a 1 ms pause outside the lock
- *  keeps a woken waiter from being overtaken.
+ *  keeps a woken waiter from being overtaken. Holds are timed too (a sleep
+ *  overshoots its request), and printed as one JSON line at the end:
+ *  {"holds":[{"preset_ms":4,"taken":N,"mean_hold_ns":NS},...]}.
  *  usage: java LargeCriticalSection [SECONDS] [THREADS_PER_LOCK] */
 public class LargeCriticalSection {
     static final long[] HOLD_MS = {4, 16, 64};
@@ -14,17 +17,22 @@ public class LargeCriticalSection {
         int perLock = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         long end = System.nanoTime() + (long) (seconds * 1e9);
         Thread[] all = new Thread[HOLD_MS.length * perLock];
+        AtomicLong[] taken = new AtomicLong[HOLD_MS.length], held = new AtomicLong[HOLD_MS.length];
         for (int l = 0; l < HOLD_MS.length; l++) {
             ReentrantLock lock = new ReentrantLock();
             long hold = HOLD_MS[l];
+            AtomicLong n = taken[l] = new AtomicLong(), ns = held[l] = new AtomicLong();
             for (int t = 0; t < perLock; t++) {
                 Thread th = new Thread(() -> {
                     try {
                         while (System.nanoTime() < end) {
                             lock.lock();
+                            long t0 = System.nanoTime();
                             try {
                                 Thread.sleep(hold);
                             } finally {
+                                ns.addAndGet(System.nanoTime() - t0);
+                                n.incrementAndGet();
                                 lock.unlock();
                             }
                             Thread.sleep(1);
@@ -39,5 +47,12 @@ public class LargeCriticalSection {
         }
         for (Thread th : all)
             th.join();
+        StringBuilder out = new StringBuilder("{\"holds\":[");
+        for (int l = 0; l < HOLD_MS.length; l++) {
+            long n = taken[l].get();
+            out.append(l > 0 ? "," : "").append("{\"preset_ms\":").append(HOLD_MS[l]).append(",\"taken\":").append(n)
+               .append(",\"mean_hold_ns\":").append(n > 0 ? held[l].get() / n : 0).append("}");
+        }
+        System.out.println(out.append("]}"));
     }
 }
