@@ -1,5 +1,6 @@
 #include "collect.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -7,6 +8,7 @@
 #include "group.h"
 #include "jvm_tracker.h"
 #include "procmaps.h"
+#include "rank.h"
 #include "symbolize.h"
 #include "wakers.h"
 
@@ -95,9 +97,15 @@ void collector_tick(struct collector *c)
     stacks_poll_samples();
     uint32_t n = tracer_used_slots(c->t);
     uint64_t now = collect_now_ns();
-    for (uint32_t i = 0; i < n; i++) {
-        if (!slot_valid(&c->t->slots[i]))
+    /* Slots are handed out in order and never taken back: only those past
+     * the last one settled need a look (one still being published stops the
+     * advance until its next tick). */
+    bool settled = true;
+    for (uint32_t i = c->settled; i < n; i++) {
+        if (!slot_valid(&c->t->slots[i])) {
+            settled = false;
             continue;
+        }
         if (!c->b[i].resolved)
             resolve(c, i);
         /* Its process's alive time is counted while it lives. */
@@ -105,6 +113,8 @@ void collector_tick(struct collector *c)
             csp_watch(&c->csp, c->b[i].pid, now);
             c->b[i].watched = true;
         }
+        if (settled)
+            c->settled = i + 1;
     }
 }
 
@@ -159,23 +169,23 @@ static void roll_window(struct collector *c, uint32_t nused, uint64_t now)
     tracer_start_window(c->t, now);
 }
 
-static int row_cmp(const void *a, const void *b)
+/* Makes the reused buffers hold N rows. */
+static void reserve_rows(struct collector *c, uint32_t n)
 {
-    const struct pt_row *x = a, *y = b;
-    if (x->fig.thread_time_ns != y->fig.thread_time_ns)
-        return x->fig.thread_time_ns > y->fig.thread_time_ns ? -1 : 1;
-    return x->fig.parks > y->fig.parks ? -1 : x->fig.parks < y->fig.parks;
-}
-
-/* Most pressure first; rows without a CSP (wait role) after, by thread time. */
-static int row_cmp_csp(const void *a, const void *b)
-{
-    const struct pt_row *x = a, *y = b;
-    if (x->has_csp != y->has_csp)
-        return x->has_csp ? -1 : 1;
-    if (x->has_csp && x->csp != y->csp)
-        return x->csp > y->csp ? -1 : 1;
-    return row_cmp(a, b);
+    if (n <= c->rows_cap)
+        return;
+    uint32_t cap = c->rows_cap ? c->rows_cap : 64;
+    while (cap < n)
+        cap *= 2;
+    c->rows = realloc(c->rows, cap * sizeof(*c->rows));
+    c->sorted = realloc(c->sorted, cap * sizeof(*c->sorted));
+    c->order = realloc(c->order, cap * sizeof(*c->order));
+    c->top = realloc(c->top, cap * sizeof(*c->top));
+    if (!c->rows || !c->sorted || !c->order || !c->top) {
+        fprintf(stderr, "parktrace: out of memory for %u report rows\n", n);
+        exit(1);
+    }
+    c->rows_cap = cap;
 }
 
 /* Thread time per process spent in wait-role waits in the window. */
@@ -256,13 +266,14 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
     r->type = type;
     clock_gettime(CLOCK_REALTIME, &r->wall);
     uint32_t nused = tracer_used_slots(c->t);
-    r->rows = calloc(nused ? nused : 1, sizeof(*r->rows));
+    reserve_rows(c, nused ? nused : 1);
+    r->rows = c->rows;
     r->window_ns = now - (interval ? c->window_start : c->start_ns);
     r->sees_fast_parks = c->o->probes == PT_PROBES_UPROBES;
 
     struct idle_list idle = {0};
     struct wakers wk;
-    struct waker_entry *top = calloc(nused ? nused : 1, sizeof(*top));
+    struct waker_entry *top = c->top;
     wakers_read(c->t->waker_time_fd, &wk);
     wakers_top(&wk, nused, top);
     wakers_free(&wk);
@@ -281,6 +292,7 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
         else
             extra = (struct pt_window_extra){s->peak, s->max_ns, s->threads, s->first_ts, s->last_ts};
         struct pt_row *row = &r->rows[r->nrows];
+        memset(row, 0, sizeof(*row));
         /* A blocker's counters start at zero, so a new one's window starts
          * from zero at the window's start. */
         b->prev.t = c->window_start;
@@ -317,7 +329,6 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
         }
         r->nrows++;
     }
-    free(top);
     apply_csp(c, r, &idle, now, interval);
     free(idle.v);
     if (interval) {
@@ -327,11 +338,10 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
     }
 
     group_rows(r, c->o->by);
-    qsort(r->rows, (size_t)r->nrows, sizeof(*r->rows), c->o->sort == PT_SORT_CSP ? row_cmp_csp : row_cmp);
+    r->nrows = rank_rows(r->rows, r->nrows, c->o->sort == PT_SORT_CSP, c->o->top, c->order, c->sorted);
+    r->rows = c->sorted;
     r->phases = c->phases.p;
     r->nphases = c->phases.n;
-    if (c->o->top && r->nrows > c->o->top)
-        r->nrows = c->o->top;
     for (int i = 0; i < PT_DROP_COUNT; i++)
         r->drops[i] = tracer_drop(c->t, i);
     r->dropped_events = r->drops[PT_DROP_BLOCKERS] + r->drops[PT_DROP_WAITING] +
@@ -342,8 +352,8 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
 
 void report_free(struct pt_report *r)
 {
-    free(r->rows);
     r->rows = NULL;
+    r->nrows = 0;
 }
 
 void collector_free(struct collector *c)
@@ -351,6 +361,10 @@ void collector_free(struct collector *c)
     for (uint32_t i = 0; i < c->t->nslots; i++)
         free(c->b[i].name);
     free(c->b);
+    free(c->rows);
+    free(c->sorted);
+    free(c->order);
+    free(c->top);
     csp_free(&c->csp);
     phases_free(&c->phases);
 }

@@ -27,6 +27,8 @@ struct blocker {
     bool watched;              /* its process's alive time is being counted */
 };
 
+struct waker_entry;
+
 struct collector {
     struct tracer *t;
     const struct pt_options *o;
@@ -35,6 +37,13 @@ struct collector {
     uint64_t window_start;     /* start of the current interval */
     struct csp csp;
     struct phases phases;
+    uint32_t settled;          /* slots below it are all resolved and watched */
+    /* Reused from report to report: with thousands of blockers, fresh
+     * buffers each second cost more in page faults than the report itself. */
+    struct pt_row *rows, *sorted;
+    struct pt_row **order;
+    struct waker_entry *top;
+    uint32_t rows_cap;
 };
 
 uint64_t collect_now_ns(void);
@@ -47,6 +56,7 @@ void collector_tick(struct collector *c);
 /* Builds a report. An interval report covers the time since the previous
  * one and starts a new window; final and dump cover the whole run. */
 void collector_report(struct collector *c, enum pt_report_type type, struct pt_report *r);
+/* Ends the use of a report's rows (the collector keeps their memory). */
 void report_free(struct pt_report *r);
 
 /* The blocker of slot IDX, named; NULL when the slot is not in use. */

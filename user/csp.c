@@ -79,17 +79,31 @@ static bool alive_now(const struct csp *c, const struct csp_proc *p, uint64_t no
     return true;
 }
 
-bool csp_alive(const struct csp *c, int pid, uint64_t now, uint64_t *alive)
+/* PID's alive time at NOW, and its entry; from the memo when asked before
+ * at the same NOW. */
+static const struct csp_proc *alive_of(struct csp *c, int pid, uint64_t now, uint64_t *alive)
 {
-    const struct csp_proc *p = find(c, pid);
-    return p && alive_now(c, p, now, alive);
+    struct csp_memo *m = &c->memo[(unsigned)pid % CSP_MEMO];
+    if (m->pid != pid || m->now != now || !now) {
+        m->pid = pid;
+        m->now = now;
+        m->p = find(c, pid);
+        m->ok = m->p && alive_now(c, m->p, now, &m->alive);
+    }
+    *alive = m->alive;
+    return m->ok ? m->p : NULL;
 }
 
-bool csp_alive_window(const struct csp *c, int pid, uint64_t now, uint64_t *alive)
+bool csp_alive(struct csp *c, int pid, uint64_t now, uint64_t *alive)
 {
-    const struct csp_proc *p = find(c, pid);
+    return alive_of(c, pid, now, alive) != NULL;
+}
+
+bool csp_alive_window(struct csp *c, int pid, uint64_t now, uint64_t *alive)
+{
     uint64_t a;
-    if (!p || !alive_now(c, p, now, &a))
+    const struct csp_proc *p = alive_of(c, pid, now, &a);
+    if (!p)
         return false;
     *alive = a > p->window_alive ? a - p->window_alive : 0;
     return true;

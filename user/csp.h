@@ -15,11 +15,21 @@ struct csp_proc {
     uint64_t window_alive;   /* alive time at the current window's start */
 };
 
+#define CSP_MEMO 64
+
 struct csp {
     int fd;                  /* the kernel's procs map */
     uint64_t run_start;
     struct csp_proc *p;
     int n;
+    /* A report asks for the same process once per row, at the same NOW:
+     * answers are kept by pid (direct-mapped), one map read per process. */
+    struct csp_memo {
+        int pid;
+        bool ok;
+        uint64_t now, alive;
+        const struct csp_proc *p;
+    } memo[CSP_MEMO];
 };
 
 void csp_init(struct csp *c, int procs_fd, uint64_t run_start);
@@ -30,10 +40,10 @@ void csp_watch(struct csp *c, int pid, uint64_t now);
 
 /* Thread time PID's threads were alive from the run's start to NOW; false
  * when PID is not watched. */
-bool csp_alive(const struct csp *c, int pid, uint64_t now, uint64_t *alive);
+bool csp_alive(struct csp *c, int pid, uint64_t now, uint64_t *alive);
 
 /* The same since the current window began. */
-bool csp_alive_window(const struct csp *c, int pid, uint64_t now, uint64_t *alive);
+bool csp_alive_window(struct csp *c, int pid, uint64_t now, uint64_t *alive);
 
 /* Starts a new window at NOW for every watched process. */
 void csp_roll(struct csp *c, uint64_t now);
