@@ -654,8 +654,8 @@ def write(results, path):
     L.append("# parktrace benchmarks\n")
     took = results["seconds"]
     L.append(f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()} "
-             "by `make bench` (`tools/bench/run.sh`, which runs `tools/bench/bench.py`; "
-             f"BENCH_ROUNDS={ROUNDS}, BENCH_SECONDS={SECONDS}); the run took "
+             f"by `{'BENCH_BASELINE=' + BASELINE + ' ' if BASELINE else ''}make bench` (`tools/bench/run.sh`, "
+             f"which runs `tools/bench/bench.py`; BENCH_ROUNDS={ROUNDS}, BENCH_SECONDS={SECONDS}); the run took "
              f"{int(took // 60)} min {int(took % 60)} s.\n")
     L.append("Method: every variant runs the same workload in turn, round after round (untraced, "
              "parktrace, its other probe modes, the peer tracers, untraced, ...). A tracer is started "
@@ -680,6 +680,10 @@ def write(results, path):
              "modes, bpftrace and offcputime; the Java ones under every variant but offcputime, which "
              "only `java PingPong` keeps, and `JFR default`, which only the realistic ones get. JFR's cost is inside the JVM, so it has no tracer CPU or RSS "
              "of its own.\n")
+    if BASELINE_VARIANT:
+        L.append(f"`{BASELINE_VARIANT}` is parktrace built at git revision `{BASELINE}` "
+                 "(`BENCH_BASELINE`), run like `parktrace` in the same rounds; the targets compare the two "
+                 "round by round (see the notes).\n")
     # All ratios at a glance.
     names = []
     for ov in results["overhead"]:
