@@ -26,9 +26,9 @@ void collector_init(struct collector *c, struct tracer *t, const struct pt_optio
     memset(c, 0, sizeof(*c));
     c->t = t;
     c->o = o;
+    /* Zeroed and untouched until used: the table is sized for the kernel's
+     * (16 384 blockers by default, 20 MiB), nearly all of it never used. */
     c->b = calloc(t->nslots, sizeof(*c->b));
-    for (uint32_t i = 0; i < t->nslots; i++)
-        c->b[i].phase = -1;
     c->start_ns = c->window_start = collect_now_ns();
     csp_init(&c->csp, t->procs_fd, c->start_ns);
 }
@@ -217,6 +217,18 @@ static uint64_t idle_of(const struct idle_list *l, int pid)
     return 0;
 }
 
+/* One interval's CSP of B's lock (ROW; none, that is 0, when NULL) for its
+ * phases. */
+static void feed_phase(struct collector *c, struct blocker *b, const struct pt_row *row, struct timespec win)
+{
+    int cur = b->phase - 1;
+    if (row)
+        phases_feed(&c->phases, &cur, row->pid, row->id, row->cls, row->csp, c->o->phase_threshold, win);
+    else
+        phases_feed(&c->phases, &cur, 0, 0, NULL, 0, c->o->phase_threshold, win);
+    b->phase = cur + 1;
+}
+
 /* CSP for every lock-role row; in interval reports, phases too. */
 static void apply_csp(struct collector *c, struct pt_report *r, const struct idle_list *idle, uint64_t now,
                       bool interval)
@@ -239,7 +251,7 @@ static void apply_csp(struct collector *c, struct pt_report *r, const struct idl
         if (!interval || !row->has_csp)
             continue;
         struct blocker *b = &c->b[row->slot];
-        phases_feed(&c->phases, &b->phase, row->pid, row->id, row->cls, row->csp, c->o->phase_threshold, win);
+        feed_phase(c, b, row, win);
         b->phase_seen = true;
     }
     if (!interval)
@@ -248,12 +260,12 @@ static void apply_csp(struct collector *c, struct pt_report *r, const struct idl
     uint32_t nused = tracer_used_slots(c->t);
     for (uint32_t i = 0; i < nused; i++) {
         struct blocker *b = &c->b[i];
-        if (b->phase >= 0 && !b->phase_seen)
-            phases_feed(&c->phases, &b->phase, 0, 0, NULL, 0, c->o->phase_threshold, win);
+        if (b->phase && !b->phase_seen)
+            feed_phase(c, b, NULL, win);
         b->phase_seen = false;
     }
     for (int i = 0; i < r->nrows; i++)
-        r->rows[i].in_phase = c->b[r->rows[i].slot].phase >= 0;
+        r->rows[i].in_phase = c->b[r->rows[i].slot].phase != 0;
 }
 
 void collector_report(struct collector *c, enum pt_report_type type, struct pt_report *r)

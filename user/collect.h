@@ -22,7 +22,7 @@ struct blocker {
     struct pt_class cls;
     const struct pt_stack *first_stack;
     struct pt_counters prev;   /* at the start of the current interval */
-    int phase;                 /* index of its open phase, or -1 */
+    int phase;                 /* index of its open phase plus one, or 0 */
     bool phase_seen;           /* fed this interval */
     bool watched;              /* its process's alive time is being counted */
 };
