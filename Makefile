@@ -25,7 +25,7 @@ deps:
 vmlinux/vmlinux.h:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/parktrace.bpf.o: bpf/parktrace.bpf.c bpf/parktrace.h vmlinux/vmlinux.h | $(BUILD)
+$(BUILD)/parktrace.bpf.o: bpf/parktrace.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinux.h | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/parktrace.skel.h: $(BUILD)/parktrace.bpf.o

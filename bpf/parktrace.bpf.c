@@ -34,6 +34,7 @@ const volatile bool trace_jvm_monitor = true;
 const volatile bool trace_jvm_wait = true;
 const volatile bool trace_java = true;       /* any of the three Java kinds */
 const volatile bool follow_children = false; /* -- COMMAND: trace its descendants */
+const volatile bool cfi_unwind = true;       /* --unwind cfi: stacks from DWARF rows */
 
 /* Shared with user space through the skeleton's mmap of .bss/.data. */
 __u64 next_slot = 0;
@@ -313,8 +314,10 @@ static __always_inline void take_sample(__u32 idx, __u32 tgid, __u32 tid, __s32 
         smp->len += PT_STACK_CHUNK;
     }
     long err = bpf_map_update_elem(&samples, &k, smp, BPF_NOEXIST);
-    if (!err)
-        bpf_ringbuf_output(&sample_ready, &tgid, sizeof(tgid), 0);
+    if (!err) {
+        struct pt_ready ev = { .what = PT_READY_SAMPLE, .tgid = tgid };
+        bpf_ringbuf_output(&sample_ready, &ev, sizeof(ev), 0);
+    }
     else if (err != -17)
         count_drop(PT_DROP_SAMPLES);
 }
@@ -327,9 +330,10 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
     if (stack_id < 0 || bpf_map_lookup_elem(&stack_time, &k))
         return;
     long err = bpf_map_update_elem(&stack_time, &k, &zero, BPF_NOEXIST);
-    if (!err)
-        take_sample(idx, pid_tgid >> 32, (__u32)pid_tgid, stack_id);
-    else if (err != -17)
+    if (!err) {
+        if (!(stack_id & PT_USTACK_ID))    /* kernel-unwound stacks need no copy */
+            take_sample(idx, pid_tgid >> 32, (__u32)pid_tgid, stack_id);
+    } else if (err != -17)
         count_drop(PT_DROP_STACKAGG);
 }
 
@@ -414,21 +418,35 @@ static __always_inline void reclaim_stale(struct pt_wait *w, __u64 now)
     count_drop(PT_DROP_WAITING);
 }
 
+#include "unwind.bpf.h"
+
 /* The current thread's user stack id, from the cache when its user ip and
  * sp are those of the last walk: the same instruction at the same stack
- * depth. rbp is no part of the key: code without frame pointers (libc)
- * leaves anything in it. */
+ * depth (and, for a kernel-unwound stack, the same return addresses at two
+ * depths). rbp is no part of the key: code without frame pointers (libc)
+ * leaves anything in it. Kernel-unwound (CFI) stacks first; the kernel's
+ * frame-pointer walk for processes without tables. */
 static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c, struct pt_regs *regs)
 {
     __u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
-    if (c->ip == ip && c->sp == sp && ip)
+    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
         return c->sid;
-    __s32 sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-    if (sid < 0) {
+    c->chk_addr[0] = c->chk_addr[1] = 0;
+    __s32 sid = cfi_unwind ? unwind_user(ip, sp, BPF_CORE_READ(regs, bp), c) : UNWIND_BY_FP;
+    if (sid == UNWIND_FAILED) {
         count_drop(PT_DROP_STACKS);
-        return sid;
+        c->ip = 0;
+        return -1;
     }
-    c->ip = ip;
+    bool keep = sid != UNWIND_LATER;
+    if (sid < 0) {
+        sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+        if (sid < 0) {
+            count_drop(PT_DROP_STACKS);
+            return sid;
+        }
+    }
+    c->ip = keep ? ip : 0;
     c->sp = sp;
     c->sid = sid;
     c->noted_slot = 0;
@@ -840,9 +858,10 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
     if (!bpf_map_lookup_elem(&waker_time, &k)) {
         struct pt_stack_val zero = {};
         long err = bpf_map_update_elem(&waker_time, &k, &zero, BPF_NOEXIST);
-        if (!err)
-            take_sample(w->slot, pid_tgid >> 32, (__u32)pid_tgid, sid);
-        else if (err != -17) {
+        if (!err) {
+            if (!(sid & PT_USTACK_ID))
+                take_sample(w->slot, pid_tgid >> 32, (__u32)pid_tgid, sid);
+        } else if (err != -17) {
             count_drop(PT_DROP_STACKAGG);
             return;
         }
@@ -982,7 +1001,17 @@ int BPF_PROG(exec_seen, struct task_struct *p)
     return 0;
 }
 
-/* A thread that exits with a wait record still active lost its end. */
+/* A new program has new mappings: its tables are asked for again at its
+ * first wait. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_unwind, struct task_struct *p)
+{
+    __u32 tgid = p->tgid;
+    bpf_map_delete_elem(&unwind_procs, &tgid);
+    bpf_map_delete_elem(&unwind_asked, &tgid);
+    return 0;
+}
+
 /* Thread time alive per process, for CSP's denominator, kept for the
  * processes user space registers: alive(t) = threads * t - births + deaths,
  * so a thread adds its birth and death times and nothing per thread is kept. */
@@ -1010,6 +1039,10 @@ int BPF_PROG(thread_exit, struct task_struct *p)
     struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
     if (w)
         reclaim_stale(w, now);
+    if (tid == tgid && cfi_unwind) {
+        bpf_map_delete_elem(&unwind_procs, &tgid);
+        bpf_map_delete_elem(&unwind_asked, &tgid);
+    }
     struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
     if (pr && bpf_map_lookup_elem(&uncounted, &tid)) {
         bpf_map_delete_elem(&uncounted, &tid);

@@ -109,6 +109,10 @@ struct pt_stack_cache {
     __u64 ip, sp;          /* ip 0: empty */
     __s32 sid;
     __u32 noted_slot;      /* slot + 1 this stack was last noted for, 0: none */
+    /* A kernel-unwound stack also checks two of its return addresses
+     * (address 0: no check), which tells callers apart that reach the same
+     * instruction at the same depth. */
+    __u64 chk_addr[2], chk_val[2];
 };
 
 /* A thread's wait in progress, in task-local storage: what the end of the
@@ -186,6 +190,16 @@ struct pt_sample {
     __u8 data[PT_STACK_SAMPLE];
 };
 
+/* What the `sample_ready` ring says to user space about process tgid. */
+enum pt_ready_what {
+    PT_READY_SAMPLE = 0,    /* a new stack copy waits in `samples` */
+    PT_READY_UNWIND = 1,    /* the process waits for its unwind tables */
+};
+struct pt_ready {
+    __u32 what;
+    __u32 tgid;
+};
+
 /* A process's threads, for the thread time it was alive: at time t,
  * threads * t - births_ns + deaths_ns (sums of the threads' birth and death
  * times; threads alive when user space registered it count as born then). */
@@ -193,6 +207,72 @@ struct pt_proc {
     __s64 threads;
     __u64 births_ns;
     __u64 deaths_ns;
+};
+
+/* ---- Stacks unwound in the kernel from DWARF call-frame information ----
+ * User space turns each binary's CFI (.eh_frame, .debug_frame) into rows,
+ * one per address range with the same rule: where the canonical frame
+ * address (CFA) is and where the caller's rbp was saved. The return address
+ * is always at CFA - 8 on x86-64. A binary's table is one array map of
+ * 8-byte entries: entry 0 a header, then one page-index entry per 4 KiB
+ * page of its code, then the rows sorted by pc. */
+#define PT_UNWIND_PAGE_SHIFT 12
+#define PT_UNWIND_MAPS 64          /* executable file mappings per process */
+#define PT_UNWIND_BINS 4096        /* distinct binaries with tables */
+#define PT_USTACK_ID 0x40000000    /* stack ids of kernel-unwound stacks have this bit */
+#define PT_USTACK_TRUNCATED 0x1u   /* the walk stopped before the thread's first frame */
+
+enum pt_cfa_kind {
+    PT_CFA_END = 0,      /* return address undefined: the outermost frame */
+    PT_CFA_RSP = 1,      /* CFA = rsp + off */
+    PT_CFA_RBP = 2,      /* CFA = rbp + off */
+    PT_CFA_PLT = 3,      /* a PLT entry: CFA = rsp + 8, + 8 more from byte 11 of its 16 */
+    PT_CFA_NONE = 4,     /* no CFI covers this pc, or a rule the walker cannot follow */
+};
+
+struct pt_urow {
+    __u32 pc;            /* first file virtual address the rule holds for */
+    __u16 cfa_words;     /* CFA offset from its register, in 8-byte words */
+    __u8 kind;           /* enum pt_cfa_kind */
+    __s8 rbp_words;      /* caller's rbp saved at CFA + 8 * rbp_words; 0: rbp unchanged */
+};
+
+/* Entry 0 of a binary's table (same 8 bytes as a row). */
+struct pt_utable_head {
+    __u32 first_page;    /* pc >> PT_UNWIND_PAGE_SHIFT of the first row */
+    __u32 npages;        /* page-index entries that follow */
+};
+
+/* Page-index entry i (table entry 1 + i): rows for pcs in page first_page + i
+ * lie at row indices [lo, hi] (lo: the row in force at the page's start;
+ * indices count from the first row, table entry 1 + npages). */
+struct pt_upage {
+    __u32 lo, hi;
+};
+
+/* One executable file mapping of a process: pc - bias is the file's
+ * virtual address; bin indexes the table map (PT_UNWIND_BINS). */
+struct pt_umap {
+    __u64 start, end, bias;
+    __u32 bin;
+    __u32 pad;
+};
+
+/* A process's mappings with tables, sorted by start. n == 0: walk this
+ * process by frame pointers only (a JVM, or no CFI found). */
+struct pt_uproc {
+    __u32 n;
+    __u32 pad;
+    struct pt_umap m[PT_UNWIND_MAPS];
+};
+
+/* A stack unwound in the kernel, innermost first; every pc after the first
+ * is a return address. */
+struct pt_ustack {
+    __u64 hash;          /* of the frames, to tell two stacks with one id apart */
+    __u32 nr;
+    __u32 flags;         /* PT_USTACK_* */
+    __u64 ip[PT_MAX_FRAMES];
 };
 
 /* Drop counters, indices into the BSS array drops[]. */

@@ -360,6 +360,7 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
                         r->drops[PT_DROP_THREADS] + r->drops[PT_DROP_STACKAGG] +
                         r->drops[PT_DROP_EXECS];
     r->dropped_stacks = r->drops[PT_DROP_STACKS] + r->drops[PT_DROP_SAMPLES];
+    stacks_tally(c->t->stack_time_fd, &r->stacks, &r->truncated_stacks);
 }
 
 void report_free(struct pt_report *r)

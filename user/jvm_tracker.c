@@ -13,6 +13,7 @@
 #include "jvm_frames.h"
 #include "jvm_objects.h"
 #include "procmaps.h"
+#include "unwind_tables.h"
 
 #define MAX_JVMS 256
 #define MAX_CANDIDATES 65536
@@ -127,6 +128,8 @@ static bool start_tracking(int pid, bool last_chance)
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "/proc/%d/root%s", pid, t->j.libjvm);
     tracer_attach_jvm(tr, path);
+    /* Its stacks are walked by frame pointers, which name Java frames. */
+    unwind_tables_add_process(pid);
     t->live = true;
     jvm_frames_open(&t->frames, &t->j, &t->l);
     if (!t->frames.preserve_fp)

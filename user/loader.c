@@ -13,6 +13,7 @@
 
 #include "parktrace.skel.h"
 #include "preflight.h"
+#include "unwind_tables.h"
 
 _Static_assert(sizeof(struct pt_slot) % 8 == 0, "slot must be 8-byte sized for the array map");
 
@@ -34,10 +35,14 @@ static bool tracepoint_exists(const char *name)
     return access(path, F_OK) == 0;
 }
 
-/* The ring only wakes the loop; the samples themselves are in their map. */
-static int no_record(void *ctx, void *data, size_t size)
+/* A new sample only wakes the loop (the sample is in its map); a process
+ * waiting for its unwind tables gets them now. */
+static int on_ready(void *ctx, void *data, size_t size)
 {
-    (void)ctx, (void)data, (void)size;
+    const struct pt_ready *ev = data;
+    (void)ctx;
+    if (size >= sizeof(*ev) && ev->what == PT_READY_UNWIND)
+        unwind_tables_add_process((int)ev->tgid);
     return 0;
 }
 
@@ -92,6 +97,8 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bpf_program__set_autoload(skel->progs.hrtimer_entry, sched);
     bpf_program__set_autoload(skel->progs.hrtimer_exit, sched);
     skel->rodata->follow_children = follow;
+    skel->rodata->cfi_unwind = o->unwind == PT_UNWIND_CFI;
+    bpf_program__set_autoload(skel->progs.exec_unwind, o->unwind == PT_UNWIND_CFI);
     /* New programs are checked for a JVM only when tracing system-wide. */
     bpf_program__set_autoload(skel->progs.exec_seen,
                               !o->npids && !o->command && options_trace_java(o));
@@ -117,7 +124,10 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->waker_time_fd = bpf_map__fd(skel->maps.waker_time);
     t->stacks_fd = bpf_map__fd(skel->maps.stacks);
     t->samples_fd = bpf_map__fd(skel->maps.samples);
-    t->sample_ready = ring_buffer__new(bpf_map__fd(skel->maps.sample_ready), no_record, NULL, NULL);
+    t->ustacks_fd = bpf_map__fd(skel->maps.ustacks);
+    if (o->unwind == PT_UNWIND_CFI)
+        unwind_tables_init(bpf_map__fd(skel->maps.unwind_bins), bpf_map__fd(skel->maps.unwind_procs));
+    t->sample_ready = ring_buffer__new(bpf_map__fd(skel->maps.sample_ready), on_ready, NULL, NULL);
     if (!t->sample_ready) {
         fprintf(stderr, "parktrace: cannot open the sample ring buffer: %s\n", strerror(errno));
         tracer_close(t);

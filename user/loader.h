@@ -26,6 +26,7 @@ struct tracer {
     int njvm_files;
     struct ring_buffer *sample_ready;   /* new stack samples, to unwind at once */
     int procs_fd, uncounted_fd;
+    int ustacks_fd;                     /* kernel-unwound stacks by id */
     int stack_time_fd, waker_time_fd, stacks_fd, samples_fd, traced_fd, jvm_layouts_fd, java_threads_fd, execs_fd;
 };
 

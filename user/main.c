@@ -23,6 +23,7 @@
 #include "selfstats.h"
 #include "stacks.h"
 #include "unwind.h"
+#include "unwind_tables.h"
 
 #define HOUSEKEEPING_NS 200000000ULL  /* unwind new stacks while their owners live */
 #define NAMED_TICK_NS 50000000ULL     /* JVM discovery among -p/-- processes */
@@ -185,7 +186,10 @@ int main(int argc, char **argv)
     }
     if (r.child > 0)
         tracer_add_pid(&r.t, r.child);
-    stacks_init(r.t.stacks_fd, r.t.samples_fd);
+    stacks_init(r.t.stacks_fd, r.t.samples_fd, r.t.ustacks_fd);
+    /* Named processes get their unwind tables before their first wait. */
+    for (int i = 0; i < r.o.npids; i++)
+        unwind_tables_add_process(r.o.pids[i]);
     jvm_tracker_init(&r.t, &r.o);
     collector_init(&r.c, &r.t, &r.o);
     /* Named processes count their threads' alive time from the start. */
@@ -220,6 +224,7 @@ int main(int argc, char **argv)
     jvm_tracker_free();
     stacks_free_all();
     unwind_free_all();
+    unwind_tables_free_all();
     procmaps_free_all();
     elfsyms_free_all();
     if (r.out != stdout)

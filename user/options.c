@@ -14,7 +14,7 @@
 enum {
     OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
-    OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT,
+    OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT, OPT_UNWIND,
 };
 
 static const struct option long_opts[] = {
@@ -37,6 +37,7 @@ static const struct option long_opts[] = {
     {"self-stats", no_argument, 0, OPT_SELF_STATS},
     {"probes", required_argument, 0, OPT_PROBES},
     {"sort", required_argument, 0, OPT_SORT},
+    {"unwind", required_argument, 0, OPT_UNWIND},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0},
@@ -73,6 +74,8 @@ void options_usage(FILE *f)
           "      --probes sched|syscalls|uprobes\n"
           "                             time waits from the scheduler (default), at the futex calls, or\n"
           "                             (Java parks) with uprobes on Unsafe_Park/Unsafe_Unpark\n"
+          "      --unwind cfi|copy      user stacks unwound in the kernel from the binaries' DWARF CFI\n"
+          "                             (default), or one stack copy per call site unwound by parktrace\n"
           "  -h, --help, --version\n",
           f);
 }
@@ -272,6 +275,11 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             if ((k = CHOICE(optarg, "sched", "syscalls", "uprobes")) < 0)
                 return fail("invalid --probes '%s' (sched, syscalls or uprobes)", optarg);
             o->probes = (enum pt_probes)k;
+            break;
+        case OPT_UNWIND:
+            if ((k = CHOICE(optarg, "cfi", "copy")) < 0)
+                return fail("invalid --unwind '%s' (cfi or copy)", optarg);
+            o->unwind = (enum pt_unwind)k;
             break;
         case 'h':
             options_usage(stdout);

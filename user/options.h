@@ -16,6 +16,7 @@ enum pt_format { PT_FORMAT_TEXT, PT_FORMAT_JSON };
 enum pt_group { PT_BY_OBJECT, PT_BY_CLASS, PT_BY_SITE };
 enum pt_probes { PT_PROBES_SCHED, PT_PROBES_SYSCALLS, PT_PROBES_UPROBES };
 enum pt_sort { PT_SORT_TIME, PT_SORT_CSP };
+enum pt_unwind { PT_UNWIND_CFI, PT_UNWIND_COPY };
 
 struct pt_role_override {
     char *cls;
@@ -45,6 +46,7 @@ struct pt_options {
     bool self_stats;
     enum pt_probes probes;
     enum pt_sort sort;
+    enum pt_unwind unwind;    /* user stacks: CFI rows walked in the kernel, or copies unwound here */
 };
 
 /* Parses argv. Returns 0 to run, 1 after printing help or the version (exit

@@ -42,6 +42,7 @@ struct pt_report {
     uint64_t waits, blockers;
     uint64_t drops[PT_DROP_COUNT];
     uint64_t dropped_events, dropped_stacks;
+    uint64_t stacks, truncated_stacks;   /* waiter stacks so far, and those cut short */
     bool sees_fast_parks;      /* --probes uprobes: fast_parks is measured */
     struct pt_row *rows;
     int nrows;

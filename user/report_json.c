@@ -116,8 +116,8 @@ void report_json_write(FILE *f, const struct pt_report *r)
     write_time(f, r->wall);
     fprintf(f, ",\"window_ns\":%" PRIu64, r->window_ns);
     fprintf(f, ",\"totals\":{\"waits\":%" PRIu64 ",\"blockers\":%" PRIu64 ",\"dropped_events\":%" PRIu64
-               ",\"dropped_stacks\":%" PRIu64 "}",
-            r->waits, r->blockers, r->dropped_events, r->dropped_stacks);
+               ",\"dropped_stacks\":%" PRIu64 ",\"stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64 "}",
+            r->waits, r->blockers, r->dropped_events, r->dropped_stacks, r->stacks, r->truncated_stacks);
     fputs(",\"blockers\":[", f);
     for (int i = 0; i < r->nrows; i++) {
         if (i)

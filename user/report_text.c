@@ -26,9 +26,9 @@ void report_text_write(FILE *f, const struct pt_report *r, bool live)
     if (live)
         fputs("\033[H\033[J", f);   /* redraw in place */
     fprintf(f, "parktrace %s report: window %s, %" PRIu64 " blockers, %" PRIu64 " waits, "
-               "dropped_events %" PRIu64 ", dropped_stacks %" PRIu64 "\n",
+               "dropped_events %" PRIu64 ", dropped_stacks %" PRIu64 ", truncated_stacks %" PRIu64 "/%" PRIu64 "\n",
             report_type_name(r->type), duration_format(r->window_ns, w, sizeof(w)), r->blockers,
-            r->waits, r->dropped_events, r->dropped_stacks);
+            r->waits, r->dropped_events, r->dropped_stacks, r->truncated_stacks, r->stacks);
     if (!r->nrows) {
         fputs("  (no waits)\n", f);
         fflush(f);

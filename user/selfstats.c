@@ -7,6 +7,7 @@
 
 #include "loader.h"
 #include "parktrace.skel.h"
+#include "unwind_tables.h"
 
 int selfstats_enable(void)
 {
@@ -34,5 +35,9 @@ void selfstats_print(FILE *f, struct tracer *t, double elapsed_s)
         runs += info.run_cnt;
         ns += info.run_time_ns;
     }
-    fprintf(f, " bpf_runs=%" PRIu64 " bpf_ns_per_run=%" PRIu64 "\n", runs, runs ? ns / runs : 0);
+    fprintf(f, " bpf_runs=%" PRIu64 " bpf_ns_per_run=%" PRIu64, runs, runs ? ns / runs : 0);
+    struct unwind_tables_usage u;
+    unwind_tables_usage(&u);
+    fprintf(f, " unwind_binaries=%zu unwind_no_cfi=%zu unwind_rows=%zu unwind_table_kb=%zu unwind_build_s=%.3f\n",
+            u.binaries, u.without_cfi, u.rows, u.bytes / 1024, u.build_seconds);
 }

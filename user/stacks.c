@@ -19,6 +19,8 @@ struct entry {
     uint64_t *pcs;           /* unwound pcs, or NULL */
     char **java;             /* per unwound pc, its Java name or NULL */
     int npcs;
+    bool truncated;          /* the unwind stopped early */
+    bool tallied;            /* counted by stacks_tally */
     bool named;
     bool jit_pending;        /* some JIT frame waits for a newer perf map */
     struct pt_stack st;
@@ -26,13 +28,33 @@ struct entry {
 
 static struct entry *table[BUCKETS];
 static int pending_jit;       /* entries with a JIT frame not named yet */
-static int stack_fd = -1, samples_fd = -1;
+static int stack_fd = -1, samples_fd = -1, ustacks_fd = -1;
 static const struct pt_stack empty;
+static uint64_t tally_n, tally_truncated;
 
-void stacks_init(int stack_map_fd, int samples_map_fd)
+void stacks_init(int stack_map_fd, int samples_map_fd, int ustacks_map_fd)
 {
     stack_fd = stack_map_fd;
     samples_fd = samples_map_fd;
+    ustacks_fd = ustacks_map_fd;
+}
+
+static bool kernel_unwound(int stack_id)
+{
+    return stack_id >= 0 && (stack_id & PT_USTACK_ID);
+}
+
+/* A stack the kernel unwound from CFI rows: its pcs, whole. */
+static void load_ustack(struct entry *e)
+{
+    static struct pt_ustack us;
+    if (ustacks_fd < 0 || bpf_map_lookup_elem(ustacks_fd, &e->stack_id, &us))
+        return;
+    int n = us.nr < PT_MAX_FRAMES ? (int)us.nr : PT_MAX_FRAMES;
+    e->pcs = malloc((size_t)(n ? n : 1) * sizeof(*e->pcs));
+    memcpy(e->pcs, us.ip, (size_t)n * sizeof(*e->pcs));
+    e->npcs = n;
+    e->truncated = (us.flags & PT_USTACK_TRUNCATED) || n == 0;
 }
 
 static struct entry *lookup(uint32_t slot, int tgid, int stack_id)
@@ -45,8 +67,11 @@ static struct entry *lookup(uint32_t slot, int tgid, int stack_id)
     e->slot = slot;
     e->tgid = tgid;
     e->stack_id = stack_id;
+    e->truncated = true;     /* until an unwind says otherwise */
     e->next = table[h];
     table[h] = e;
+    if (kernel_unwound(stack_id))
+        load_ustack(e);
     return e;
 }
 
@@ -113,7 +138,7 @@ void stacks_poll_samples(void)
     struct pt_sample_key key, next;
     static struct pt_sample smp;
     uint64_t pcs[PT_MAX_FRAMES], fps[PT_MAX_FRAMES];
-    bool first = true;
+    bool first = true, truncated;
 
     if (samples_fd < 0)
         return;
@@ -130,11 +155,14 @@ void stacks_poll_samples(void)
             continue;
         struct entry *e = lookup(keys[i].slot, (int)keys[i].tgid, keys[i].stack_id);
         if (!e->pcs) {
-            int n = unwind_sample((int)keys[i].tgid, &smp, pcs, fps, PT_MAX_FRAMES);
+            int n = unwind_sample((int)keys[i].tgid, &smp, pcs, fps, PT_MAX_FRAMES, &truncated);
             if (n > 0) {
                 e->pcs = malloc((size_t)n * sizeof(*pcs));
                 memcpy(e->pcs, pcs, (size_t)n * sizeof(*pcs));
                 e->npcs = n;
+                if (e->tallied && e->truncated && !truncated)
+                    tally_truncated--;
+                e->truncated = truncated;
                 name_java((int)keys[i].tgid, &smp, fps, e);
                 unname(e);    /* a frame-pointer naming may have come first */
             }
@@ -158,7 +186,7 @@ static void name_entry(struct entry *e)
                 n++;
         pcs = fp;
     }
-    e->st.frames = calloc(n ? (size_t)n : 1, sizeof(struct pt_frame));
+    e->st.frames = calloc((size_t)n + 1, sizeof(struct pt_frame));
     for (int i = 0; i < n; i++) {
         if (e->pcs && e->java && e->java[i]) {
             e->st.frames[i].name = strdup(e->java[i]);
@@ -167,8 +195,11 @@ static void name_entry(struct entry *e)
             symbolize_code(e->tgid, pcs[i], i > 0, &e->st.frames[i]);
         }
     }
-    e->st.n = n;
     e->st.unwound = e->pcs != NULL;
+    e->st.truncated = e->truncated;
+    if (e->truncated)
+        e->st.frames[n++].name = strdup(PT_TRUNCATED_FRAME);
+    e->st.n = n;
     e->named = true;
 }
 
@@ -184,14 +215,44 @@ const struct pt_stack *stacks_resolve(uint32_t slot, int tgid, int stack_id)
 
 const char *stacks_top_frame(const struct pt_stack *st)
 {
-    for (int i = 0; i < st->n; i++)
+    int n = st->truncated ? st->n - 1 : st->n;
+    for (int i = 0; i < n; i++)
         if (!frame_is_runtime(&st->frames[i]))
             return st->frames[i].name;
     /* A wait inside the JVM itself: its innermost JVM frame. */
-    for (int i = 0; i < st->n; i++)
+    for (int i = 0; i < n; i++)
         if (!frame_is_c_runtime(&st->frames[i]))
             return st->frames[i].name;
     return st->n ? st->frames[0].name : "[unknown]";
+}
+
+void stacks_tally(int stack_time_fd, uint64_t *stacks, uint64_t *truncated)
+{
+    struct pt_stack_key keys[512];
+    uint32_t count;
+    uint64_t batch = 0;
+    bool more = true;
+    LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+    /* Only keys are needed; the values land in a scratch buffer. */
+    static struct pt_stack_val vals[512];
+    for (int round = 0; more && round < 1024; round++) {
+        count = 512;
+        int err = bpf_map_lookup_batch(stack_time_fd, round ? &batch : NULL, &batch, keys, vals, &count, &opts);
+        more = err == 0;
+        for (uint32_t i = 0; i < count; i++) {
+            if (keys[i].stack_id < 0)
+                continue;
+            struct entry *e = lookup(keys[i].slot, (int)keys[i].tgid, keys[i].stack_id);
+            if (e->tallied)
+                continue;
+            e->tallied = true;
+            tally_n++;
+            tally_truncated += e->truncated;
+        }
+    }
+    *stacks = tally_n;
+    *truncated = tally_truncated;
 }
 
 void stacks_free_all(void)
@@ -210,4 +271,5 @@ void stacks_free_all(void)
         }
         table[h] = NULL;
     }
+    tally_n = tally_truncated = 0;
 }

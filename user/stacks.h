@@ -7,13 +7,23 @@
 #include <stdint.h>
 #include "symbolize.h"
 
+/* The frame that ends a stack cut short (no CFI, unreadable memory, the
+ * depth limit): its outermost frame, so collapsed stacks show it next to
+ * the process. */
+#define PT_TRUNCATED_FRAME "[truncated]"
+
 struct pt_stack {
     int n;
-    struct pt_frame *frames;   /* innermost first */
-    bool unwound;              /* from a CFI unwind of a stack copy */
+    struct pt_frame *frames;   /* innermost first; the last is PT_TRUNCATED_FRAME when truncated */
+    bool unwound;              /* from a CFI unwind, in the kernel or of a stack copy */
+    bool truncated;
 };
 
-void stacks_init(int stack_map_fd, int samples_map_fd);
+void stacks_init(int stack_map_fd, int samples_map_fd, int ustacks_map_fd);
+
+/* Waiter stacks the kernel has counted (one per blocker, process and call
+ * path), and how many of them were cut short, over the run so far. */
+void stacks_tally(int stack_time_fd, uint64_t *stacks, uint64_t *truncated);
 
 /* Takes new stack copies from the kernel, unwinds them while their
  * processes are alive, and frees the kernel's copy. */

@@ -142,15 +142,20 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
     return c->n < c->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, uint64_t *fps, int max)
+int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, uint64_t *fps, int max,
+                  bool *truncated)
 {
     struct proc_dwfl *d = dwfl_for(pid);
+    *truncated = true;
     if (!d->dwfl)
         return 0;
     d->ctx = (struct unwind_ctx){.smp = smp, .pcs = pcs, .fps = fps, .n = 0, .max = max};
-    /* A non-zero result only says the walk stopped; the frames found so far
-     * are still right. */
-    dwfl_getthread_frames(d->dwfl, (pid_t)smp->tid, frame_cb, &d->ctx);
+    /* 0: the walk reached a frame whose return address is undefined (the
+     * thread's first); -1: it could go no further; the callback's abort: a
+     * zero pc (also an end) or the depth limit. The frames found so far are
+     * right in every case. */
+    int rc = dwfl_getthread_frames(d->dwfl, (pid_t)smp->tid, frame_cb, &d->ctx);
+    *truncated = rc < 0 || d->ctx.n >= max;
     return d->ctx.n;
 }
 

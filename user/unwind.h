@@ -3,14 +3,17 @@
  * frame pointers such as Debian's libc. */
 #ifndef PT_UNWIND_H
 #define PT_UNWIND_H
+#include <stdbool.h>
 #include <stdint.h>
 #include "../bpf/parktrace.h"
 
 /* Fills PCS (innermost first; every pc after the first is a return
  * address) from the sample of process PID, and FPS (when not NULL) with each
  * frame's rbp, 0 when unknown. Code without CFI, such as JIT-compiled Java,
- * is walked by its frame pointers. Returns the number of frames. */
-int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, uint64_t *fps, int max);
+ * is walked by its frame pointers. Returns the number of frames; *TRUNCATED
+ * says whether the walk stopped before the thread's outermost frame. */
+int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, uint64_t *fps, int max,
+                  bool *truncated);
 
 void unwind_free_all(void);
 

@@ -1,0 +1,290 @@
+/* The kernel-side stack walker: user stacks unwound from the DWARF
+ * call-frame rows user space builds per binary (user/unwind_rows.c), so
+ * stacks pass through code without frame pointers (Debian's libc, -O2
+ * programs) and every call path gets its own stack id. Included by
+ * parktrace.bpf.c; runs only when a stack is not in the thread's cache. */
+#ifndef PT_UNWIND_BPF_H
+#define PT_UNWIND_BPF_H
+
+/* One binary's table: head, page index, rows (bpf/parktrace.h). Tables
+ * differ in size, hence BPF_F_INNER_MAP; user space writes them through
+ * mmap. */
+struct unwind_table {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u64);
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+    __uint(max_entries, PT_UNWIND_BINS);
+    __type(key, __u32);
+    __array(values, struct unwind_table);
+} unwind_bins SEC(".maps");
+
+/* tgid -> its mappings with tables; made by user space on request. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(max_entries, 4096);
+    __type(key, __u32);
+    __type(value, struct pt_uproc);
+} unwind_procs SEC(".maps");
+
+/* Processes already asked for, so a process waiting before user space has
+ * its tables asks once. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 8192);
+    __type(key, __u32);
+    __type(value, __u8);
+} unwind_asked SEC(".maps");
+
+/* Stack id -> the unwound stack. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(max_entries, 16384);
+    __type(key, __u32);
+    __type(value, struct pt_ustack);
+} ustacks SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct pt_ustack);
+} ustack_scratch SEC(".maps");
+
+/* Walk state, on the caller's stack for bpf_loop's callback. */
+struct uwalk {
+    __u64 ip, sp, bp;
+    __u64 hash;
+    struct pt_uproc *proc;
+    struct pt_ustack *st;
+    struct pt_stack_cache *cache;
+};
+
+#define UNWIND_MAP_STEPS 7     /* log2(PT_UNWIND_MAPS) + 1 */
+#define UNWIND_ROW_STEPS 13    /* a 4 KiB page holds at most 4096 rows */
+#define UNWIND_FP_SPAN (8u << 20)
+
+/* The index of the mapping of P that holds PC, or -1. Global: checked once. */
+__noinline int umap_find(const struct pt_uproc *p, __u64 pc)
+{
+    if (!p)
+        return -1;
+    __u32 lo = 0, hi = p->n < PT_UNWIND_MAPS ? p->n : PT_UNWIND_MAPS;
+    for (int i = 0; i < UNWIND_MAP_STEPS && lo < hi; i++) {
+        __u32 mid = (lo + hi) / 2;
+        if (mid >= PT_UNWIND_MAPS)
+            return -1;
+        if (p->m[mid].start <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || lo > PT_UNWIND_MAPS || pc >= p->m[lo - 1].end)
+        return -1;
+    return lo - 1;
+}
+
+/* The row in force at file address PC of binary BIN (kind PT_CFA_NONE when
+ * no row covers it) into *OUT. A global function: the verifier checks its
+ * binary search once, not once per caller and path. */
+__noinline int urow_find(__u32 bin, __u32 pc, struct pt_urow *out)
+{
+    if (!out)
+        return 0;
+    out->kind = PT_CFA_NONE;
+    void *t = bpf_map_lookup_elem(&unwind_bins, &bin);
+    if (!t)
+        return 0;
+    __u32 k = 0;
+    struct pt_utable_head *h = bpf_map_lookup_elem(t, &k);
+    if (!h)
+        return 0;
+    __u32 page = pc >> PT_UNWIND_PAGE_SHIFT, first = h->first_page, npages = h->npages;
+    if (page < first || page - first >= npages)
+        return 0;
+    k = 1 + page - first;
+    struct pt_upage *pg = bpf_map_lookup_elem(t, &k);
+    if (!pg)
+        return 0;
+    __u32 lo = pg->lo, hi = pg->hi, base = 1 + npages;
+    /* Last row with row.pc <= pc, in [lo, hi]. */
+    for (int i = 0; i < UNWIND_ROW_STEPS && lo < hi; i++) {
+        __u32 mid = (lo + hi + 1) / 2;
+        k = base + mid;
+        struct pt_urow *r = bpf_map_lookup_elem(t, &k);
+        if (!r)
+            return 0;
+        if (r->pc <= pc)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    k = base + lo;
+    struct pt_urow *r = bpf_map_lookup_elem(t, &k);
+    if (r && r->pc <= pc)
+        *out = *r;
+    return 0;
+}
+
+/* One frame step by frame pointer, for code without tables (another
+ * runtime's JIT code): rbp must point a little above sp. */
+static __always_inline bool fp_step(struct uwalk *w)
+{
+    __u64 fr[2];
+    if (w->bp <= w->sp || w->bp - w->sp > UNWIND_FP_SPAN ||
+        bpf_probe_read_user(fr, sizeof(fr), (void *)w->bp))
+        return false;
+    w->sp = w->bp + 16;
+    w->bp = fr[0];
+    w->ip = fr[1];
+    return true;
+}
+
+/* Records the current frame and moves to its caller. Returns 1 to stop. */
+static long unwind_step(__u32 i, void *ctx)
+{
+    struct uwalk *w = ctx;
+    struct pt_ustack *st = w->st;
+    if (!st || w->ip == 0)
+        return 1;
+    __u32 nr = st->nr;
+    if (nr >= PT_MAX_FRAMES) {
+        st->flags |= PT_USTACK_TRUNCATED;
+        return 1;
+    }
+    st->ip[nr] = w->ip;
+    st->nr = nr + 1;
+    w->hash = (w->hash ^ w->ip) * 0x9E3779B97F4A7C15ull;
+
+    /* A return address points past its call; look up the call itself. */
+    __u64 pc = nr ? w->ip - 1 : w->ip;
+    int mi = umap_find(w->proc, pc);
+    /* The mask is for the verifier (PT_UNWIND_MAPS is a power of two). */
+    const struct pt_umap *m = w->proc && mi >= 0 ? &w->proc->m[mi & (PT_UNWIND_MAPS - 1)] : NULL;
+    __u64 vaddr = m ? pc - m->bias : 0;
+    struct pt_urow r = { .kind = PT_CFA_NONE };
+    if (m && vaddr <= 0xffffffffull)
+        urow_find(m->bin, (__u32)vaddr, &r);
+    if (r.kind == PT_CFA_END)
+        return 1;
+    if (r.kind == PT_CFA_NONE) {
+        if (!m && fp_step(w))
+            return 0;
+        st->flags |= PT_USTACK_TRUNCATED;
+        return 1;
+    }
+    __u64 cfa;
+    if (r.kind == PT_CFA_RSP)
+        cfa = w->sp + 8ull * r.cfa_words;
+    else if (r.kind == PT_CFA_RBP)
+        cfa = w->bp + 8ull * r.cfa_words;
+    else    /* PT_CFA_PLT */
+        cfa = w->sp + 8 + ((w->ip & 15) >= 11 ? 8 : 0);
+    __u64 ra;
+    if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+        st->flags |= PT_USTACK_TRUNCATED;
+        return 1;
+    }
+    if (r.rbp_words) {
+        __u64 bp;
+        if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + 8ll * r.rbp_words))) {
+            st->flags |= PT_USTACK_TRUNCATED;
+            return 1;
+        }
+        w->bp = bp;
+    }
+    /* Remember where two return addresses live, so the thread's stack
+     * cache can tell a different caller at the same ip and sp. */
+    struct pt_stack_cache *c = w->cache;
+    if (c && (nr == 2 || nr == 4)) {
+        int j = nr == 2 ? 0 : 1;
+        c->chk_addr[j] = cfa - 8;
+        c->chk_val[j] = ra;
+    }
+    w->sp = cfa;
+    w->ip = ra;
+    return 0;
+}
+
+/* Stores a walked stack under its id (the hash folded to 30 bits, marked
+ * PT_USTACK_ID); a different stack already there moves it one id on. */
+static __always_inline __s32 ustack_store(struct pt_ustack *st)
+{
+    __u64 h = st->hash;
+    for (int probe = 0; probe < 2; probe++) {
+        __u32 id = PT_USTACK_ID | ((((__u32)(h >> 32) ^ (__u32)h) + probe) & (PT_USTACK_ID - 1));
+        struct pt_ustack *old = bpf_map_lookup_elem(&ustacks, &id);
+        if (old) {
+            if (old->hash == h)
+                return id;
+            continue;
+        }
+        long err = bpf_map_update_elem(&ustacks, &id, st, BPF_NOEXIST);
+        if (!err || err == -17)
+            return id;
+        return -1;
+    }
+    return -1;
+}
+
+/* What unwind_user returns when it gives no stack id. */
+#define UNWIND_BY_FP (-1)     /* the process is walked by frame pointers (a JVM) */
+#define UNWIND_FAILED (-2)    /* the stack table is full */
+#define UNWIND_LATER (-3)     /* tables asked for, not there yet: frame pointers this time */
+
+/* The current thread's user stack from its user registers, unwound with
+ * its process's tables: the stack id, or UNWIND_*. Global, so the verifier
+ * checks the walk once per program rather than at every call site. */
+__noinline int unwind_user(__u64 ip, __u64 sp, __u64 bp, struct pt_stack_cache *c)
+{
+    if (!c)
+        return UNWIND_FAILED;
+    __u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+    struct pt_uproc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
+    if (!p) {
+        __u8 one = 1;
+        if (!bpf_map_update_elem(&unwind_asked, &tgid, &one, BPF_NOEXIST)) {
+            struct pt_ready ev = { .what = PT_READY_UNWIND, .tgid = tgid };
+            bpf_ringbuf_output(&sample_ready, &ev, sizeof(ev), 0);
+        }
+        return UNWIND_LATER;
+    }
+    if (!p->n)
+        return UNWIND_BY_FP;
+    struct pt_ustack *st = bpf_map_lookup_elem(&ustack_scratch, &zero);
+    if (!st)
+        return UNWIND_FAILED;
+    st->nr = 0;
+    st->flags = 0;
+    struct uwalk w = {
+        .ip = ip, .sp = sp, .bp = bp,
+        .hash = 0xcbf29ce484222325ull, .proc = p, .st = st, .cache = c,
+    };
+    bpf_loop(PT_MAX_FRAMES + 1, unwind_step, &w, 0);
+    st->hash = (w.hash ^ st->flags) * 0x9E3779B97F4A7C15ull;
+    __s32 id = ustack_store(st);
+    return id >= 0 ? id : UNWIND_FAILED;
+}
+
+/* The return addresses the last walk saw are still in place: the same call
+ * path, not another caller that reached the same ip at the same depth. */
+static __always_inline bool ustack_cache_holds(const struct pt_stack_cache *c)
+{
+    for (int j = 0; j < 2; j++) {
+        __u64 v;
+        if (!c->chk_addr[j])
+            break;
+        if (bpf_probe_read_user(&v, sizeof(v), (void *)c->chk_addr[j]) || v != c->chk_val[j])
+            return false;
+    }
+    return true;
+}
+
+#endif

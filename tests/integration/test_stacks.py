@@ -1,0 +1,272 @@
+#!/usr/bin/python3
+"""Waiter stacks through code built without frame pointers.
+
+Workloads lock one mutex from two call paths (tests/workloads_src/cfi_locks.c
+and .cpp, compiled here with and without frame pointers) and count their
+own blocked lock calls per path. parktrace's collapsed stacks must keep the
+paths apart, name every frame from the thread's start function down to the
+libc call, end a cut-short stack in `[truncated]` next to the root, and
+count in the final report's totals the stacks ("stacks") and the truncated
+ones ("truncated_stacks")."""
+import json
+import os
+import re
+import subprocess
+
+from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
+
+SRC = os.path.join(ROOT, "tests", "workloads_src")
+SECONDS = "3"
+TOLERANCE = 0.10        # relative, for a path's wait count ...
+SLACK = 3               # ... or this many waits, whichever is larger
+MAX_TRUNCATED = 0.01    # truncated_stacks / stacks
+MIN_BLOCKED = 100       # the workload must have contended at least this much per path
+
+# The thread start function of each locking function, and of the waiting one.
+C_NAMES = {"locks": {"ingest_record": "ingest_thread", "flush_batch": "flush_thread"},
+           "wait": ("await_batch", "batch_thread")}
+CPP_NAMES = {"locks": {"pipeline::Stage::push_item": "pipeline::producer_main",
+                       "pipeline::Stage::drain_batch": "pipeline::flusher_main"},
+             "wait": ("pipeline::Stage::await_batch", "pipeline::waiter_main")}
+
+# Binary names longer than a comm (15 characters) on purpose: the root frame
+# is the truncated comm.
+VARIANTS = {
+    "c_nofp": ("cfi_locks_c_nofp", ["cc", "-O2", "-g", "-fomit-frame-pointer", "-pthread", "-Wall", "-Wextra"],
+               "cfi_locks.c", C_NAMES),
+    "c_fp": ("cfi_locks_c_fp", ["cc", "-O2", "-g", "-fno-omit-frame-pointer", "-pthread", "-Wall", "-Wextra"],
+             "cfi_locks.c", C_NAMES),
+    "cpp_nofp": ("cfi_locks_cpp_nofp", ["c++", "-O2", "-g", "-fomit-frame-pointer", "-pthread", "-Wall", "-Wextra"],
+                 "cfi_locks.cpp", CPP_NAMES),
+}
+
+# libc's entry points may be named by an internal alias (___pthread_mutex_lock).
+MUTEX_LOCK = [r"_*pthread_mutex_lock"]
+CPP_MUTEX_LOCK = MUTEX_LOCK + [r"std::mutex::lock", r"_*gthread_mutex_lock", r"std::unique_lock<std::mutex>::lock"]
+COND_WAIT = [r"_*pthread_cond_wait"]
+
+
+def frame_is(frame, pattern):
+    """FRAME names the function PATTERN (a regex) matches: exactly, or with
+    an argument list, a return type or a compiler suffix (.cold, .part.0)
+    around it, but not as part of a longer name."""
+    return re.search(r"(?<![\w:])(?:" + pattern + r")(?!\w)", frame) is not None
+
+
+def find(frames, patterns):
+    """Index of the first frame (root side) naming any of PATTERNS, or -1."""
+    for i, f in enumerate(frames):
+        if any(frame_is(f, p) for p in patterns):
+            return i
+    return -1
+
+
+def parse(line):
+    frames, _, n = line.rpartition(" ")
+    check(frames and n.isdigit(), f"malformed collapsed line {line!r}")
+    return frames.split(";"), int(n)
+
+
+def tolerance(want):
+    return max(TOLERANCE * want, SLACK)
+
+
+_runs = {}
+
+
+def traced(variant):
+    """Compiles VARIANT and runs it under parktrace once; later calls get the
+    same run (or the same failure)."""
+    if variant not in _runs:
+        try:
+            _runs[variant] = _trace(variant)
+        except Exception as e:  # compile/run failures fail every check of the variant
+            _runs[variant] = e
+    r = _runs[variant]
+    if isinstance(r, Exception):
+        raise AssertionError(f"{variant}: {r}")
+    return r
+
+
+def _trace(variant):
+    binary, cmd, src, names = VARIANTS[variant]
+    exe = os.path.join(TMP, binary)
+    try:
+        c = subprocess.run(cmd + ["-o", exe, os.path.join(SRC, src)], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise AssertionError(f"cannot run the compiler {cmd[0]}: {e}")
+    check(c.returncode == 0, f"compiling {src} failed ({' '.join(cmd)}): {c.stderr.strip()[-2000:]}")
+    report = os.path.join(TMP, f"{binary}.json")
+    folded = os.path.join(TMP, f"{binary}.folded")
+    p = run_pt(["-f", "json", "--top", "0", "--collapsed", folded, "--collapsed-value", "count",
+                "--", exe, "-t", "6", "-s", SECONDS, "-r", report], timeout=40)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
+    check(os.path.exists(report), f"the workload wrote no report {report}; parktrace stderr: {p.stderr.strip()}")
+    with open(report) as f:
+        try:
+            wl = json.load(f)
+        except ValueError as e:
+            raise AssertionError(f"the workload's report is not JSON: {e}")
+    got = {l["function"]: l["thread"] for l in wl["locks"]}
+    check(got == names["locks"] and (wl["cond"]["function"], wl["cond"]["thread"]) == names["wait"],
+          f"the workload's report names {got} / {wl['cond']}, the test expects {names}")
+    for l in wl["locks"]:
+        check(l["blocked"] >= MIN_BLOCKED,
+              f"the workload barely contended: {l['function']} blocked {l['blocked']} times (< {MIN_BLOCKED})")
+    check(os.path.exists(folded), "parktrace wrote no collapsed file")
+    lines = open(folded).read().splitlines()
+    comm = os.path.basename(exe)[:15]
+    mine = [l for l in lines if l.split(";", 1)[0] == comm]
+    roots = sorted({l.split(";", 1)[0] for l in lines})
+    check(mine, f"no collapsed line has the workload's comm {comm!r} as root; roots: {roots}")
+    return {"wl": wl, "lines": lines, "mine": mine, "comm": comm, "names": names, "stdout": p.stdout,
+            "cpp": src.endswith(".cpp")}
+
+
+def classify_mutex_line(frames, r):
+    """The locking function a [pthread_mutex] waiter stack goes through,
+    checked in order: start function, locking function, pthread_mutex_lock
+    (root to leaf). A wait in pthread_cond_wait's re-lock of the condition's
+    mutex is 'cond' (checked as a condition wait). Raises on a bad stack."""
+    line = ";".join(frames)
+    locks = r["names"]["locks"]
+    wait_fn, wait_start = r["names"]["wait"]
+    if find(frames, COND_WAIT) >= 0:
+        check_cond_line(frames, r)
+        return "cond"
+    lock_at = find(frames, CPP_MUTEX_LOCK if r["cpp"] else MUTEX_LOCK)
+    check(lock_at >= 0, f"mutex waiter stack has no pthread_mutex_lock frame: {line}")
+    fns = [fn for fn in locks if find(frames, [re.escape(fn)]) >= 0]
+    check(len(fns) == 1, f"mutex waiter stack names {len(fns)} of the locking functions {list(locks)} "
+                         f"(want exactly one): {line}")
+    fn = fns[0]
+    fn_at = find(frames, [re.escape(fn)])
+    check(fn_at < lock_at, f"{fn} is not closer to the root than pthread_mutex_lock: {line}")
+    start_at = find(frames, [re.escape(locks[fn])])
+    check(start_at >= 0, f"mutex waiter stack through {fn} lacks its thread start function {locks[fn]}: {line}")
+    check(start_at < fn_at, f"{locks[fn]} is not closer to the root than {fn}: {line}")
+    others = [s for f, s in locks.items() if f != fn] + [wait_start]
+    check(find(frames, [re.escape(s) for s in others]) < 0,
+          f"mutex waiter stack through {fn} also names another thread's start function: {line}")
+    return fn
+
+
+def check_cond_line(frames, r):
+    line = ";".join(frames)
+    wait_fn, wait_start = r["names"]["wait"]
+    wait_at = find(frames, COND_WAIT)
+    check(wait_at >= 0, f"condition waiter stack has no pthread_cond_wait frame: {line}")
+    fn_at = find(frames, [re.escape(wait_fn)])
+    check(fn_at >= 0, f"condition waiter stack lacks {wait_fn}: {line}")
+    check(fn_at < wait_at, f"{wait_fn} is not closer to the root than pthread_cond_wait: {line}")
+    start_at = find(frames, [re.escape(wait_start)])
+    check(start_at >= 0, f"condition waiter stack lacks its thread start function {wait_start}: {line}")
+    check(start_at < fn_at, f"{wait_start} is not closer to the root than {wait_fn}: {line}")
+
+
+def mutex_stacks_name_the_call_path(variant):
+    r = traced(variant)
+    seen = set()
+    for line in r["mine"]:
+        frames, _ = parse(line)
+        if frames[-1] == "[pthread_mutex]":
+            seen.add(classify_mutex_line(frames, r))
+    missing = [fn for fn in r["names"]["locks"] if fn not in seen]
+    check(not missing, f"no [pthread_mutex] stack through {missing}; the workload's lines:\n  " +
+          "\n  ".join(r["mine"]))
+
+
+def cond_stacks_name_the_call_path(variant):
+    r = traced(variant)
+    cond = [l for l in r["mine"] if parse(l)[0][-1] == "[pthread_cond]"]
+    check(cond, "no [pthread_cond] stack for the workload; its lines:\n  " + "\n  ".join(r["mine"]))
+    for line in cond:
+        check_cond_line(parse(line)[0], r)
+
+
+def waits_per_call_path_match_workload(variant):
+    """Fails when two call paths were merged into one stack: one path then
+    carries both paths' waits and the other none."""
+    r = traced(variant)
+    counts = {fn: 0 for fn in r["names"]["locks"]}
+    cond_count = 0
+    for line in r["mine"]:
+        frames, n = parse(line)
+        if frames[-1] == "[pthread_cond]":
+            cond_count += n
+        elif frames[-1] == "[pthread_mutex]":
+            try:
+                fn = classify_mutex_line(frames, r)
+            except AssertionError:
+                continue    # a broken stack: counted for no path (its own check fails)
+            if fn != "cond":
+                counts[fn] += n
+    bad = []
+    for l in r["wl"]["locks"]:
+        got, want = counts[l["function"]], l["blocked"]
+        if abs(got - want) > tolerance(want):
+            bad.append(f"{l['function']}: collapsed stacks count {got} waits, the workload blocked {want} times")
+    got, want = cond_count, r["wl"]["cond"]["waits"]
+    if abs(got - want) > tolerance(want):
+        bad.append(f"{r['names']['wait'][0]}: collapsed stacks count {got} condition waits, "
+                   f"the workload waited {want} times")
+    mutex_lines = [l for l in r["mine"] if l.rpartition(" ")[0].endswith(";[pthread_mutex]")]
+    check(not bad, "; ".join(bad) + f" (tolerance {TOLERANCE:.0%} or {SLACK}); the [pthread_mutex] lines:\n  " +
+          "\n  ".join(mutex_lines))
+
+
+def truncated_frame_follows_root(variant):
+    r = traced(variant)
+    for line in r["lines"]:
+        frames, _ = parse(line)
+        at = [i for i, f in enumerate(frames) if f == "[truncated]"]
+        check(not at or at == [1], f"[truncated] is not (only) the frame right after the root: {line}")
+        check(not any(f.startswith("[trunc") and f != "[truncated]" for f in frames),
+              f"a truncation marker is not spelled [truncated]: {line}")
+
+
+def totals_count_stacks_and_truncation(variant):
+    r = traced(variant)
+    final = final_of(json_reports(r["stdout"]))
+    totals = final["totals"]
+    missing = [k for k in ("stacks", "truncated_stacks") if k not in totals]
+    check(not missing, f"the final report's totals lack {missing}: {json.dumps(totals)}")
+    stacks, truncated = totals["stacks"], totals["truncated_stacks"]
+    check(isinstance(stacks, int) and isinstance(truncated, int) and 0 <= truncated <= stacks,
+          f"totals stacks {stacks!r}, truncated_stacks {truncated!r}")
+    # Each distinct frame sequence in the collapsed file is at least one stack.
+    distinct = {";".join(parse(l)[0][:-1]) for l in r["lines"]}
+    check(stacks >= len(distinct), f"totals stacks {stacks} < {len(distinct)} distinct waiter stacks in the "
+                                   f"collapsed output")
+    cut = {s for s in distinct if "[truncated]" in s.split(";")}
+    check(truncated >= len(cut), f"totals truncated_stacks {truncated} < {len(cut)} distinct [truncated] "
+                                 f"stacks in the collapsed output: {sorted(cut)[:3]}")
+    check(stacks > 0 and truncated / stacks < MAX_TRUNCATED,
+          f"{truncated} of {stacks} stacks truncated (>= {MAX_TRUNCATED:.0%}): {sorted(cut)[:3]}")
+
+
+def frames_are_demangled(variant):
+    r = traced(variant)
+    for line in r["mine"]:
+        frames, _ = parse(line)
+        mangled = [f for f in frames if re.match(r"_Z[NLS_0-9]", f)]
+        check(not mangled, f"mangled frames {mangled}: {line}")
+    names = list(r["names"]["locks"]) + list(r["names"]["locks"].values()) + list(r["names"]["wait"])
+    for name in names:
+        check(any(find(parse(l)[0], [re.escape(name)]) >= 0 for l in r["mine"]),
+              f"no frame names {name}; the workload's lines:\n  " + "\n  ".join(r["mine"]))
+
+
+CHECKS = [mutex_stacks_name_the_call_path, cond_stacks_name_the_call_path, waits_per_call_path_match_workload,
+          truncated_frame_follows_root, totals_count_stacks_and_truncation]
+
+for _v in VARIANTS:
+    for _c in CHECKS + ([frames_are_demangled] if _v.startswith("cpp") else []):
+        def _run(v=_v, c=_c):
+            c(v)
+        _run.__name__ = f"{_v}_{_c.__name__}"
+        test(_run)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,834 @@
+/* A binary's DWARF call-frame information turned into the rows the kernel's
+ * stack walker follows. libdw interprets the CFI (dwarf_cfi_addrframe); this
+ * file only finds where each FDE starts, walks its rows one address range
+ * at a time, and reduces each rule to what the walker can do on x86-64. */
+#include "unwind_rows.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEBUG_ROOT "/usr/lib/debug"
+#define REG_RBP 6
+#define REG_RSP 7
+#define ROW_GAP 5             /* internal kind: no FDE covers the pc (PT_CFA_NONE outside) */
+#define MAX_PLTS 8
+
+_Static_assert(sizeof(struct pt_urow) == 8, "a row is one 8-byte table entry");
+_Static_assert(sizeof(struct pt_upage) == 8, "a page entry is one 8-byte table entry");
+_Static_assert(sizeof(struct pt_utable_head) == 8, "the head is one 8-byte table entry");
+
+/* A row before truncation to the kernel's 32-bit pc. */
+struct row {
+    uint64_t pc;
+    uint16_t cfa_words;
+    uint8_t kind;
+    int8_t rbp_words;
+};
+
+struct rowvec {
+    struct row *v;
+    size_t n, cap;
+    bool oom;                 /* an allocation failed: the rows are incomplete */
+};
+
+struct addrvec {
+    uint64_t *v;
+    size_t n, cap;
+    bool oom;
+};
+
+/* Address ranges of the PLT sections, where an expression CFA is the
+ * standard PLT rule. */
+struct plts {
+    uint64_t lo[MAX_PLTS], hi[MAX_PLTS];
+    int n;
+};
+
+/* ---- growable arrays ---- */
+
+/* V with room for NEED elements of SIZE (capacity *CAP, doubled as
+ * needed); NULL when out of memory, V then still valid. */
+static void *grow(void *v, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return v;
+    size_t cap2 = *cap ? *cap : 256;
+    while (cap2 < need)
+        cap2 *= 2;
+    void *p = realloc(v, cap2 * size);
+    if (p)
+        *cap = cap2;
+    return p;
+}
+
+static void addr_push(struct addrvec *a, uint64_t x)
+{
+    uint64_t *p = grow(a->v, &a->cap, a->n + 1, sizeof(*p));
+    if (!p) {
+        a->oom = true;
+        return;
+    }
+    a->v = p;
+    a->v[a->n++] = x;
+}
+
+static bool same_rule(const struct row *a, const struct row *b)
+{
+    return a->kind == b->kind && a->cfa_words == b->cfa_words && a->rbp_words == b->rbp_words;
+}
+
+/* Appends R keeping pcs strictly increasing: a row at the last row's pc
+ * replaces it (a later FDE starting there wins), one before it is dropped
+ * (overlapping FDEs), one with the same rule as the last adds nothing. */
+static void row_push(struct rowvec *v, struct row r)
+{
+    if (v->n) {
+        struct row *last = &v->v[v->n - 1];
+        if (r.pc < last->pc)
+            return;
+        if (r.pc == last->pc) {
+            *last = r;
+            return;
+        }
+        if (same_rule(last, &r))
+            return;
+    }
+    struct row *p = grow(v->v, &v->cap, v->n + 1, sizeof(*p));
+    if (!p) {
+        v->oom = true;
+        return;
+    }
+    v->v = p;
+    v->v[v->n++] = r;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* FDE starts in increasing order, each once; the tables are usually sorted
+ * already (.eh_frame_hdr must be), .debug_frame is in link order. */
+static void addr_sort_unique(struct addrvec *a)
+{
+    bool sorted = true;
+    for (size_t i = 1; i < a->n && sorted; i++)
+        sorted = a->v[i - 1] <= a->v[i];
+    if (!sorted)
+        qsort(a->v, a->n, sizeof(*a->v), cmp_u64);
+    size_t k = 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (k == 0 || a->v[k - 1] != a->v[i])
+            a->v[k++] = a->v[i];
+    a->n = k;
+}
+
+/* ---- ELF helpers ---- */
+
+static Elf *open_elf(const char *path, int *fd)
+{
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0)
+        return NULL;
+    Elf *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+    if (elf && elf_kind(elf) == ELF_K_ELF)
+        return elf;
+    elf_end(elf);
+    close(*fd);
+    *fd = -1;
+    return NULL;
+}
+
+static void close_elf(Elf *elf, int fd)
+{
+    elf_end(elf);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The rows describe x86-64 code only (registers 6, 7, 16; 8-byte words). */
+static bool is_x86_64(Elf *elf)
+{
+    GElf_Ehdr eh;
+    return gelf_getehdr(elf, &eh) && eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_machine == EM_X86_64;
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+    size_t shstrndx;
+    if (elf_getshdrstrndx(elf, &shstrndx))
+        return NULL;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        const char *n;
+        if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) && strcmp(n, name) == 0)
+            return scn;
+    }
+    return NULL;
+}
+
+/* Section NAME's bytes and address; NULL when absent or without bytes in
+ * the file (a debug file's NOBITS copies). */
+static Elf_Data *section_data(Elf *elf, const char *name, uint64_t *addr)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = find_section(elf, name, &sh);
+    if (!scn || sh.sh_type == SHT_NOBITS || sh.sh_size == 0)
+        return NULL;
+    /* Debug files compress their sections; libdw reads them decompressed. */
+    if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+        return NULL;
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d || !d->d_buf || d->d_size == 0)
+        return NULL;
+    if (addr)
+        *addr = sh.sh_addr;
+    return d;
+}
+
+static void find_plts(Elf *elf, struct plts *p)
+{
+    static const char *const names[] = {".plt", ".plt.sec", ".plt.got"};
+    p->n = 0;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        GElf_Shdr sh;
+        if (find_section(elf, names[i], &sh) && sh.sh_size && p->n < MAX_PLTS) {
+            p->lo[p->n] = sh.sh_addr;
+            p->hi[p->n++] = sh.sh_addr + sh.sh_size;
+        }
+    }
+}
+
+static bool in_plt(const struct plts *p, uint64_t pc)
+{
+    for (int i = 0; i < p->n; i++)
+        if (pc >= p->lo[i] && pc < p->hi[i])
+            return true;
+    return false;
+}
+
+/* The GNU build-id note in D, as hex into HEX; false when D has none. */
+static bool note_build_id(Elf_Data *d, char *hex, size_t len)
+{
+    GElf_Nhdr nh;
+    size_t off = 0, name_off, desc_off, next;
+    while ((next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && nh.n_descsz > 0 &&
+            memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 && 2 * nh.n_descsz < len) {
+            const uint8_t *id = (const uint8_t *)d->d_buf + desc_off;
+            for (size_t i = 0; i < nh.n_descsz; i++)
+                snprintf(hex + 2 * i, 3, "%02x", id[i]);
+            return true;
+        }
+        off = next;
+    }
+    return false;
+}
+
+/* Build-id from the note sections, or from PT_NOTE when the section
+ * headers are gone. */
+static void build_id_hex(Elf *elf, char *hex, size_t len)
+{
+    hex[0] = '\0';
+    GElf_Shdr sh;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        Elf_Data *d;
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE && (d = elf_getdata(scn, NULL)) &&
+            note_build_id(d, hex, len))
+            return;
+    }
+    size_t nph;
+    if (elf_getphdrnum(elf, &nph))
+        return;
+    for (size_t i = 0; i < nph; i++) {
+        GElf_Phdr ph;
+        Elf_Data *d;
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_NOTE &&
+            (d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_NHDR)) &&
+            note_build_id(d, hex, len))
+            return;
+    }
+}
+
+/* ---- pointer encodings (DW_EH_PE_*) ---- */
+
+static uint64_t read_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static bool read_leb(const uint8_t **p, const uint8_t *end, bool sign, uint64_t *out)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    uint8_t b;
+    do {
+        if (*p >= end || shift >= 64)
+            return false;
+        b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+    } while (b & 0x80);
+    if (sign && shift < 64 && (b & 0x40))
+        v |= ~0ull << shift;
+    *out = v;
+    return true;
+}
+
+/* Reads one pointer of encoding ENC at *P. FIELD is the pointer's own
+ * virtual address (pcrel); DATA the datarel base, UINT64_MAX when there is
+ * none. Indirect, text- and function-relative pointers are not needed for
+ * FDE addresses of linked files. */
+static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t field, uint64_t data,
+                         uint64_t *out)
+{
+    static const int sizes[16] = {[DW_EH_PE_absptr] = 8, [DW_EH_PE_udata2] = 2, [DW_EH_PE_udata4] = 4,
+                                  [DW_EH_PE_udata8] = 8, [DW_EH_PE_sdata2] = 2, [DW_EH_PE_sdata4] = 4,
+                                  [DW_EH_PE_sdata8] = 8};
+    const uint8_t *q = *p;
+    uint64_t v;
+    int fmt = enc & 0x0f, size = sizes[fmt];
+    if (enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect))
+        return false;
+    if (fmt == DW_EH_PE_uleb128 || fmt == DW_EH_PE_sleb128) {
+        if (!read_leb(&q, end, fmt == DW_EH_PE_sleb128, &v))
+            return false;
+    } else {
+        if (size == 0 || end - q < size)
+            return false;
+        v = read_le(q, size);
+        if (size < 8 && (fmt & DW_EH_PE_signed) && (v >> (8 * size - 1)))
+            v |= ~0ull << (8 * size);
+        q += size;
+    }
+    switch (enc & 0x70) {
+    case DW_EH_PE_absptr:
+        break;
+    case DW_EH_PE_pcrel:
+        v += field;
+        break;
+    case DW_EH_PE_datarel:
+        if (data == UINT64_MAX)
+            return false;
+        v += data;
+        break;
+    default:
+        return false;
+    }
+    *p = q;
+    *out = v;
+    return true;
+}
+
+/* ---- where FDEs start ---- */
+
+/* .eh_frame_hdr's bytes and address, by section or by PT_GNU_EH_FRAME. */
+static const uint8_t *eh_hdr_bytes(Elf *elf, size_t *len, uint64_t *addr)
+{
+    Elf_Data *d = section_data(elf, ".eh_frame_hdr", addr);
+    if (d) {
+        *len = d->d_size;
+        return d->d_buf;
+    }
+    size_t nph;
+    if (elf_getphdrnum(elf, &nph))
+        return NULL;
+    for (size_t i = 0; i < nph; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME &&
+            (d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_BYTE))) {
+            *len = d->d_size;
+            *addr = ph.p_vaddr;
+            return d->d_buf;
+        }
+    }
+    return NULL;
+}
+
+/* FDE starts from .eh_frame_hdr's binary-search table: version 1, then the
+ * encodings of the .eh_frame pointer, the count and the table entries
+ * (initial location, FDE address), datarel meaning "from the header". */
+static int eh_hdr_starts(Elf *elf, struct addrvec *out)
+{
+    size_t len;
+    uint64_t base, v, count;
+    const uint8_t *d = eh_hdr_bytes(elf, &len, &base);
+    if (!d || len < 4 || d[0] != 1)
+        return -1;
+    const uint8_t *p = d + 4, *end = d + len;
+    if (!read_encoded(&p, end, d[1], base + (p - d), base, &v) ||
+        !read_encoded(&p, end, d[2], base + (p - d), base, &count) || d[3] == DW_EH_PE_omit ||
+        count > len / 2)
+        return -1;
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t loc, fde;
+        if (!read_encoded(&p, end, d[3], base + (p - d), base, &loc) ||
+            !read_encoded(&p, end, d[3], base + (p - d), base, &fde))
+            return -1;
+        addr_push(out, loc);
+    }
+    return out->n ? 0 : -1;
+}
+
+/* A CIE's pointer encoding for its FDEs' addresses: the 'R' entry of its
+ * "z" augmentation data, absptr without one; omit when unreadable. */
+static uint8_t cie_fde_encoding(const Dwarf_CIE *cie)
+{
+    const char *a = cie->augmentation;
+    if (!a || a[0] != 'z')
+        return a && a[0] ? DW_EH_PE_omit : DW_EH_PE_absptr;
+    const uint8_t *p = cie->augmentation_data, *end = p + cie->augmentation_data_size;
+    uint64_t skip;
+    for (a++; *a; a++) {
+        if (*a == 'R')
+            return p < end ? *p : DW_EH_PE_omit;
+        if (*a == 'L')
+            p++;
+        else if (*a == 'P') {
+            if (p >= end)
+                return DW_EH_PE_omit;
+            uint8_t enc = *p++;
+            if (!read_encoded(&p, end, enc & 0x0f, 0, 0, &skip))
+                return DW_EH_PE_omit;
+        } else if (*a != 'S' && *a != 'B' && *a != 'G')
+            return DW_EH_PE_omit;
+    }
+    return DW_EH_PE_absptr;
+}
+
+struct cie_enc {
+    Dwarf_Off off;
+    uint8_t enc;
+};
+
+static uint8_t lookup_enc(const struct cie_enc *c, size_t n, Dwarf_Off off)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c[mid].off == off)
+            return c[mid].enc;
+        if (c[mid].off < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return DW_EH_PE_omit;
+}
+
+/* FDE starts by reading every entry of a CFI section: .debug_frame (an
+ * absolute address), or .eh_frame when it has no .eh_frame_hdr table
+ * (static executables), where each CIE says how its FDEs encode it. */
+static void cfi_section_starts(Elf *elf, Elf_Data *d, uint64_t addr, bool eh, struct addrvec *out)
+{
+    const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+    struct cie_enc *cies = NULL;
+    size_t ncies = 0, cap = 0;
+    Dwarf_Off off = 0, next;
+    Dwarf_CFI_Entry e;
+    int rc;
+    while (ident) {
+        next = (Dwarf_Off)-1;
+        if ((rc = dwarf_next_cfi(ident, d, eh, off, &next, &e)) == 1)
+            break;
+        if (rc == 0 && dwarf_cfi_cie_p(&e)) {
+            /* Offsets only grow, so the array stays sorted for lookup_enc. */
+            struct cie_enc *c = eh ? grow(cies, &cap, ncies + 1, sizeof(*c)) : NULL;
+            if (c) {
+                cies = c;
+                cies[ncies++] = (struct cie_enc){off, cie_fde_encoding(&e.cie)};
+            } else if (eh) {
+                out->oom = true;
+            }
+        } else if (rc == 0) {
+            const uint8_t *p = e.fde.start;
+            uint64_t loc;
+            /* .debug_frame holds absolute 8-byte addresses; 0 marks the FDE
+             * of code the linker discarded. */
+            uint8_t enc = eh ? lookup_enc(cies, ncies, e.fde.CIE_pointer) : DW_EH_PE_udata8;
+            if (read_encoded(&p, e.fde.end, enc, addr + (uint64_t)(p - (const uint8_t *)d->d_buf), UINT64_MAX,
+                             &loc) &&
+                loc != 0)
+                addr_push(out, loc);
+        }
+        if (next == (Dwarf_Off)-1 || next <= off)
+            break;
+        off = next;
+    }
+    free(cies);
+}
+
+/* ---- rules ---- */
+
+/* OPS is libdw's form of "saved at CFA + off" (DW_CFA_offset and its
+ * variants): DW_OP_call_frame_cfa, then DW_OP_plus_uconst unless off is 0.
+ * A value rule ends with DW_OP_stack_value and does not match. */
+static bool at_cfa_offset(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+    if (nops < 1 || nops > 2 || ops[0].atom != DW_OP_call_frame_cfa)
+        return false;
+    if (nops == 1) {
+        *off = 0;
+        return true;
+    }
+    if (ops[1].atom != DW_OP_plus_uconst)
+        return false;
+    *off = (int64_t)ops[1].number;
+    return true;
+}
+
+/* The CFA as register + words. An expression is only followed in a PLT,
+ * where it is the linker's standard rule. */
+static bool cfa_rule(Dwarf_Frame *f, bool plt, struct row *r)
+{
+    Dwarf_Op *ops;
+    size_t nops;
+    if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0)
+        return false;
+    if (nops == 1 && ops[0].atom == DW_OP_bregx) {
+        int64_t off = (int64_t)ops[0].number2;
+        if ((ops[0].number != REG_RSP && ops[0].number != REG_RBP) || off < 0 || off % 8 ||
+            off / 8 > UINT16_MAX)
+            return false;
+        r->kind = ops[0].number == REG_RSP ? PT_CFA_RSP : PT_CFA_RBP;
+        r->cfa_words = (uint16_t)(off / 8);
+        return true;
+    }
+    if (!plt)
+        return false;
+    r->kind = PT_CFA_PLT;
+    r->cfa_words = 1;
+    return true;
+}
+
+/* Where the caller's rbp is: unchanged (same value; undefined too, as
+ * nothing can restore it) or saved in a nonzero word of the frame. */
+static bool rbp_rule(Dwarf_Frame *f, int8_t *words)
+{
+    Dwarf_Op mem[3], *ops;
+    size_t nops;
+    int64_t off;
+    if (dwarf_frame_register(f, REG_RBP, mem, &ops, &nops) != 0)
+        return false;
+    if (nops == 0) {
+        *words = 0;
+        return true;
+    }
+    if (!at_cfa_offset(ops, nops, &off) || off == 0 || off % 8 || off / 8 < INT8_MIN || off / 8 > INT8_MAX)
+        return false;
+    *words = (int8_t)(off / 8);
+    return true;
+}
+
+/* One CFI row in the walker's terms. RA_REG is the CIE's return-address
+ * column; the walker always reads the return address at CFA - 8. */
+static struct row classify(Dwarf_Frame *f, int ra_reg, bool plt, uint64_t pc)
+{
+    struct row none = {.pc = pc, .kind = PT_CFA_NONE}, r = none;
+    Dwarf_Op mem[3], *ops;
+    size_t nops;
+    int64_t off;
+    if (ra_reg < 0 || dwarf_frame_register(f, ra_reg, mem, &ops, &nops) != 0)
+        return none;
+    if (nops == 0 && ops) {   /* undefined: the thread's outermost frame */
+        r.kind = PT_CFA_END;
+        return r;
+    }
+    if (!at_cfa_offset(ops, nops, &off) || off != -8 || !cfa_rule(f, plt, &r) || !rbp_rule(f, &r.rbp_words))
+        return none;
+    return r;
+}
+
+/* Rows of the FDE starting at START, one per CFI row, up to LIMIT (the next
+ * FDE's start). Where libdw finds no FDE (past this one's end) a gap row
+ * goes in, so the rule does not run on into uncovered code. */
+static void walk_fde(Dwarf_CFI *cfi, uint64_t start, uint64_t limit, const struct plts *plt, struct rowvec *rows)
+{
+    uint64_t pc = start;
+    while (pc < limit) {
+        Dwarf_Frame *f;
+        if (dwarf_cfi_addrframe(cfi, pc, &f) != 0) {
+            row_push(rows, (struct row){.pc = pc, .kind = ROW_GAP});
+            return;
+        }
+        Dwarf_Addr s, e;
+        int ra = dwarf_frame_info(f, &s, &e, NULL);
+        row_push(rows, classify(f, ra, in_plt(plt, pc), pc));
+        free(f);
+        if (e <= pc)
+            return;
+        pc = e;
+    }
+}
+
+static void walk_fdes(Dwarf_CFI *cfi, const struct addrvec *starts, const struct plts *plt, struct rowvec *rows)
+{
+    for (size_t i = 0; i < starts->n && !rows->oom; i++)
+        walk_fde(cfi, starts->v[i], i + 1 < starts->n ? starts->v[i + 1] : UINT64_MAX, plt, rows);
+}
+
+/* ---- the two CFI sources ---- */
+
+static void eh_frame_rows(Elf *elf, const struct plts *plt, struct rowvec *rows)
+{
+    Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+    if (!cfi)
+        return;
+    struct addrvec starts = {0};
+    if (eh_hdr_starts(elf, &starts) != 0) {
+        uint64_t addr;
+        Elf_Data *d = section_data(elf, ".eh_frame", &addr);
+        starts.n = 0;
+        if (d)
+            cfi_section_starts(elf, d, addr, true, &starts);
+    }
+    addr_sort_unique(&starts);
+    rows->oom |= starts.oom;
+    walk_fdes(cfi, &starts, plt, rows);
+    free(starts.v);
+    dwarf_cfi_end(cfi);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* A candidate debug file: an x86-64 ELF other than PATH itself, with the
+ * same build-id when both have one, and a .debug_frame to read. */
+static Elf *open_debug_candidate(const char *cand, const char *path, const char *id, int *fd)
+{
+    if (access(cand, R_OK) != 0 || same_file(cand, path))
+        return NULL;
+    Elf *d = open_elf(cand, fd);
+    if (!d)
+        return NULL;
+    char did[129];
+    build_id_hex(d, did, sizeof(did));
+    GElf_Shdr sh;
+    Elf_Scn *scn = find_section(d, ".debug_frame", &sh);
+    if (is_x86_64(d) && (!*id || !*did || strcmp(id, did) == 0) && scn && sh.sh_type != SHT_NOBITS &&
+        sh.sh_size)
+        return d;
+    close_elf(d, *fd);
+    *fd = -1;
+    return NULL;
+}
+
+/* The separate debug file of PATH: by build-id under /usr/lib/debug, then by
+ * .gnu_debuglink next to the file, in its .debug/, and under
+ * /usr/lib/debug/<its dir>. */
+static Elf *open_debug_file(Elf *elf, const char *path, const char *id, int *fd)
+{
+    char cand[PATH_MAX], dir[PATH_MAX];
+    Elf *d;
+    if (*id && (size_t)snprintf(cand, sizeof(cand), DEBUG_ROOT "/.build-id/%.2s/%s.debug", id, id + 2) <
+                   sizeof(cand) &&
+        (d = open_debug_candidate(cand, path, id, fd)))
+        return d;
+    Elf_Data *ld = section_data(elf, ".gnu_debuglink", NULL);
+    const char *link = ld ? ld->d_buf : NULL;
+    if (!link || !memchr(link, '\0', ld->d_size) || !*link)
+        return NULL;
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    const char *fmts[] = {"%s/%s", "%s/.debug/%s", DEBUG_ROOT "%s/%s"};
+    for (int i = 0; i < 3; i++) {
+        if (i == 2 && dir[0] != '/')
+            break;
+        if ((size_t)snprintf(cand, sizeof(cand), fmts[i], dir, link) < sizeof(cand) &&
+            (d = open_debug_candidate(cand, path, id, fd)))
+            return d;
+    }
+    return NULL;
+}
+
+/* Rows from .debug_frame, of the file itself or of its debug file. */
+static void debug_frame_rows(Elf *elf, const char *path, const char *id, const struct plts *plt,
+                             struct rowvec *rows)
+{
+    int dfd = -1;
+    Elf *src = elf;
+    GElf_Shdr sh;
+    Elf_Scn *scn = find_section(elf, ".debug_frame", &sh);
+    if (!scn || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+        src = open_debug_file(elf, path, id, &dfd);
+    if (!src)
+        return;
+    uint64_t addr;
+    Elf_Data *d = section_data(src, ".debug_frame", &addr);
+    Dwarf *dw = d ? dwarf_begin_elf(src, DWARF_C_READ, NULL) : NULL;
+    Dwarf_CFI *cfi = dw ? dwarf_getcfi(dw) : NULL;
+    if (cfi) {
+        struct addrvec starts = {0};
+        cfi_section_starts(src, d, addr, false, &starts);
+        addr_sort_unique(&starts);
+        rows->oom |= starts.oom;
+        walk_fdes(cfi, &starts, plt, rows);
+        free(starts.v);
+    }
+    if (dw)
+        dwarf_end(dw);
+    if (src != elf)
+        close_elf(src, dfd);
+}
+
+/* ---- putting the rows together ---- */
+
+/* BASE's rules, and EXTRA's wherever BASE has a gap (or nothing yet): the
+ * rows at every pc where either changes. */
+static void overlay(const struct rowvec *base, const struct rowvec *extra, struct rowvec *out)
+{
+    const struct row *b = NULL, *e = NULL;
+    size_t i = 0, j = 0;
+    while (i < base->n || j < extra->n) {
+        uint64_t pc = j >= extra->n || (i < base->n && base->v[i].pc <= extra->v[j].pc) ? base->v[i].pc
+                                                                                      : extra->v[j].pc;
+        while (i < base->n && base->v[i].pc == pc)
+            b = &base->v[i++];
+        while (j < extra->n && extra->v[j].pc == pc)
+            e = &extra->v[j++];
+        struct row r = b && b->kind != ROW_GAP ? *b : e ? *e : (struct row){.kind = ROW_GAP};
+        r.pc = pc;
+        row_push(out, r);
+    }
+}
+
+/* The final rows: gaps become PT_CFA_NONE, equal neighbours merge, leading
+ * NONE rows go (a pc before the first row has no rule anyway), and rows
+ * past the walker's 32-bit pcs are cut. -1 when no usable row remains. */
+static int finish(const struct rowvec *v, struct unwind_rows *out)
+{
+    struct pt_urow *rows = malloc((v->n ? v->n : 1) * sizeof(*rows));
+    if (!rows)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < v->n && v->v[i].pc <= UINT32_MAX; i++) {
+        struct pt_urow r = {.pc = (uint32_t)v->v[i].pc,
+                            .cfa_words = v->v[i].cfa_words,
+                            .kind = v->v[i].kind == ROW_GAP ? PT_CFA_NONE : v->v[i].kind,
+                            .rbp_words = v->v[i].rbp_words};
+        if (k == 0 && r.kind == PT_CFA_NONE)
+            continue;
+        if (k && rows[k - 1].kind == r.kind && rows[k - 1].cfa_words == r.cfa_words &&
+            rows[k - 1].rbp_words == r.rbp_words)
+            continue;
+        rows[k++] = r;
+    }
+    if (k == 0) {
+        free(rows);
+        return -1;
+    }
+    struct pt_urow *shrunk = realloc(rows, k * sizeof(*rows));
+    out->rows = shrunk ? shrunk : rows;
+    out->n = k;
+    return 0;
+}
+
+static int build_from_elf(Elf *elf, const char *path, struct unwind_rows *out)
+{
+    char id[129];
+    struct plts plt;
+    struct rowvec eh = {0}, dbg = {0}, all = {0};
+    build_id_hex(elf, id, sizeof(id));
+    find_plts(elf, &plt);
+    eh_frame_rows(elf, &plt, &eh);
+    debug_frame_rows(elf, path, id, &plt, &dbg);
+    const struct rowvec *final = &eh;
+    if (dbg.n) {
+        overlay(&eh, &dbg, &all);
+        final = &all;
+    }
+    int rc = eh.oom || dbg.oom || all.oom ? -1 : finish(final, out);
+    if (rc == 0 && strlen(id) < sizeof(out->build_id))
+        memcpy(out->build_id, id, strlen(id) + 1);
+    free(eh.v);
+    free(dbg.v);
+    free(all.v);
+    return rc;
+}
+
+int unwind_rows_build(const char *path, struct unwind_rows *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return -1;
+    int fd;
+    Elf *elf = open_elf(path, &fd);
+    if (!elf)
+        return -1;
+    int rc = is_x86_64(elf) ? build_from_elf(elf, path, out) : -1;
+    close_elf(elf, fd);
+    return rc;
+}
+
+void unwind_rows_free(struct unwind_rows *r)
+{
+    if (!r)
+        return;
+    free(r->rows);
+    r->rows = NULL;
+    r->n = 0;
+    r->build_id[0] = '\0';
+}
+
+uint64_t *unwind_rows_table(const struct unwind_rows *r, size_t *n)
+{
+    *n = 0;
+    if (!r || !r->n)
+        return NULL;
+    struct pt_utable_head h = {.first_page = r->rows[0].pc >> PT_UNWIND_PAGE_SHIFT};
+    h.npages = (r->rows[r->n - 1].pc >> PT_UNWIND_PAGE_SHIFT) - h.first_page + 1;
+    size_t total = 1 + (size_t)h.npages + r->n;
+    uint64_t *t = calloc(total, sizeof(*t));
+    if (!t)
+        return NULL;
+    memcpy(&t[0], &h, sizeof(h));
+    /* lo: the row in force at the page's start (0 if none yet); hi: the
+     * last row starting before the next page. Both only move forward. */
+    size_t lo = 0, hi = 0;
+    for (uint32_t i = 0; i < h.npages; i++) {
+        uint64_t start = (uint64_t)(h.first_page + i) << PT_UNWIND_PAGE_SHIFT;
+        uint64_t next = start + (1ull << PT_UNWIND_PAGE_SHIFT);
+        while (lo + 1 < r->n && r->rows[lo + 1].pc <= start)
+            lo++;
+        if (hi < lo)
+            hi = lo;
+        while (hi + 1 < r->n && r->rows[hi + 1].pc < next)
+            hi++;
+        struct pt_upage pg = {.lo = (uint32_t)lo, .hi = (uint32_t)hi};
+        memcpy(&t[1 + i], &pg, sizeof(pg));
+    }
+    for (size_t i = 0; i < r->n; i++)
+        memcpy(&t[1 + h.npages + i], &r->rows[i], sizeof(r->rows[i]));
+    *n = total;
+    return t;
+}
+
+const struct pt_urow *unwind_rows_find(const struct unwind_rows *r, uint32_t pc)
+{
+    if (!r || !r->n || pc < r->rows[0].pc)
+        return NULL;
+    size_t lo = 0, hi = r->n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (r->rows[mid].pc <= pc)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return &r->rows[lo];
+}

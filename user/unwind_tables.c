@@ -1,0 +1,168 @@
+#include "unwind_tables.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../bpf/parktrace.h"
+#include "procmaps.h"
+#include "unwind_rows.h"
+
+/* A binary, known by its file identity; bin < 0 when it has no usable CFI. */
+struct binary {
+    uint64_t dev, ino, size, mtime;
+    int bin;
+};
+
+static struct binary *bins;
+static size_t nbins, capbins;
+static int next_bin;
+static int bins_fd = -1, procs_fd = -1;
+static struct unwind_tables_usage usage;
+
+void unwind_tables_init(int bins_map_fd, int procs_map_fd)
+{
+    bins_fd = bins_map_fd;
+    procs_fd = procs_map_fd;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Creates the kernel map for one binary's table and writes it in place. */
+static int publish_table(const uint64_t *table, size_t n)
+{
+    LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+    int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pt_unwind_rows", sizeof(uint32_t), sizeof(uint64_t),
+                            (uint32_t)n, &opts);
+    if (fd < 0)
+        return -1;
+    size_t len = (n * sizeof(uint64_t) + 4095) & ~(size_t)4095;
+    void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mem == MAP_FAILED) {
+        close(fd);
+        return -1;
+    }
+    memcpy(mem, table, n * sizeof(uint64_t));
+    munmap(mem, len);
+    uint32_t key = (uint32_t)next_bin;
+    int err = bpf_map_update_elem(bins_fd, &key, &fd, BPF_ANY);
+    close(fd);     /* the outer map holds it now */
+    if (err)
+        return -1;
+    usage.bytes += len;
+    return next_bin++;
+}
+
+/* The table index of the file at PATH (as PID sees it), building it the
+ * first time; -1 when it has no usable CFI or the kernel's room is full. */
+static int binary_bin(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st))
+        return -1;
+    for (size_t i = 0; i < nbins; i++)
+        if (bins[i].dev == st.st_dev && bins[i].ino == st.st_ino && bins[i].size == (uint64_t)st.st_size &&
+            bins[i].mtime == (uint64_t)st.st_mtime)
+            return bins[i].bin;
+    if (nbins == capbins) {
+        size_t cap = capbins ? capbins * 2 : 64;
+        struct binary *b = realloc(bins, cap * sizeof(*b));
+        if (!b)
+            return -1;
+        bins = b;
+        capbins = cap;
+    }
+    struct binary *b = &bins[nbins++];
+    *b = (struct binary){.dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t)st.st_size,
+                         .mtime = (uint64_t)st.st_mtime, .bin = -1};
+    if (next_bin >= PT_UNWIND_BINS)
+        return -1;
+    double t0 = now_s();
+    struct unwind_rows rows;
+    if (unwind_rows_build(path, &rows) == 0) {
+        size_t n;
+        uint64_t *table = unwind_rows_table(&rows, &n);
+        if (table) {
+            b->bin = publish_table(table, n);
+            free(table);
+        }
+        if (b->bin >= 0) {
+            usage.binaries++;
+            usage.rows += rows.n;
+        }
+        unwind_rows_free(&rows);
+    }
+    if (b->bin < 0)
+        usage.without_cfi++;
+    usage.build_seconds += now_s() - t0;
+    return b->bin;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const struct pt_umap *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static bool is_jvm(const struct pm_proc *p)
+{
+    for (int i = 0; i < p->nmaps; i++) {
+        const char *path = p->maps[i].path;
+        size_t n = path ? strlen(path) : 0;
+        if (n >= 10 && strcmp(path + n - 10, "/libjvm.so") == 0)
+            return true;
+    }
+    return false;
+}
+
+int unwind_tables_add_process(int tgid)
+{
+    static struct pt_uproc up;
+    if (procs_fd < 0)
+        return -1;    /* --unwind copy */
+    struct pm_proc *p = procmaps_get(tgid);
+    procmaps_refresh(p);     /* the request follows an exec, or a first wait */
+    if (p->exited)
+        return -1;
+    memset(&up, 0, sizeof(up));
+    for (int i = 0; !is_jvm(p) && i < p->nmaps && up.n < PT_UNWIND_MAPS; i++) {
+        struct pm_map *m = &p->maps[i];
+        if (!m->exec || !m->path || !procmaps_elf(p, m))
+            continue;
+        char path[4200];
+        procmaps_file_path(tgid, m->path, path, sizeof(path));
+        int bin = binary_bin(path);
+        if (bin < 0)
+            continue;
+        up.m[up.n++] = (struct pt_umap){.start = m->start, .end = m->end, .bias = m->bias, .bin = (uint32_t)bin};
+    }
+    qsort(up.m, up.n, sizeof(up.m[0]), by_start);
+    uint32_t key = (uint32_t)tgid;
+    return bpf_map_update_elem(procs_fd, &key, &up, BPF_ANY) ? -1 : 0;
+}
+
+void unwind_tables_usage(struct unwind_tables_usage *u)
+{
+    *u = usage;
+}
+
+void unwind_tables_free_all(void)
+{
+    free(bins);
+    bins = NULL;
+    nbins = capbins = 0;
+    next_bin = 0;
+    memset(&usage, 0, sizeof(usage));
+}

@@ -1,0 +1,27 @@
+/* The kernel's unwind tables (bpf/unwind.bpf.h): one array map of CFI rows
+ * per binary, built once and shared by every process that maps it, and per
+ * process the list of its executable mappings with their tables. */
+#ifndef PT_UNWIND_TABLES_H
+#define PT_UNWIND_TABLES_H
+#include <stddef.h>
+#include <stdint.h>
+
+void unwind_tables_init(int bins_fd, int procs_fd);
+
+/* Publishes TGID's mappings, building the tables of binaries not seen
+ * before. A JVM gets an empty list: its stacks stay frame-pointer walks
+ * with stack copies, which name Java frames. 0, or -1 when the process is
+ * gone. */
+int unwind_tables_add_process(int tgid);
+
+/* Tables built, binaries without usable CFI, and the bytes the kernel
+ * holds for the tables. */
+struct unwind_tables_usage {
+    size_t binaries, without_cfi, bytes, rows;
+    double build_seconds;
+};
+void unwind_tables_usage(struct unwind_tables_usage *u);
+
+void unwind_tables_free_all(void);
+
+#endif
