@@ -431,7 +431,8 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c,
     __u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
     if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
         return c->sid;
-    c->chk_addr[0] = c->chk_addr[1] = 0;
+    for (int j = 0; j < PT_CACHE_CHECKS; j++)
+        c->chk_addr[j] = 0;
     __s32 sid = cfi_unwind ? unwind_user(ip, sp, BPF_CORE_READ(regs, bp), c) : UNWIND_BY_FP;
     if (sid == UNWIND_FAILED) {
         count_drop(PT_DROP_STACKS);

@@ -23,6 +23,7 @@ enum pt_kind {
 };
 
 #define PT_PARK_OFFS 4
+#define PT_CODE_HEAPS 3          /* HotSpot's segmented code cache has at most 3 heaps */
 
 /* How to find a parked Java thread's blocker in one JVM, from the layout
  * the JVM publishes (read by user space, see user/jvm_objects.c). */
@@ -45,6 +46,23 @@ struct pt_jvm_layout {
     __u64 pending_monitor;  /* JavaThread::_current_pending_monitor (0: unknown) */
     __u64 waiting_monitor;  /* JavaThread::_current_waiting_monitor */
     __u64 monitor_object;   /* ObjectMonitor::_object */
+    /* The kernel's stack walk through Java frames (0: unknown). */
+    __u64 anchor_sp, anchor_pc, anchor_fp;  /* JavaThread::_anchor's last Java frame */
+    __u64 interp_lo, interp_hi;  /* the template interpreter's code */
+    __u64 code_lo, code_hi;      /* the code cache */
+    __u64 call_stub_ra;          /* StubRoutines::_call_stub_return_address */
+    __s32 method_slot;           /* an interpreted frame's Method* at fp + 8 * method_slot */
+    __u32 preserve_fp;           /* -XX:+PreserveFramePointer: compiled frames keep rbp */
+    /* Compiled frames without rbp: their size, from the code blob holding
+     * the pc, found through its code heap's segment map (CodeHeap). */
+    struct pt_code_heap {
+        __u64 lo, hi;            /* the heap's reserved memory */
+        __u64 segmap;            /* one byte per segment: 0 starts a block, else hops back */
+        __u32 log2_segment;
+        __u32 pad;
+    } heaps[PT_CODE_HEAPS];
+    __u64 block_header;          /* sizeof(HeapBlock): a block's code blob follows it */
+    __u64 blob_frame_size;       /* CodeBlob::_frame_size (int, words), 0: unknown */
 };
 
 /* Key flags: a shared futex is keyed by (device, inode, offset) instead of
@@ -105,14 +123,15 @@ struct pt_slot {
  * same call site with the same frame gives the same stack, so the kernel's
  * stack walk and hashing are skipped when a thread waits (or wakes) again
  * from where it did last time. */
+#define PT_CACHE_CHECKS 4
 struct pt_stack_cache {
     __u64 ip, sp;          /* ip 0: empty */
     __s32 sid;
     __u32 noted_slot;      /* slot + 1 this stack was last noted for, 0: none */
-    /* A kernel-unwound stack also checks two of its return addresses
-     * (address 0: no check), which tells callers apart that reach the same
-     * instruction at the same depth. */
-    __u64 chk_addr[2], chk_val[2];
+    /* A kernel-unwound stack also checks its return addresses at frames 2,
+     * 4, 8 and 12 (address 0: no check), which tells callers apart that
+     * reach the same instruction at the same depth. */
+    __u64 chk_addr[PT_CACHE_CHECKS], chk_val[PT_CACHE_CHECKS];
 };
 
 /* A thread's wait in progress, in task-local storage: what the end of the
@@ -194,10 +213,13 @@ struct pt_sample {
 enum pt_ready_what {
     PT_READY_SAMPLE = 0,    /* a new stack copy waits in `samples` */
     PT_READY_UNWIND = 1,    /* the process waits for its unwind tables */
+    PT_READY_STACK = 2,     /* a new kernel-unwound stack with Java frames, to name now */
 };
 struct pt_ready {
     __u32 what;
     __u32 tgid;
+    __s32 stack_id;         /* PT_READY_STACK */
+    __u32 pad;
 };
 
 /* A process's threads, for the thread time it was alive: at time t,
@@ -221,6 +243,10 @@ struct pt_proc {
 #define PT_UNWIND_BINS 4096        /* distinct binaries with tables */
 #define PT_USTACK_ID 0x40000000    /* stack ids of kernel-unwound stacks have this bit */
 #define PT_USTACK_TRUNCATED 0x1u   /* the walk stopped before the thread's first frame */
+#define PT_USTACK_EARLY 0x2u       /* Java code met before the JVM was known: not cached */
+/* An interpreted Java frame is kept as its Method*, marked by this bit (user
+ * addresses never have it). */
+#define PT_FRAME_METHOD (1ull << 63)
 
 enum pt_cfa_kind {
     PT_CFA_END = 0,      /* return address undefined: the outermost frame */
@@ -259,10 +285,11 @@ struct pt_umap {
 };
 
 /* A process's mappings with tables, sorted by start. n == 0: walk this
- * process by frame pointers only (a JVM, or no CFI found). */
+ * process by frame pointers only (no CFI found). */
+#define PT_UPROC_JVM 0x1u     /* its code cache is walked as Java frames */
 struct pt_uproc {
     __u32 n;
-    __u32 pad;
+    __u32 flags;          /* PT_UPROC_* */
     struct pt_umap m[PT_UNWIND_MAPS];
 };
 

@@ -65,6 +65,9 @@ struct uwalk {
     struct pt_uproc *proc;
     struct pt_ustack *st;
     struct pt_stack_cache *cache;
+    struct pt_jvm_layout *jvm;     /* the process's JVM, once its code is met */
+    __u32 java_frames;             /* Java frames walked so far */
+    __u32 tid;
 };
 
 #define UNWIND_MAP_STEPS 7     /* log2(PT_UNWIND_MAPS) + 1 */
@@ -134,7 +137,8 @@ __noinline int urow_find(__u32 bin, __u32 pc, struct pt_urow *out)
 }
 
 /* One frame step by frame pointer, for code without tables (another
- * runtime's JIT code): rbp must point a little above sp. */
+ * runtime's JIT code, HotSpot's stubs and frames that keep rbp): rbp must
+ * point a little above sp. */
 static __always_inline bool fp_step(struct uwalk *w)
 {
     __u64 fr[2];
@@ -145,6 +149,135 @@ static __always_inline bool fp_step(struct uwalk *w)
     w->bp = fr[0];
     w->ip = fr[1];
     return true;
+}
+
+/* The thread's last Java frame, as the JVM recorded it when the thread left
+ * Java code (JavaThread::_anchor): where the Java walk starts, whatever the
+ * native frames below it were. */
+static __always_inline bool java_anchor(struct uwalk *w, const struct pt_jvm_layout *l)
+{
+    __u64 *jt = bpf_map_lookup_elem(&java_threads, &w->tid);
+    __u64 sp = 0, pc = 0, fp = 0;
+    if (!jt || !l->anchor_sp ||
+        bpf_probe_read_user(&sp, sizeof(sp), (void *)(*jt + l->anchor_sp)) || !sp ||
+        bpf_probe_read_user(&pc, sizeof(pc), (void *)(*jt + l->anchor_pc)) ||
+        bpf_probe_read_user(&fp, sizeof(fp), (void *)(*jt + l->anchor_fp)))
+        return false;
+    /* No recorded pc: the return address just below the frame is it. */
+    if (!pc && bpf_probe_read_user(&pc, sizeof(pc), (void *)(sp - 8)))
+        return false;
+    w->sp = sp;
+    w->ip = pc;
+    if (fp)
+        w->bp = fp;
+    return true;
+}
+
+/* The JVM of the walked process when PC lies in its code cache. */
+static __always_inline struct pt_jvm_layout *java_code(struct uwalk *w, __u64 pc)
+{
+    if (!w->proc || !(w->proc->flags & PT_UPROC_JVM))
+        return NULL;
+    if (!w->jvm) {
+        __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+        w->jvm = bpf_map_lookup_elem(&jvm_layouts, &tgid);
+        if (!w->jvm) {
+            /* Java code before the JVM is known: named poorly, so not kept
+             * in the thread's cache. */
+            if (w->st)
+                w->st->flags |= PT_USTACK_EARLY;
+            return NULL;
+        }
+    }
+    struct pt_jvm_layout *l = w->jvm;
+    return l->code_lo && pc >= l->code_lo && pc < l->code_hi ? l : NULL;
+}
+
+#define CODE_HEAP_HOPS 24
+
+/* The size in words of the compiled frame whose code holds PC, or 0: the
+ * code blob is found the way CodeHeap::find_blob does, hopping back through
+ * the segment map to the block's first segment. Global: checked once. */
+__noinline int blob_frame_words(const struct pt_jvm_layout *l, __u64 pc)
+{
+    if (!l || !l->blob_frame_size)
+        return 0;
+    for (int h = 0; h < PT_CODE_HEAPS; h++) {
+        const struct pt_code_heap *ch = &l->heaps[h];
+        if (pc < ch->lo || pc >= ch->hi || ch->log2_segment > 16)
+            continue;
+        __u64 seg = (pc - ch->lo) >> ch->log2_segment;
+        for (int i = 0; i < CODE_HEAP_HOPS; i++) {
+            __u8 hop;
+            if (bpf_probe_read_user(&hop, 1, (void *)(ch->segmap + seg)) || hop == 0xff)
+                return 0;
+            if (hop == 0) {
+                __u64 blob = ch->lo + (seg << ch->log2_segment) + l->block_header;
+                __s32 words = 0;
+                bpf_probe_read_user(&words, sizeof(words), (void *)(blob + l->blob_frame_size));
+                return words;
+            }
+            if (hop > seg)
+                return 0;
+            seg -= hop;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+/* One Java frame at w->ip. Interpreted frames keep rbp and their Method*;
+ * compiled ones keep rbp only with -XX:+PreserveFramePointer, and are
+ * otherwise stepped over by their code blob's frame size; the call stub
+ * back into the VM keeps rbp. Returns 0 to go on. */
+static __always_inline long java_step(struct uwalk *w, const struct pt_jvm_layout *l, __u32 nr)
+{
+    struct pt_ustack *st = w->st;
+    if (!st)
+        return 1;
+    if (w->java_frames++ == 0)
+        java_anchor(w, l);
+    if (w->ip >= l->interp_lo && w->ip < l->interp_hi && l->method_slot < 0 && l->method_slot > -16) {
+        /* Method*, ..., sender sp, saved rbp, return address: fp + 8 * [slot .. 1]. */
+        __u64 fr[16];
+        __s32 slot = l->method_slot;
+        __u64 base = w->bp + 8ll * slot;
+        __u32 words = 2 - slot;
+        if (w->bp <= w->sp || w->bp - w->sp > UNWIND_FP_SPAN || words > 16 ||
+            bpf_probe_read_user(fr, words * 8, (void *)base)) {
+            st->flags |= PT_USTACK_TRUNCATED;
+            return 1;
+        }
+        __u64 method = fr[0];
+        if (nr < PT_MAX_FRAMES)
+            st->ip[nr] = method | PT_FRAME_METHOD;
+        w->hash = (w->hash ^ method) * 0x9E3779B97F4A7C15ull;
+        __u32 j = words - 3;
+        if (j > 13)
+            return 1;
+        w->sp = fr[j];          /* fp - 8: the sender's sp */
+        w->bp = fr[j + 1];
+        w->ip = fr[j + 2];
+        return 0;
+    }
+    if ((l->preserve_fp || w->ip == l->call_stub_ra) && fp_step(w))
+        return 0;
+    __s32 words = blob_frame_words(l, w->ip);
+    if (words > 1 && words < 65536) {
+        /* The sender's sp is past the frame; the return address and the
+         * caller's rbp are its last two words. */
+        __u64 sender = w->sp + 8ull * words, fr[2];
+        if (!bpf_probe_read_user(fr, sizeof(fr), (void *)(sender - 16))) {
+            w->sp = sender;
+            w->bp = fr[0];
+            w->ip = fr[1];
+            return 0;
+        }
+    } else if (w->java_frames == 1 && fp_step(w)) {
+        return 0;      /* the frame that left Java code keeps rbp (a native wrapper) */
+    }
+    st->flags |= PT_USTACK_TRUNCATED;
+    return 1;
 }
 
 /* Records the current frame and moves to its caller. Returns 1 to stop. */
@@ -175,8 +308,13 @@ static long unwind_step(__u32 i, void *ctx)
     if (r.kind == PT_CFA_END)
         return 1;
     if (r.kind == PT_CFA_NONE) {
-        if (!m && fp_step(w))
-            return 0;
+        if (!m) {
+            struct pt_jvm_layout *l = java_code(w, pc);
+            if (l)
+                return java_step(w, l, nr);
+            if (fp_step(w))
+                return 0;
+        }
         st->flags |= PT_USTACK_TRUNCATED;
         return 1;
     }
@@ -200,11 +338,11 @@ static long unwind_step(__u32 i, void *ctx)
         }
         w->bp = bp;
     }
-    /* Remember where two return addresses live, so the thread's stack
+    /* Remember where some return addresses live, so the thread's stack
      * cache can tell a different caller at the same ip and sp. */
     struct pt_stack_cache *c = w->cache;
-    if (c && (nr == 2 || nr == 4)) {
-        int j = nr == 2 ? 0 : 1;
+    if (c && (nr == 2 || nr == 4 || nr == 8 || nr == 12)) {
+        int j = nr == 2 ? 0 : nr == 4 ? 1 : nr == 8 ? 2 : 3;
         c->chk_addr[j] = cfa - 8;
         c->chk_val[j] = ra;
     }
@@ -215,7 +353,7 @@ static long unwind_step(__u32 i, void *ctx)
 
 /* Stores a walked stack under its id (the hash folded to 30 bits, marked
  * PT_USTACK_ID); a different stack already there moves it one id on. */
-static __always_inline __s32 ustack_store(struct pt_ustack *st)
+static __always_inline __s32 ustack_store(struct pt_ustack *st, bool *fresh)
 {
     __u64 h = st->hash;
     for (int probe = 0; probe < 2; probe++) {
@@ -227,6 +365,7 @@ static __always_inline __s32 ustack_store(struct pt_ustack *st)
             continue;
         }
         long err = bpf_map_update_elem(&ustacks, &id, st, BPF_NOEXIST);
+        *fresh = !err;
         if (!err || err == -17)
             return id;
         return -1;
@@ -263,21 +402,36 @@ __noinline int unwind_user(__u64 ip, __u64 sp, __u64 bp, struct pt_stack_cache *
         return UNWIND_FAILED;
     st->nr = 0;
     st->flags = 0;
+    for (int j = 0; j < PT_CACHE_CHECKS; j++)
+        c->chk_addr[j] = 0;
     struct uwalk w = {
         .ip = ip, .sp = sp, .bp = bp,
         .hash = 0xcbf29ce484222325ull, .proc = p, .st = st, .cache = c,
+        .tid = (__u32)bpf_get_current_pid_tgid(),
     };
     bpf_loop(PT_MAX_FRAMES + 1, unwind_step, &w, 0);
     st->hash = (w.hash ^ st->flags) * 0x9E3779B97F4A7C15ull;
-    __s32 id = ustack_store(st);
-    return id >= 0 ? id : UNWIND_FAILED;
+    bool fresh = false;
+    __s32 id = ustack_store(st, &fresh);
+    if (id < 0)
+        return UNWIND_FAILED;
+    /* A JVM's new stack is named at once, while its JIT code is known. */
+    if (fresh && w.java_frames) {
+        struct pt_ready ev = { .what = PT_READY_STACK, .tgid = tgid, .stack_id = id };
+        bpf_ringbuf_output(&sample_ready, &ev, sizeof(ev), 0);
+    }
+    /* Walked before the JVM was known: an impossible check address makes
+     * the thread's next wait walk again. */
+    if (st->flags & PT_USTACK_EARLY)
+        c->chk_addr[0] = 1;
+    return id;
 }
 
 /* The return addresses the last walk saw are still in place: the same call
  * path, not another caller that reached the same ip at the same depth. */
 static __always_inline bool ustack_cache_holds(const struct pt_stack_cache *c)
 {
-    for (int j = 0; j < 2; j++) {
+    for (int j = 0; j < PT_CACHE_CHECKS; j++) {
         __u64 v;
         if (!c->chk_addr[j])
             break;

@@ -111,6 +111,9 @@ static bool method_name(const struct jvm_frames *f, const struct jvm *j, const s
     return true;
 }
 
+static bool cached_method_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l, uint64_t method,
+                               char *out, size_t len);
+
 static bool interpreted_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l, uint64_t fp,
                              const struct pt_sample *smp, char *out, size_t len)
 {
@@ -120,6 +123,14 @@ static bool interpreted_name(struct jvm_frames *f, struct jvm *j, const struct j
     if (smp && slot >= smp->sp && slot + 8 <= smp->sp + smp->len)
         memcpy(&method, smp->data + (slot - smp->sp), 8);
     else if (!procmem_u64(&j->mem, slot, &method))
+        return false;
+    return cached_method_name(f, j, l, method, out, len);
+}
+
+static bool cached_method_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l, uint64_t method,
+                               char *out, size_t len)
+{
+    if (!f->ok)
         return false;
     struct jvm_method_name *c = &f->cache[(method >> 3) % JVM_METHOD_CACHE];
     if (c->method == method && c->name) {
@@ -195,6 +206,12 @@ static void refresh_perfmap(struct jvm_frames *f, int pid)
 bool jvm_frames_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l, uint64_t pc,
                      uint64_t fp, const struct pt_sample *smp, char *out, size_t len)
 {
+    /* An interpreted frame the kernel walked, kept as its Method*. */
+    if (pc & PT_FRAME_METHOD) {
+        if (!cached_method_name(f, j, l, pc & ~PT_FRAME_METHOD, out, len))
+            snprintf(out, len, "[interpreted]");
+        return true;
+    }
     if (!f->code_hi || pc < f->code_lo || pc >= f->code_hi)
         return false;
     if (pc >= f->interp_lo && pc < f->interp_hi) {

@@ -42,7 +42,9 @@ void jvm_frames_open(struct jvm_frames *f, struct jvm *j, const struct jvm_layou
 void jvm_frames_close(struct jvm_frames *f);
 
 /* Names the frame at PC whose frame pointer is FP (0 when unknown); SMP is
- * the stack copy the frame lies in. Returns false when PC is not Java code. */
+ * the stack copy the frame lies in. PC may also be a Method* marked with
+ * PT_FRAME_METHOD (an interpreted frame the kernel walked). Returns false
+ * when PC is not Java code. */
 bool jvm_frames_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l, uint64_t pc,
                      uint64_t fp, const struct pt_sample *smp, char *out, size_t len);
 

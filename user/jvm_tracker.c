@@ -65,6 +65,65 @@ static bool maps_libjvm(int pid)
 
 static void refresh(struct tracked *t);
 
+/* The code heaps (CodeCache::_heaps, a GrowableArray<CodeHeap*>) and the
+ * offsets that lead from a pc to its code blob's frame size. */
+static void code_heaps(struct jvm *j, struct pt_jvm_layout *kl)
+{
+    uint64_t a_heaps, arr, data, o_len, o_data, o_mem, o_segmap, o_log2, o_low, o_lob, o_hib, hb, fs;
+    int32_t n;
+    if (!jvm_static(j, "CodeCache", "_heaps", &a_heaps) || !jvm_offset(j, "GrowableArrayBase", "_len", &o_len) ||
+        !jvm_offset(j, "GrowableArray<int>", "_data", &o_data) || !jvm_offset(j, "CodeHeap", "_memory", &o_mem) ||
+        !jvm_offset(j, "CodeHeap", "_segmap", &o_segmap) ||
+        !jvm_offset(j, "CodeHeap", "_log2_segment_size", &o_log2) ||
+        !jvm_offset(j, "VirtualSpace", "_low", &o_low) ||
+        !jvm_offset(j, "VirtualSpace", "_low_boundary", &o_lob) ||
+        !jvm_offset(j, "VirtualSpace", "_high_boundary", &o_hib) || !jvm_type_size(j, "HeapBlock", &hb) ||
+        !jvm_offset(j, "CodeBlob", "_frame_size", &fs) || !procmem_u64(&j->mem, a_heaps, &arr) || !arr ||
+        !procmem_read(&j->mem, arr + o_len, &n, sizeof(n)) || !procmem_u64(&j->mem, arr + o_data, &data))
+        return;
+    int got = 0;
+    for (int i = 0; i < n && got < PT_CODE_HEAPS; i++) {
+        uint64_t heap, lo, hi, segmap;
+        int32_t log2;
+        if (!procmem_u64(&j->mem, data + 8 * (uint64_t)i, &heap) || !heap ||
+            !procmem_u64(&j->mem, heap + o_mem + o_lob, &lo) || !procmem_u64(&j->mem, heap + o_mem + o_hib, &hi) ||
+            !procmem_u64(&j->mem, heap + o_segmap + o_low, &segmap) ||
+            !procmem_read(&j->mem, heap + o_log2, &log2, sizeof(log2)) || log2 <= 0 || log2 > 16)
+            continue;
+        kl->heaps[got++] = (struct pt_code_heap){.lo = lo, .hi = hi, .segmap = segmap, .log2_segment = (uint32_t)log2};
+    }
+    if (got) {
+        kl->block_header = hb;
+        kl->blob_frame_size = fs;
+    }
+}
+
+/* What the kernel's stack walk needs to go through Java frames: the last
+ * Java frame each thread records, where interpreted and compiled code lie,
+ * and whether compiled frames keep rbp. Left 0 (no Java walk) when unknown. */
+static void java_walk_layout(struct jvm *j, const struct jvm_frames *f, struct pt_jvm_layout *kl)
+{
+    uint64_t anchor, sp, pc, fp, stub_ra_addr, stub_ra = 0;
+    if (jvm_offset(j, "JavaThread", "_anchor", &anchor) &&
+        jvm_offset(j, "JavaFrameAnchor", "_last_Java_sp", &sp) &&
+        jvm_offset(j, "JavaFrameAnchor", "_last_Java_pc", &pc) &&
+        jvm_offset(j, "JavaFrameAnchor", "_last_Java_fp", &fp)) {
+        kl->anchor_sp = anchor + sp;
+        kl->anchor_pc = anchor + pc;
+        kl->anchor_fp = anchor + fp;
+    }
+    if (jvm_static(j, "StubRoutines", "_call_stub_return_address", &stub_ra_addr))
+        procmem_u64(&j->mem, stub_ra_addr, &stub_ra);
+    kl->call_stub_ra = stub_ra;
+    kl->interp_lo = f->interp_lo;
+    kl->interp_hi = f->interp_hi;
+    kl->code_lo = f->code_lo;
+    kl->code_hi = f->code_hi;
+    kl->method_slot = (int32_t)f->method_slot;
+    kl->preserve_fp = f->preserve_fp;
+    code_heaps(j, kl);
+}
+
 /* Returns true when PID is settled: tracked, or reported as unreadable;
  * false when its JVM is still starting and should be looked at again. */
 static bool start_tracking(int pid, bool last_chance)
@@ -120,19 +179,23 @@ static bool start_tracking(int pid, bool last_chance)
         kl.waiting_monitor = waiting;
         kl.monitor_object = object;
     }
+    jvm_frames_open(&t->frames, &t->j, &t->l);
+    java_walk_layout(&t->j, &t->frames, &kl);
     uint32_t key = (uint32_t)pid;
     if (bpf_map_update_elem(tr->jvm_layouts_fd, &key, &kl, BPF_ANY)) {
+        jvm_frames_close(&t->frames);
         jvm_close(&t->j);
         return true;
     }
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "/proc/%d/root%s", pid, t->j.libjvm);
     tracer_attach_jvm(tr, path);
-    /* Its stacks are walked by frame pointers, which name Java frames. */
+    /* Its code cache is walked as Java frames from now on. */
     unwind_tables_add_process(pid);
     t->live = true;
-    jvm_frames_open(&t->frames, &t->j, &t->l);
-    if (!t->frames.preserve_fp)
+    /* The kernel's walk steps over compiled frames by their size; stack
+     * copies unwound here can only follow rbp. */
+    if (!t->frames.preserve_fp && opts->unwind == PT_UNWIND_COPY)
         fprintf(stderr, "parktrace: JVM %d runs without -XX:+PreserveFramePointer: its Java stacks stop at "
                         "the first JIT-compiled frame; blockers, classes and times are complete. Restart it "
                         "with -XX:+PreserveFramePointer for whole stacks\n", pid);

@@ -13,6 +13,7 @@
 
 #include "parktrace.skel.h"
 #include "preflight.h"
+#include "stacks.h"
 #include "unwind_tables.h"
 
 _Static_assert(sizeof(struct pt_slot) % 8 == 0, "slot must be 8-byte sized for the array map");
@@ -36,13 +37,18 @@ static bool tracepoint_exists(const char *name)
 }
 
 /* A new sample only wakes the loop (the sample is in its map); a process
- * waiting for its unwind tables gets them now. */
+ * waiting for its unwind tables gets them now, and a new stack with Java
+ * frames is named now. */
 static int on_ready(void *ctx, void *data, size_t size)
 {
     const struct pt_ready *ev = data;
     (void)ctx;
-    if (size >= sizeof(*ev) && ev->what == PT_READY_UNWIND)
+    if (size < sizeof(*ev))
+        return 0;
+    if (ev->what == PT_READY_UNWIND)
         unwind_tables_add_process((int)ev->tgid);
+    else if (ev->what == PT_READY_STACK)
+        stacks_name_kernel_stack((int)ev->tgid, ev->stack_id);
     return 0;
 }
 

@@ -44,7 +44,15 @@ static bool kernel_unwound(int stack_id)
     return stack_id >= 0 && (stack_id & PT_USTACK_ID);
 }
 
-/* A stack the kernel unwound from CFI rows: its pcs, whole. */
+static struct entry *lookup(uint32_t slot, int tgid, int stack_id);
+static void name_java(int tgid, const struct pt_sample *smp, const uint64_t *fps, struct entry *e);
+
+/* A kernel-unwound stack's frames named once per process, at the stack's
+ * first sight when it has Java frames, kept under this slot. */
+#define KSTACK_TEMPLATE UINT32_MAX
+
+/* A stack the kernel unwound from CFI rows: its pcs, whole, and the names of
+ * its Java frames (taken when the stack was new, while the JVM ran). */
 static void load_ustack(struct entry *e)
 {
     static struct pt_ustack us;
@@ -55,6 +63,21 @@ static void load_ustack(struct entry *e)
     memcpy(e->pcs, us.ip, (size_t)n * sizeof(*e->pcs));
     e->npcs = n;
     e->truncated = (us.flags & PT_USTACK_TRUNCATED) || n == 0;
+    struct entry *t = e->slot == KSTACK_TEMPLATE ? NULL : lookup(KSTACK_TEMPLATE, e->tgid, e->stack_id);
+    if (t && t->java) {
+        e->java = calloc((size_t)n, sizeof(*e->java));
+        for (int i = 0; i < n && i < t->npcs; i++)
+            e->java[i] = t->java[i] ? strdup(t->java[i]) : NULL;
+        if (t->jit_pending)
+            pending_jit++, e->jit_pending = true;
+    } else if (!t) {
+        name_java(e->tgid, NULL, NULL, e);
+    }
+}
+
+void stacks_name_kernel_stack(int tgid, int stack_id)
+{
+    lookup(KSTACK_TEMPLATE, tgid, stack_id);
 }
 
 static struct entry *lookup(uint32_t slot, int tgid, int stack_id)
@@ -84,13 +107,21 @@ static void unname(struct entry *e)
     e->named = false;
 }
 
-/* Java frames are named now, while the JVM and its stack copy are at hand. */
+/* The address to name frame I of PCS by: a return address's call, or an
+ * interpreted frame's Method* as the kernel marked it. */
+static uint64_t lookup_pc(const uint64_t *pcs, int i)
+{
+    return i > 0 && !(pcs[i] & PT_FRAME_METHOD) ? pcs[i] - 1 : pcs[i];
+}
+
+/* Java frames are named now, while the JVM (and the stack copy, if any:
+ * SMP and FPS may be NULL) are at hand. */
 static void name_java(int tgid, const struct pt_sample *smp, const uint64_t *fps, struct entry *e)
 {
     char name[512];
     for (int i = 0; i < e->npcs; i++) {
-        uint64_t look = i > 0 ? e->pcs[i] - 1 : e->pcs[i];
-        if (!jvm_tracker_frame_name(tgid, look, fps[i], smp, name, sizeof(name)))
+        uint64_t look = lookup_pc(e->pcs, i);
+        if (!jvm_tracker_frame_name(tgid, look, fps ? fps[i] : 0, smp, name, sizeof(name)))
             continue;
         if (!e->java)
             e->java = calloc((size_t)e->npcs, sizeof(*e->java));
@@ -113,7 +144,7 @@ static void retry_jit_names(void)
             for (int i = 0; i < e->npcs; i++) {
                 if (!e->java[i] || strcmp(e->java[i], JVM_FRAME_UNNAMED) != 0)
                     continue;
-                uint64_t look = i > 0 ? e->pcs[i] - 1 : e->pcs[i];
+                uint64_t look = lookup_pc(e->pcs, i);
                 if (!jvm_tracker_frame_name(e->tgid, look, 0, NULL, name, sizeof(name)))
                     continue;     /* the JVM is gone: stays unnamed */
                 if (strcmp(name, JVM_FRAME_UNNAMED) == 0) {
@@ -188,8 +219,8 @@ static void name_entry(struct entry *e)
     }
     e->st.frames = calloc((size_t)n + 1, sizeof(struct pt_frame));
     for (int i = 0; i < n; i++) {
-        if (e->pcs && e->java && e->java[i]) {
-            e->st.frames[i].name = strdup(e->java[i]);
+        if (e->pcs && ((e->java && e->java[i]) || (pcs[i] & PT_FRAME_METHOD))) {
+            e->st.frames[i].name = strdup(e->java && e->java[i] ? e->java[i] : "[interpreted]");
             e->st.frames[i].module = strdup(PT_JAVA_MODULE);
         } else {
             symbolize_code(e->tgid, pcs[i], i > 0, &e->st.frames[i]);

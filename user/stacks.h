@@ -37,6 +37,10 @@ const struct pt_stack *stacks_resolve(uint32_t slot, int tgid, int stack_id);
  * runtime (a JVM-internal wait); else the innermost frame. */
 const char *stacks_top_frame(const struct pt_stack *st);
 
+/* A new kernel-unwound stack with Java frames: named now, while its JVM
+ * runs and its JIT code is in the perf map. */
+void stacks_name_kernel_stack(int tgid, int stack_id);
+
 void stacks_free_all(void);
 
 #endif

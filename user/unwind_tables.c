@@ -137,7 +137,9 @@ int unwind_tables_add_process(int tgid)
     if (p->exited)
         return -1;
     memset(&up, 0, sizeof(up));
-    for (int i = 0; !is_jvm(p) && i < p->nmaps && up.n < PT_UNWIND_MAPS; i++) {
+    if (is_jvm(p))
+        up.flags |= PT_UPROC_JVM;
+    for (int i = 0; i < p->nmaps && up.n < PT_UNWIND_MAPS; i++) {
         struct pm_map *m = &p->maps[i];
         if (!m->exec || !m->path || !procmaps_elf(p, m))
             continue;

@@ -9,9 +9,8 @@
 void unwind_tables_init(int bins_fd, int procs_fd);
 
 /* Publishes TGID's mappings, building the tables of binaries not seen
- * before. A JVM gets an empty list: its stacks stay frame-pointer walks
- * with stack copies, which name Java frames. 0, or -1 when the process is
- * gone. */
+ * before; a JVM's are marked so its code cache is walked as Java frames
+ * once the JVM is known. 0, or -1 when the process is gone. */
 int unwind_tables_add_process(int tgid);
 
 /* Tables built, binaries without usable CFI, and the bytes the kernel

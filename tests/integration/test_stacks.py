@@ -268,5 +268,72 @@ for _v in VARIANTS:
         test(_run)
 
 
+# ---- Java: jvm-park stacks walked in the kernel, with and without
+# -XX:+PreserveFramePointer. tools/workloads/StackLocks.java locks one
+# ReentrantLock from reserveStock() and restockShelf(), each called by its
+# own loop on its own threads, and times its lock() calls per path.
+JAVA_PATHS = {"StackLocks.reserveStock": "StackLocks.reserveLoop",
+              "StackLocks.restockShelf": "StackLocks.restockLoop"}
+LOCK_LEAF = "[java.util.concurrent.locks.ReentrantLock$NonfairSync]"
+_java_runs = {}
+
+
+def java_traced(pfp):
+    if pfp not in _java_runs:
+        folded = os.path.join(TMP, f"java-stacks-{pfp}.txt")
+        flags = ["-XX:+PreserveFramePointer"] if pfp else []
+        p = run_pt(["-f", "json", "--top", "0", "--kinds", "jvm-park", "--collapsed", folded, "--", "java",
+                    "-Xmx128m", *flags, "-cp", JAVA_CP, "StackLocks", "4"], timeout=90)
+        check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
+        own = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"paths"')]
+        check(own, f"StackLocks printed no report: {p.stdout[-500:]}")
+        lines = [l for l in open(folded).read().splitlines() if l.rpartition(" ")[0].endswith(";" + LOCK_LEAF)]
+        _java_runs[pfp] = (own[0], final_of(json_reports(p.stdout)), lines)
+    return _java_runs[pfp]
+
+
+def java_stacks_keep_call_paths_apart(pfp):
+    wl, final, lines = java_traced(pfp)
+    check(lines, "no collapsed stack ends in the lock's class")
+    us = {m: 0 for m in JAVA_PATHS}
+    for line in lines:
+        frames, n = line.rpartition(" ")[0].split(";"), int(line.rpartition(" ")[2])
+        mine = [m for m in JAVA_PATHS if m in frames]
+        # Waits before the JVM was recognised are futex waits, not in these lines.
+        check(len(mine) == 1, f"expected exactly one of {list(JAVA_PATHS)}: {line}")
+        m = mine[0]
+        order = [JAVA_PATHS[m], m, "jdk.internal.misc.Unsafe.park", "Unsafe_Park"]
+        idx = [frames.index(f) if f in frames else -1 for f in order]
+        check(-1 not in idx and idx == sorted(idx), f"frames not in call order {order}: {line}")
+        us[m] += n
+    # Park time per path against the workload's timed lock() calls (parks
+    # miss the JVM's first moments, before parktrace recognised it).
+    ratios = {m: us[m] * 1000 / wl["paths"][m.split(".")[1]] for m in JAVA_PATHS}
+    for m, r in ratios.items():
+        check(0.8 <= r <= 1.1, f"{m}: parktrace {us[m] / 1e6:.3f} s vs the workload's "
+                               f"{wl['paths'][m.split('.')[1]] / 1e9:.3f} s in lock() (ratio {r:.2f})")
+    a, b = ratios.values()
+    check(abs(a - b) <= 0.1, f"the two paths' ratios differ: {ratios} (paths merged?)")
+
+
+def java_stacks_reach_thread_run(pfp):
+    _, final, lines = java_traced(pfp)
+    whole = sum(int(l.rpartition(" ")[2]) for l in lines if ";java.lang.Thread.run;" in l)
+    total = sum(int(l.rpartition(" ")[2]) for l in lines)
+    check(total and whole / total >= 0.99, f"only {whole} of {total} us of parks in stacks down to "
+                                           f"Thread.run: {[l for l in lines if 'Thread.run' not in l][:2]}")
+    t = final["totals"]
+    check(t["stacks"] > 0 and t["truncated_stacks"] / t["stacks"] < MAX_TRUNCATED,
+          f"{t['truncated_stacks']} of {t['stacks']} stacks truncated")
+
+
+for _pfp in (False, True):
+    for _c in (java_stacks_keep_call_paths_apart, java_stacks_reach_thread_run):
+        def _run(p=_pfp, c=_c):
+            c(p)
+        _run.__name__ = f"java_{'pfp' if _pfp else 'nopfp'}_{_c.__name__[5:]}"
+        test(_run)
+
+
 if __name__ == "__main__":
     main()

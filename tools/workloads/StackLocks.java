@@ -1,0 +1,61 @@
+import java.util.concurrent.locks.ReentrantLock;
+
+/** Two call paths into one ReentrantLock, each from its own threads, so a
+ *  tracer that merges call paths is caught: reserveStock() and
+ *  restockShelf() each time their lock() calls (a woken waiter can lose the
+ *  lock to a barging thread and park again, so time, not parks, is what
+ *  the two sides can agree on). The hold is a busy loop, so C2 compiles the
+ *  paths within the first second.
+ *  usage: java StackLocks [SECONDS]
+ *  prints {"paths":{"reserveStock":LOCK_NS,"restockShelf":LOCK_NS},"threads":N} */
+public class StackLocks {
+    static final ReentrantLock lock = new ReentrantLock();
+    static volatile long sink;
+    static final long[] lockNs = new long[2];
+
+    static void hold(long ns) {
+        long end = System.nanoTime() + ns;
+        while (System.nanoTime() < end)
+            sink++;
+    }
+
+    static void reserveStock() {
+        long t0 = System.nanoTime();
+        lock.lock();
+        long waited = System.nanoTime() - t0;
+        try {
+            lockNs[0] += waited;     // under the lock
+            hold(200_000);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    static void restockShelf() {
+        long t0 = System.nanoTime();
+        lock.lock();
+        long waited = System.nanoTime() - t0;
+        try {
+            lockNs[1] += waited;     // under the lock
+            hold(200_000);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    static void reserveLoop(long end) { while (System.nanoTime() < end) reserveStock(); }
+    static void restockLoop(long end) { while (System.nanoTime() < end) restockShelf(); }
+
+    public static void main(String[] args) throws Exception {
+        double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3;
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        Thread[] ts = {
+            new Thread(() -> reserveLoop(end), "reserver-1"), new Thread(() -> reserveLoop(end), "reserver-2"),
+            new Thread(() -> restockLoop(end), "restocker-1"), new Thread(() -> restockLoop(end), "restocker-2"),
+        };
+        for (Thread t : ts) t.start();
+        for (Thread t : ts) t.join();
+        System.out.printf("{\"paths\":{\"reserveStock\":%d,\"restockShelf\":%d},\"threads\":%d}%n",
+                          lockNs[0], lockNs[1], ts.length);
+    }
+}
