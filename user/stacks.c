@@ -257,6 +257,48 @@ const char *stacks_top_frame(const struct pt_stack *st)
     return st->n ? st->frames[0].name : "[unknown]";
 }
 
+/* FNV-1a over the names of the application's frames: runtime frames (libc,
+ * the JVM, the JDK) change with inlining and compilation, not with who the
+ * caller was. */
+static uint64_t names_hash(const struct pt_stack *st)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < st->n; i++) {
+        if (frame_is_runtime(&st->frames[i]))
+            continue;
+        for (const char *p = st->frames[i].name; p && *p; p++)
+            h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+        h = (h ^ ';') * 0x100000001b3ull;
+    }
+    return h;
+}
+
+#define CANON_BUCKETS 1024
+static struct canon {
+    struct canon *next;
+    uint32_t slot;
+    int tgid, stack_id;
+    uint64_t hash;
+} *canon[CANON_BUCKETS];
+
+int stacks_canonical(uint32_t slot, int tgid, int stack_id)
+{
+    const struct pt_stack *st = stacks_resolve(slot, tgid, stack_id);
+    if (!st->n)
+        return stack_id;
+    uint64_t h = names_hash(st);
+    unsigned b = (unsigned)((h ^ slot * 40503u ^ (unsigned)tgid) % CANON_BUCKETS);
+    for (struct canon *c = canon[b]; c; c = c->next)
+        if (c->hash == h && c->slot == slot && c->tgid == tgid)
+            return c->stack_id;
+    struct canon *c = calloc(1, sizeof(*c));
+    if (!c)
+        return stack_id;
+    *c = (struct canon){canon[b], slot, tgid, stack_id, h};
+    canon[b] = c;
+    return stack_id;
+}
+
 void stacks_tally(int stack_time_fd, uint64_t *stacks, uint64_t *truncated)
 {
     struct pt_stack_key keys[512];
@@ -303,4 +345,10 @@ void stacks_free_all(void)
         table[h] = NULL;
     }
     tally_n = tally_truncated = 0;
+    for (int h = 0; h < CANON_BUCKETS; h++)
+        for (struct canon *c = canon[h], *next; c; c = next) {
+            next = c->next;
+            free(c);
+        }
+    memset(canon, 0, sizeof(canon));
 }

@@ -37,6 +37,13 @@ const struct pt_stack *stacks_resolve(uint32_t slot, int tgid, int stack_id);
  * runtime (a JVM-internal wait); else the innermost frame. */
 const char *stacks_top_frame(const struct pt_stack *st);
 
+/* The first stack id seen on blocker SLOT in process TGID whose
+ * application frames read the same as STACK_ID's: one call path can have
+ * several ids (a Java method interpreted, then compiled with its callees
+ * inlined; a wait before the unwind tables came), and figures per call
+ * path add them up. */
+int stacks_canonical(uint32_t slot, int tgid, int stack_id);
+
 /* A new kernel-unwound stack with Java frames: named now, while its JVM
  * runs and its JIT code is in the perf map. */
 void stacks_name_kernel_stack(int tgid, int stack_id);

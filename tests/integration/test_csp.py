@@ -37,7 +37,9 @@ def ping_pong_csp_is_one_half():
             rows = [b for b in report["blockers"] if b["kind"] == kind and b["class"] == cls]
             check(len(rows) == 1, f"{what}: expected one {cls} row, got {len(rows)}")
             return rows[0]["csp"]
-        steady = [csp_of(r) for r in reports if r["type"] == "interval"][1:-1]
+        # The first and last windows are partial (start-up, exit): left out
+        # before they are looked at; the last may hold no waits at all.
+        steady = [csp_of(r) for r in [r for r in reports if r["type"] == "interval"][1:-1]]
         check(len(steady) >= 2 and None not in steady, f"{what}: steady intervals {steady}")
         mid = sorted(steady)[len(steady) // 2]
         check(abs(mid - 0.5) <= 0.05, f"{what}: steady CSP {steady}, want 0.50 +- 0.05")
