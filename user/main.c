@@ -171,6 +171,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "parktrace: cannot write %s: %s\n", r.o.output, strerror(errno));
         return 2;
     }
+    /* A report leaves in one write (each ends with a flush): a traced
+     * command sharing the output cannot cut into one of its lines. */
+    static char outbuf[1 << 20];
+    setvbuf(r.out, outbuf, _IOFBF, sizeof(outbuf));
     r.live = r.o.interval_ns && !r.o.output && r.o.format == PT_FORMAT_TEXT && isatty(STDOUT_FILENO);
 
     r.child = -1;

@@ -186,6 +186,8 @@ VARIANTS = {
                                                   stats_probes="uprobes"),
     "parktrace --probes syscalls": lambda: Variant("parktrace --probes syscalls", PT_RUN + ["--probes", "syscalls"],
                                                    stats_probes="syscalls"),
+    "parktrace --unwind copy": lambda: Variant("parktrace --unwind copy", PT_RUN + ["--unwind", "copy"],
+                                               stats_probes="sched"),
     "JFR": lambda: Variant("JFR", jvm_flags=lambda rec: [
         f"-XX:StartFlightRecording:filename={rec},dumponexit=true,settings={JFC}"]),
     "JFR default": lambda: Variant("JFR default", jvm_flags=lambda rec: [
@@ -220,12 +222,19 @@ def baseline_binary(rev):
     return f"parktrace @{sha}", binary
 
 
+# Issue #6's alternative to the kernel's CFI walk: stack copies unwound in
+# user space (and the frame-pointer walk as their key).
+UNWIND_VARIANT = "parktrace --unwind copy"
+
+
 def with_baseline(variants):
-    """The baseline goes right after parktrace, where a workload has it."""
-    if not BASELINE_VARIANT or "parktrace" not in variants:
+    """The baseline and the stack-copy mode go right after parktrace, where a
+    workload has it."""
+    if "parktrace" not in variants:
         return variants
     i = variants.index("parktrace") + 1
-    return variants[:i] + [BASELINE_VARIANT] + variants[i:]
+    extra = ([BASELINE_VARIANT] if BASELINE_VARIANT else []) + [UNWIND_VARIANT]
+    return variants[:i] + extra + variants[i:]
 
 
 BASELINE_VARIANT = None
@@ -268,6 +277,7 @@ def least_cpu_of_all(label, by):
     pt = by["parktrace"]["switch_ratio"]
     # Issue #3's set: the other probe modes, JFR and the bpftrace scripts.
     others = [r for name, r in by.items() if name != "parktrace" and name in JAVA_VARIANTS]
+    # (The stack-copy mode is a way of taking stacks, not a probe mode.)
     best = min(others, key=lambda r: r["switch_ratio"])
     return [(f"{label}: default mode's extra CPU per blocking wait the lowest of the probe modes, JFR "
              "and bpftrace",
@@ -390,11 +400,10 @@ def proc_cpu(pid):
         return 0.0
 
 
-def bpf_ns_per_run(cmd, tracer, probes):
+def bpf_ns_per_run(cmd, tracer_cmd, probes):
     """BPF run time needs kernel.bpf_stats_enabled, which slows every program
     run, so it is measured in a run of its own, never in the ratios."""
-    p = subprocess.Popen([tracer] + PT_RUN[1:] + ["--self-stats", "--probes", probes], stderr=subprocess.PIPE,
-                         text=True)
+    p = subprocess.Popen(tracer_cmd + ["--self-stats", "--probes", probes], stderr=subprocess.PIPE, text=True)
     wait_attached(p, 2.0)
     ops(cmd)
     p.send_signal(signal.SIGINT)
@@ -437,7 +446,7 @@ def overhead(w):
                 t.stop()
             log(f"{label} round {rnd + 1}/{ROUNDS}: {t.name} {raw[t.name][-1]:.0f} ops/s")
     base = raw["untraced"]
-    bpf_ns = {t.name: bpf_ns_per_run(cmd, t.cmd[0], t.stats_probes) for t in ts if t.stats_probes and w.get("bpf_stats", True)}
+    bpf_ns = {t.name: bpf_ns_per_run(cmd, t.cmd, t.stats_probes) for t in ts if t.stats_probes and w.get("bpf_stats", True)}
     rows = []
     for t in ts[1:]:
         ratios = [a / b for a, b in zip(raw[t.name], base)]
