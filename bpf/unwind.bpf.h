@@ -58,6 +58,9 @@ struct {
     __type(value, struct pt_ustack);
 } ustack_scratch SEC(".maps");
 
+/* Kernel walks so far, their time and frames, for --self-stats. */
+__u64 unwind_walks = 0, unwind_walk_ns = 0, unwind_frames = 0;
+
 /* Walk state, on the caller's stack for bpf_loop's callback. */
 struct uwalk {
     __u64 ip, sp, bp;
@@ -409,7 +412,13 @@ __noinline int unwind_user(__u64 ip, __u64 sp, __u64 bp, struct pt_stack_cache *
         .hash = 0xcbf29ce484222325ull, .proc = p, .st = st, .cache = c,
         .tid = (__u32)bpf_get_current_pid_tgid(),
     };
+    __u64 t0 = bpf_ktime_get_ns();
     bpf_loop(PT_MAX_FRAMES + 1, unwind_step, &w, 0);
+    /* Walks are rare (the thread's cache serves repeats): timing each one
+     * gives --self-stats the cost of a stack. */
+    __sync_fetch_and_add(&unwind_walks, 1);
+    __sync_fetch_and_add(&unwind_walk_ns, bpf_ktime_get_ns() - t0);
+    __sync_fetch_and_add(&unwind_frames, st->nr);
     st->hash = (w.hash ^ st->flags) * 0x9E3779B97F4A7C15ull;
     bool fresh = false;
     __s32 id = ustack_store(st, &fresh);

@@ -38,6 +38,12 @@ void selfstats_print(FILE *f, struct tracer *t, double elapsed_s)
     fprintf(f, " bpf_runs=%" PRIu64 " bpf_ns_per_run=%" PRIu64, runs, runs ? ns / runs : 0);
     struct unwind_tables_usage u;
     unwind_tables_usage(&u);
-    fprintf(f, " unwind_binaries=%zu unwind_no_cfi=%zu unwind_rows=%zu unwind_table_kb=%zu unwind_build_s=%.3f\n",
-            u.binaries, u.without_cfi, u.rows, u.bytes / 1024, u.build_seconds);
+    uint64_t walks = (uint64_t)t->skel->bss->unwind_walks;
+    fprintf(f, " unwind_binaries=%zu unwind_no_cfi=%zu unwind_rows=%zu unwind_table_kb=%zu unwind_build_s=%.3f"
+               " unwind_walks=%" PRIu64 " unwind_ns_per_walk=%" PRIu64 " unwind_frames_per_walk=%" PRIu64 "\n",
+            u.binaries, u.without_cfi, u.rows, u.bytes / 1024, u.build_seconds, walks,
+            walks ? (uint64_t)t->skel->bss->unwind_walk_ns / walks : 0,
+            walks ? (uint64_t)t->skel->bss->unwind_frames / walks : 0);
+    if (u.binaries)
+        unwind_tables_print(f);
 }

@@ -2,6 +2,9 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,11 @@
 struct binary {
     uint64_t dev, ino, size, mtime;
     int bin;
+    size_t bytes;             /* its table in the kernel */
+    char name[64];            /* file name, for --self-stats */
+    /* Its PT_LOAD segments, to turn a mapping's file offset into a load bias. */
+    struct load { uint64_t offset, vaddr, filesz; } loads[8];
+    int nloads;
 };
 
 static struct binary *bins;
@@ -33,15 +41,18 @@ void unwind_tables_init(int bins_map_fd, int procs_map_fd)
     procs_fd = procs_map_fd;
 }
 
+/* CPU time: on a loaded machine, wall time would mostly measure the wait
+ * for a CPU. */
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Creates the kernel map for one binary's table and writes it in place. */
-static int publish_table(const uint64_t *table, size_t n)
+/* Creates the kernel map for one binary's table and writes it in place;
+ * *BYTES is what it takes. */
+static int publish_table(const uint64_t *table, size_t n, size_t *bytes)
 {
     LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
     int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pt_unwind_rows", sizeof(uint32_t), sizeof(uint64_t),
@@ -62,40 +73,75 @@ static int publish_table(const uint64_t *table, size_t n)
     if (err)
         return -1;
     usage.bytes += len;
+    *bytes = len;
     return next_bin++;
 }
 
-/* The table index of the file at PATH (as PID sees it), building it the
- * first time; -1 when it has no usable CFI or the kernel's room is full. */
-static int binary_bin(const char *path)
+/* The loadable segments of the ELF file at PATH: only its program headers
+ * are read (symbols are loaded when a stack is named, not here). */
+static void read_loads(const char *path, struct binary *b)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    size_t n = 0;
+    if (elf && elf_kind(elf) == ELF_K_ELF && !elf_getphdrnum(elf, &n))
+        for (size_t i = 0; i < n && b->nloads < 8; i++) {
+            GElf_Phdr ph;
+            if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+                b->loads[b->nloads++] = (struct load){ph.p_offset, ph.p_vaddr, ph.p_filesz};
+        }
+    if (elf)
+        elf_end(elf);
+    close(fd);
+}
+
+/* The load bias of a mapping of B at START from file offset OFFSET. */
+static bool mapping_bias(const struct binary *b, uint64_t start, uint64_t offset, uint64_t *bias)
+{
+    for (int i = 0; i < b->nloads; i++)
+        if (offset >= b->loads[i].offset && offset < b->loads[i].offset + b->loads[i].filesz) {
+            *bias = start - (offset - b->loads[i].offset + b->loads[i].vaddr);
+            return true;
+        }
+    return false;
+}
+
+/* The binary at PATH (as the process sees it), its table built the first
+ * time; bin is -1 when it has no usable CFI or the kernel's room is full. */
+static struct binary *binary_of(const char *path)
 {
     struct stat st;
     if (stat(path, &st))
-        return -1;
+        return NULL;
     for (size_t i = 0; i < nbins; i++)
         if (bins[i].dev == st.st_dev && bins[i].ino == st.st_ino && bins[i].size == (uint64_t)st.st_size &&
             bins[i].mtime == (uint64_t)st.st_mtime)
-            return bins[i].bin;
+            return &bins[i];
     if (nbins == capbins) {
         size_t cap = capbins ? capbins * 2 : 64;
         struct binary *b = realloc(bins, cap * sizeof(*b));
         if (!b)
-            return -1;
+            return NULL;
         bins = b;
         capbins = cap;
     }
     struct binary *b = &bins[nbins++];
     *b = (struct binary){.dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t)st.st_size,
                          .mtime = (uint64_t)st.st_mtime, .bin = -1};
+    const char *slash = strrchr(path, '/');
+    snprintf(b->name, sizeof(b->name), "%.63s", slash ? slash + 1 : path);
+    read_loads(path, b);
     if (next_bin >= PT_UNWIND_BINS)
-        return -1;
+        return b;
     double t0 = now_s();
     struct unwind_rows rows;
     if (unwind_rows_build(path, &rows) == 0) {
         size_t n;
         uint64_t *table = unwind_rows_table(&rows, &n);
         if (table) {
-            b->bin = publish_table(table, n);
+            b->bin = publish_table(table, n, &b->bytes);
             free(table);
         }
         if (b->bin >= 0) {
@@ -107,7 +153,7 @@ static int binary_bin(const char *path)
     if (b->bin < 0)
         usage.without_cfi++;
     usage.build_seconds += now_s() - t0;
-    return b->bin;
+    return b;
 }
 
 static int by_start(const void *a, const void *b)
@@ -141,14 +187,15 @@ int unwind_tables_add_process(int tgid)
         up.flags |= PT_UPROC_JVM;
     for (int i = 0; i < p->nmaps && up.n < PT_UNWIND_MAPS; i++) {
         struct pm_map *m = &p->maps[i];
-        if (!m->exec || !m->path || !procmaps_elf(p, m))
+        if (!m->exec || !m->path)
             continue;
         char path[4200];
         procmaps_file_path(tgid, m->path, path, sizeof(path));
-        int bin = binary_bin(path);
-        if (bin < 0)
+        struct binary *b = binary_of(path);
+        uint64_t bias;
+        if (!b || b->bin < 0 || !mapping_bias(b, m->start, m->offset, &bias))
             continue;
-        up.m[up.n++] = (struct pt_umap){.start = m->start, .end = m->end, .bias = m->bias, .bin = (uint32_t)bin};
+        up.m[up.n++] = (struct pt_umap){.start = m->start, .end = m->end, .bias = bias, .bin = (uint32_t)b->bin};
     }
     qsort(up.m, up.n, sizeof(up.m[0]), by_start);
     uint32_t key = (uint32_t)tgid;
@@ -158,6 +205,15 @@ int unwind_tables_add_process(int tgid)
 void unwind_tables_usage(struct unwind_tables_usage *u)
 {
     *u = usage;
+}
+
+void unwind_tables_print(FILE *f)
+{
+    fprintf(f, "parktrace: unwind tables:");
+    for (size_t i = 0; i < nbins; i++)
+        if (bins[i].bin >= 0)
+            fprintf(f, " %s=%zuKiB", bins[i].name, bins[i].bytes / 1024);
+    fputc('\n', f);
 }
 
 void unwind_tables_free_all(void)

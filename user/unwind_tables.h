@@ -5,6 +5,7 @@
 #define PT_UNWIND_TABLES_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 void unwind_tables_init(int bins_fd, int procs_fd);
 
@@ -20,6 +21,9 @@ struct unwind_tables_usage {
     double build_seconds;
 };
 void unwind_tables_usage(struct unwind_tables_usage *u);
+
+/* One line: every table's binary and size. */
+void unwind_tables_print(FILE *f);
 
 void unwind_tables_free_all(void);
 

@@ -4,7 +4,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 need=""
-for p in bpftrace libbpf-tools sysbench wrk libjetty9-java; do
+for p in bpftrace libbpf-tools sysbench wrk libjetty9-java mariadb-server; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
 done
 if [ -n "$need" ]; then

@@ -19,29 +19,21 @@ public class StackLocks {
             sink++;
     }
 
-    static void reserveStock() {
+    /** One lock call of PATH, timed, and a hold; called from the two paths below. */
+    static void timedLock(int path) {
         long t0 = System.nanoTime();
         lock.lock();
         long waited = System.nanoTime() - t0;
         try {
-            lockNs[0] += waited;     // under the lock
+            lockNs[path] += waited;     // under the lock
             hold(200_000);
         } finally {
             lock.unlock();
         }
     }
 
-    static void restockShelf() {
-        long t0 = System.nanoTime();
-        lock.lock();
-        long waited = System.nanoTime() - t0;
-        try {
-            lockNs[1] += waited;     // under the lock
-            hold(200_000);
-        } finally {
-            lock.unlock();
-        }
-    }
+    static void reserveStock() { timedLock(0); }
+    static void restockShelf() { timedLock(1); }
 
     static void reserveLoop(long end) { while (System.nanoTime() < end) reserveStock(); }
     static void restockLoop(long end) { while (System.nanoTime() < end) restockShelf(); }
