@@ -107,7 +107,7 @@ struct {
  * stays in `samples` for the next tick. */
 struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
-    __uint(max_entries, 4096);
+    __uint(max_entries, 65536);     /* a JVM's burst of new stacks at start-up */
 } sample_ready SEC(".maps");
 
 struct {

@@ -9,6 +9,7 @@
 #include "jvm_frames.h"
 #include "jvm_tracker.h"
 #include "unwind.h"
+#include "unwind_tables.h"
 
 #define BUCKETS 4096
 
@@ -63,6 +64,10 @@ static void load_ustack(struct entry *e)
     memcpy(e->pcs, us.ip, (size_t)n * sizeof(*e->pcs));
     e->npcs = n;
     e->truncated = (us.flags & PT_USTACK_TRUNCATED) || n == 0;
+    /* Cut short: perhaps in a library loaded since the process's tables
+     * were made (dlopen); the next walks get fresh ones. */
+    if (us.flags & PT_USTACK_TRUNCATED)
+        unwind_tables_refresh(e->tgid);
     struct entry *t = e->slot == KSTACK_TEMPLATE ? NULL : lookup(KSTACK_TEMPLATE, e->tgid, e->stack_id);
     if (t && t->java) {
         e->java = calloc((size_t)n, sizeof(*e->java));

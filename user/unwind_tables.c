@@ -27,6 +27,8 @@ struct binary {
     /* Its PT_LOAD segments, to turn a mapping's file offset into a load bias. */
     struct load { uint64_t offset, vaddr, filesz; } loads[8];
     int nloads;
+    uint8_t build_id[32];     /* NT_GNU_BUILD_ID: one file seen by two paths */
+    size_t build_id_len;      /* (a container's copy) shares one table */
 };
 
 static struct binary *bins;
@@ -77,8 +79,24 @@ static int publish_table(const uint64_t *table, size_t n, size_t *bytes)
     return next_bin++;
 }
 
-/* The loadable segments of the ELF file at PATH: only its program headers
- * are read (symbols are loaded when a stack is named, not here). */
+/* The GNU build-id in the note segment at PH, if any, into B. */
+static void read_build_id(Elf *elf, const GElf_Phdr *ph, struct binary *b)
+{
+    Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_NHDR);
+    size_t off = 0, name_off, desc_off;
+    GElf_Nhdr nh;
+    while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
+        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+            memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz <= sizeof(b->build_id)) {
+            memcpy(b->build_id, (char *)d->d_buf + desc_off, nh.n_descsz);
+            b->build_id_len = nh.n_descsz;
+            return;
+        }
+}
+
+/* The loadable segments and the build-id of the ELF file at PATH: only its
+ * program headers and notes are read (symbols are loaded when a stack is
+ * named, not here). */
 static void read_loads(const char *path, struct binary *b)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -89,8 +107,12 @@ static void read_loads(const char *path, struct binary *b)
     if (elf && elf_kind(elf) == ELF_K_ELF && !elf_getphdrnum(elf, &n))
         for (size_t i = 0; i < n && b->nloads < 8; i++) {
             GElf_Phdr ph;
-            if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+            if (!gelf_getphdr(elf, (int)i, &ph))
+                continue;
+            if (ph.p_type == PT_LOAD)
                 b->loads[b->nloads++] = (struct load){ph.p_offset, ph.p_vaddr, ph.p_filesz};
+            else if (ph.p_type == PT_NOTE && !b->build_id_len)
+                read_build_id(elf, &ph, b);
         }
     if (elf)
         elf_end(elf);
@@ -133,6 +155,12 @@ static struct binary *binary_of(const char *path)
     const char *slash = strrchr(path, '/');
     snprintf(b->name, sizeof(b->name), "%.63s", slash ? slash + 1 : path);
     read_loads(path, b);
+    for (size_t i = 0; b->build_id_len && i + 1 < nbins; i++)
+        if (bins[i].build_id_len == b->build_id_len && bins[i].bin >= 0 &&
+            memcmp(bins[i].build_id, b->build_id, b->build_id_len) == 0) {
+            b->bin = bins[i].bin;    /* same code, same table */
+            return b;
+        }
     if (next_bin >= PT_UNWIND_BINS)
         return b;
     double t0 = now_s();
@@ -173,15 +201,32 @@ static bool is_jvm(const struct pm_proc *p)
     return false;
 }
 
+static int publish_process(int tgid, struct pm_proc *p);
+
 int unwind_tables_add_process(int tgid)
 {
-    static struct pt_uproc up;
     if (procs_fd < 0)
         return -1;    /* --unwind copy */
     struct pm_proc *p = procmaps_get(tgid);
     procmaps_refresh(p);     /* the request follows an exec, or a first wait */
-    if (p->exited)
-        return -1;
+    return p->exited ? -1 : publish_process(tgid, p);
+}
+
+void unwind_tables_refresh(int tgid)
+{
+    if (procs_fd < 0)
+        return;
+    struct pm_proc *p = procmaps_get(tgid);
+    int before = p->rereads;
+    procmaps_refresh(p);     /* a few times per process at most */
+    if (p->rereads != before && !p->exited)
+        publish_process(tgid, p);
+}
+
+/* TGID's executable mappings with tables, sorted, into the kernel. */
+static int publish_process(int tgid, struct pm_proc *p)
+{
+    static struct pt_uproc up;
     memset(&up, 0, sizeof(up));
     if (is_jvm(p))
         up.flags |= PT_UPROC_JVM;
@@ -211,7 +256,7 @@ void unwind_tables_print(FILE *f)
 {
     fprintf(f, "parktrace: unwind tables:");
     for (size_t i = 0; i < nbins; i++)
-        if (bins[i].bin >= 0)
+        if (bins[i].bin >= 0 && bins[i].bytes)
             fprintf(f, " %s=%zuKiB", bins[i].name, bins[i].bytes / 1024);
     fputc('\n', f);
 }

@@ -14,6 +14,10 @@ void unwind_tables_init(int bins_fd, int procs_fd);
  * once the JVM is known. 0, or -1 when the process is gone. */
 int unwind_tables_add_process(int tgid);
 
+/* The same after one of TGID's stacks was cut short (a library loaded
+ * since?): its maps are read again, a few times per process at most. */
+void unwind_tables_refresh(int tgid);
+
 /* Tables built, binaries without usable CFI, and the bytes the kernel
  * holds for the tables. */
 struct unwind_tables_usage {
