@@ -169,6 +169,12 @@ static void retry_jit_names(void)
         }
 }
 
+static int by_tgid(const void *a, const void *b)
+{
+    uint32_t x = ((const struct pt_sample_key *)a)->tgid, y = ((const struct pt_sample_key *)b)->tgid;
+    return (x > y) - (x < y);
+}
+
 void stacks_poll_samples(void)
 {
     struct pt_sample_key key, next;
@@ -186,6 +192,9 @@ void stacks_poll_samples(void)
         key = next;
         first = false;
     }
+    /* A process's samples in a row: with the kernel's walk, its unwinder
+     * (and the ELF files it maps) can go as soon as they are done. */
+    qsort(keys, (size_t)nkeys, sizeof(*keys), by_tgid);
     for (int i = 0; i < nkeys; i++) {
         if (bpf_map_lookup_elem(samples_fd, &keys[i], &smp))
             continue;
@@ -204,6 +213,8 @@ void stacks_poll_samples(void)
             }
         }
         bpf_map_delete_elem(samples_fd, &keys[i]);
+        if (unwind_tables_enabled() && (i + 1 == nkeys || keys[i + 1].tgid != keys[i].tgid))
+            unwind_release((int)keys[i].tgid);
     }
     retry_jit_names();
 }

@@ -105,20 +105,27 @@ static Dwfl *build_dwfl(int pid, struct unwind_ctx *ctx)
     return dwfl;
 }
 
+/* A free slot: a released one, a new one, or the oldest (evicted). */
+static struct proc_dwfl *free_slot(void)
+{
+    for (int i = 0; i < ndwfls; i++)
+        if (!dwfls[i].pid)
+            return &dwfls[i];
+    if (ndwfls < MAX_DWFLS)
+        return &dwfls[ndwfls++];
+    struct proc_dwfl *d = &dwfls[next_evict];
+    next_evict = (next_evict + 1) % MAX_DWFLS;
+    if (d->dwfl)
+        dwfl_end(d->dwfl);
+    return d;
+}
+
 static struct proc_dwfl *dwfl_for(int pid)
 {
     for (int i = 0; i < ndwfls; i++)
         if (dwfls[i].pid == pid)
             return &dwfls[i];
-    struct proc_dwfl *d;
-    if (ndwfls < MAX_DWFLS) {
-        d = &dwfls[ndwfls++];
-    } else {
-        d = &dwfls[next_evict];
-        next_evict = (next_evict + 1) % MAX_DWFLS;
-        if (d->dwfl)
-            dwfl_end(d->dwfl);
-    }
+    struct proc_dwfl *d = free_slot();
     memset(d, 0, sizeof(*d));
     d->pid = pid;
     d->dwfl = build_dwfl(pid, &d->ctx);
@@ -157,6 +164,17 @@ int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, uint64_t 
     int rc = dwfl_getthread_frames(d->dwfl, (pid_t)smp->tid, frame_cb, &d->ctx);
     *truncated = rc < 0 || d->ctx.n >= max;
     return d->ctx.n;
+}
+
+void unwind_release(int pid)
+{
+    /* The slot stays where it is: libdwfl holds a pointer to its ctx. */
+    for (int i = 0; i < ndwfls; i++)
+        if (dwfls[i].pid == pid) {
+            if (dwfls[i].dwfl)
+                dwfl_end(dwfls[i].dwfl);
+            memset(&dwfls[i], 0, sizeof(dwfls[i]));
+        }
 }
 
 void unwind_free_all(void)

@@ -15,6 +15,10 @@
 int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, uint64_t *fps, int max,
                   bool *truncated);
 
+/* Forgets PID's unwinder and the ELF files it keeps mapped (with the
+ * kernel's walk, a process is unwound here only until its tables exist). */
+void unwind_release(int pid);
+
 void unwind_free_all(void);
 
 #endif

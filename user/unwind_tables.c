@@ -201,6 +201,11 @@ static bool is_jvm(const struct pm_proc *p)
     return false;
 }
 
+bool unwind_tables_enabled(void)
+{
+    return procs_fd >= 0;
+}
+
 static int publish_process(int tgid, struct pm_proc *p);
 
 int unwind_tables_add_process(int tgid)

@@ -3,11 +3,15 @@
  * process the list of its executable mappings with their tables. */
 #ifndef PT_UNWIND_TABLES_H
 #define PT_UNWIND_TABLES_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 void unwind_tables_init(int bins_fd, int procs_fd);
+
+/* Stacks are walked in the kernel (--unwind cfi). */
+bool unwind_tables_enabled(void);
 
 /* Publishes TGID's mappings, building the tables of binaries not seen
  * before; a JVM's are marked so its code cache is walked as Java frames
