@@ -132,7 +132,8 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->samples_fd = bpf_map__fd(skel->maps.samples);
     t->ustacks_fd = bpf_map__fd(skel->maps.ustacks);
     if (o->unwind == PT_UNWIND_CFI)
-        unwind_tables_init(bpf_map__fd(skel->maps.unwind_bins), bpf_map__fd(skel->maps.unwind_procs));
+        unwind_tables_init(bpf_map__fd(skel->maps.unwind_bins), bpf_map__fd(skel->maps.unwind_procs),
+                           o->unwind_cache);
     t->sample_ready = ring_buffer__new(bpf_map__fd(skel->maps.sample_ready), on_ready, NULL, NULL);
     if (!t->sample_ready) {
         fprintf(stderr, "parktrace: cannot open the sample ring buffer: %s\n", strerror(errno));

@@ -8,13 +8,14 @@
 #include <string.h>
 
 #include "duration.h"
+#include "unwind_cache.h"
 
 #define PT_VERSION "0.1.0"
 
 enum {
     OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
-    OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT, OPT_UNWIND,
+    OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT, OPT_UNWIND, OPT_UNWIND_CACHE,
 };
 
 static const struct option long_opts[] = {
@@ -38,6 +39,7 @@ static const struct option long_opts[] = {
     {"probes", required_argument, 0, OPT_PROBES},
     {"sort", required_argument, 0, OPT_SORT},
     {"unwind", required_argument, 0, OPT_UNWIND},
+    {"unwind-cache", required_argument, 0, OPT_UNWIND_CACHE},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0},
@@ -76,6 +78,8 @@ void options_usage(FILE *f)
           "                             (Java parks) with uprobes on Unsafe_Park/Unsafe_Unpark\n"
           "      --unwind cfi|copy      user stacks unwound in the kernel from the binaries' DWARF CFI\n"
           "                             (default), or one stack copy per call site unwound by parktrace\n"
+          "      --unwind-cache DIR|none\n"
+          "                             keep unwind tables between runs in DIR (default " PT_UNWIND_CACHE_DIR ")\n"
           "  -h, --help, --version\n",
           f);
 }
@@ -190,6 +194,7 @@ int options_parse(int argc, char **argv, struct pt_options *o)
     o->top = 20;
     o->phase_threshold = 0.05;
     o->max_blockers = 16384;
+    o->unwind_cache = PT_UNWIND_CACHE_DIR;
     opterr = 0;
     optind = 1;
     /* '+' stops at the first non-option so "-- COMMAND -x" stays intact. */
@@ -280,6 +285,11 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             if ((k = CHOICE(optarg, "cfi", "copy")) < 0)
                 return fail("invalid --unwind '%s' (cfi or copy)", optarg);
             o->unwind = (enum pt_unwind)k;
+            break;
+        case OPT_UNWIND_CACHE:
+            if (!*optarg)
+                return fail("invalid --unwind-cache '%s' (a directory, or none)", optarg);
+            o->unwind_cache = strcmp(optarg, "none") ? optarg : NULL;
             break;
         case 'h':
             options_usage(stdout);

@@ -47,6 +47,7 @@ struct pt_options {
     enum pt_probes probes;
     enum pt_sort sort;
     enum pt_unwind unwind;    /* user stacks: CFI rows walked in the kernel, or copies unwound here */
+    const char *unwind_cache; /* directory of unwind tables kept between runs, NULL for none */
 };
 
 /* Parses argv. Returns 0 to run, 1 after printing help or the version (exit

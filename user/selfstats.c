@@ -40,8 +40,8 @@ void selfstats_print(FILE *f, struct tracer *t, double elapsed_s)
     unwind_tables_usage(&u);
     uint64_t walks = (uint64_t)t->skel->bss->unwind_walks;
     fprintf(f, " unwind_binaries=%zu unwind_no_cfi=%zu unwind_rows=%zu unwind_table_kb=%zu unwind_build_s=%.3f"
-               " unwind_walks=%" PRIu64 " unwind_ns_per_walk=%" PRIu64 " unwind_frames_per_walk=%" PRIu64 "\n",
-            u.binaries, u.without_cfi, u.rows, u.bytes / 1024, u.build_seconds, walks,
+               " unwind_cached=%zu unwind_cache_stored=%zu unwind_walks=%" PRIu64 " unwind_ns_per_walk=%" PRIu64 " unwind_frames_per_walk=%" PRIu64 "\n",
+            u.binaries, u.without_cfi, u.rows, u.bytes / 1024, u.build_seconds, u.cached, u.cache_stored, walks,
             walks ? (uint64_t)t->skel->bss->unwind_walk_ns / walks : 0,
             walks ? (uint64_t)t->skel->bss->unwind_frames / walks : 0);
     if (u.binaries)

@@ -16,6 +16,7 @@
 
 #include "../bpf/parktrace.h"
 #include "procmaps.h"
+#include "unwind_cache.h"
 #include "unwind_rows.h"
 
 /* A binary, known by its file identity; bin < 0 when it has no usable CFI. */
@@ -37,10 +38,11 @@ static int next_bin;
 static int bins_fd = -1, procs_fd = -1;
 static struct unwind_tables_usage usage;
 
-void unwind_tables_init(int bins_map_fd, int procs_map_fd)
+void unwind_tables_init(int bins_map_fd, int procs_map_fd, const char *cache_dir)
 {
     bins_fd = bins_map_fd;
     procs_fd = procs_map_fd;
+    unwind_cache_init(cache_dir);
 }
 
 /* CPU time: on a loaded machine, wall time would mostly measure the wait
@@ -164,19 +166,25 @@ static struct binary *binary_of(const char *path)
     if (next_bin >= PT_UNWIND_BINS)
         return b;
     double t0 = now_s();
-    struct unwind_rows rows;
-    if (unwind_rows_build(path, &rows) == 0) {
-        size_t n;
-        uint64_t *table = unwind_rows_table(&rows, &n);
-        if (table) {
-            b->bin = publish_table(table, n, &b->bytes);
-            free(table);
+    size_t n, nrows = 0;
+    uint64_t *table = unwind_cache_load(b->build_id, b->build_id_len, &n, &nrows);
+    if (!table) {
+        struct unwind_rows rows;
+        if (unwind_rows_build(path, &rows) == 0) {
+            table = unwind_rows_table(&rows, &n);
+            nrows = rows.n;
+            unwind_rows_free(&rows);
+            if (table)
+                unwind_cache_store(b->build_id, b->build_id_len, table, n, nrows);
         }
-        if (b->bin >= 0) {
-            usage.binaries++;
-            usage.rows += rows.n;
-        }
-        unwind_rows_free(&rows);
+    }
+    if (table) {
+        b->bin = publish_table(table, n, &b->bytes);
+        free(table);
+    }
+    if (b->bin >= 0) {
+        usage.binaries++;
+        usage.rows += nrows;
     }
     if (b->bin < 0)
         usage.without_cfi++;
@@ -255,6 +263,7 @@ static int publish_process(int tgid, struct pm_proc *p)
 void unwind_tables_usage(struct unwind_tables_usage *u)
 {
     *u = usage;
+    unwind_cache_counts(&u->cached, &u->cache_stored);
 }
 
 void unwind_tables_print(FILE *f)
@@ -273,4 +282,5 @@ void unwind_tables_free_all(void)
     nbins = capbins = 0;
     next_bin = 0;
     memset(&usage, 0, sizeof(usage));
+    unwind_cache_close();
 }

@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-void unwind_tables_init(int bins_fd, int procs_fd);
+/* CACHE_DIR: where tables are kept between runs (unwind_cache.h), or
+ * NULL for none. */
+void unwind_tables_init(int bins_fd, int procs_fd, const char *cache_dir);
 
 /* Stacks are walked in the kernel (--unwind cfi). */
 bool unwind_tables_enabled(void);
@@ -22,11 +24,13 @@ int unwind_tables_add_process(int tgid);
  * since?): its maps are read again, a few times per process at most. */
 void unwind_tables_refresh(int tgid);
 
-/* Tables built, binaries without usable CFI, and the bytes the kernel
- * holds for the tables. */
+/* Tables made, binaries without usable CFI, the bytes the kernel holds for
+ * the tables, and the CPU it took; of the tables, those read from the
+ * on-disk cache and those written to it. */
 struct unwind_tables_usage {
     size_t binaries, without_cfi, bytes, rows;
     double build_seconds;
+    size_t cached, cache_stored;
 };
 void unwind_tables_usage(struct unwind_tables_usage *u);
 

@@ -1,0 +1,168 @@
+#include "unwind_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../bpf/parktrace.h"
+
+/* Bump when the rows or the table layout change meaning: older files are
+ * then ignored and rewritten. */
+#define CACHE_FORMAT 1
+#define MAX_ENTRIES (1u << 25)    /* 256 MiB: far above any real binary */
+
+struct cache_head {
+    char magic[8];
+    uint32_t format, row_size, page_shift, crc;
+    uint64_t entries, rows;
+};
+
+static const char MAGIC[8] = "PTUNWIND";
+static int dir_fd = -1;
+static char dir_name[256];
+static size_t loaded, stored;
+static bool store_failed;
+
+void unwind_cache_init(const char *dir)
+{
+    if (!dir || strcmp(dir, "none") == 0)
+        return;
+    snprintf(dir_name, sizeof(dir_name), "%s", dir);
+    if (mkdir(dir, 0700) && errno != EEXIST) {
+        fprintf(stderr, "parktrace: unwind cache %s not used: %s\n", dir, strerror(errno));
+        return;
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        fprintf(stderr, "parktrace: unwind cache %s not used: %s\n", dir, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    /* Tables steer the kernel's stack walks: only a directory no one else
+     * can write to is trusted. */
+    if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+        fprintf(stderr, "parktrace: unwind cache %s not used: %s\n", dir,
+                st.st_uid != geteuid() ? "owned by another user" : "writable by other users");
+        close(fd);
+        return;
+    }
+    dir_fd = fd;
+}
+
+static void file_name(const uint8_t *id, size_t len, char *out, size_t size)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < len && at + 3 < size; i++)
+        at += (size_t)snprintf(out + at, size - at, "%02x", id[i]);
+    snprintf(out + at, size - at, ".v%d", CACHE_FORMAT);
+}
+
+static bool read_all(int fd, void *buf, size_t len)
+{
+    for (size_t got = 0; got < len;) {
+        ssize_t r = read(fd, (char *)buf + got, len - got);
+        if (r <= 0)
+            return false;
+        got += (size_t)r;
+    }
+    return true;
+}
+
+uint64_t *unwind_cache_load(const uint8_t *id, size_t len, size_t *n, size_t *rows)
+{
+    char name[128];
+    if (dir_fd < 0 || !len)
+        return NULL;
+    file_name(id, len, name, sizeof(name));
+    int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    struct cache_head h;
+    uint64_t *t = NULL;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) ||
+        !read_all(fd, &h, sizeof(h)) || memcmp(h.magic, MAGIC, sizeof(MAGIC)) || h.format != CACHE_FORMAT ||
+        h.row_size != sizeof(struct pt_urow) || h.page_shift != PT_UNWIND_PAGE_SHIFT ||
+        !h.entries || h.entries > MAX_ENTRIES || h.rows >= h.entries ||
+        (uint64_t)st.st_size != sizeof(h) + h.entries * sizeof(uint64_t))
+        goto out;
+    t = malloc(h.entries * sizeof(*t));
+    if (!t || !read_all(fd, t, h.entries * sizeof(*t)) ||
+        crc32(0, (const Bytef *)t, (uInt)(h.entries * sizeof(*t))) != h.crc) {
+        free(t);
+        t = NULL;
+        goto out;
+    }
+    *n = h.entries;
+    *rows = h.rows;
+    loaded++;
+out:
+    close(fd);
+    return t;
+}
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+    for (size_t put = 0; put < len;) {
+        ssize_t w = write(fd, (const char *)buf + put, len - put);
+        if (w <= 0)
+            return false;
+        put += (size_t)w;
+    }
+    return true;
+}
+
+void unwind_cache_store(const uint8_t *id, size_t len, const uint64_t *table, size_t n, size_t rows)
+{
+    char name[128], tmp[160];
+    if (dir_fd < 0 || !len || !n || n > MAX_ENTRIES)
+        return;
+    file_name(id, len, name, sizeof(name));
+    /* Written aside and renamed: a reader never sees half a file. */
+    snprintf(tmp, sizeof(tmp), ".%s.%d", name, (int)getpid());
+    int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct cache_head h = {.format = CACHE_FORMAT, .row_size = sizeof(struct pt_urow),
+                           .page_shift = PT_UNWIND_PAGE_SHIFT, .entries = n, .rows = rows};
+    memcpy(h.magic, MAGIC, sizeof(MAGIC));
+    h.crc = (uint32_t)crc32(0, (const Bytef *)table, (uInt)(n * sizeof(*table)));
+    bool ok = fd >= 0 && write_all(fd, &h, sizeof(h)) && write_all(fd, table, n * sizeof(*table));
+    int err = errno;
+    if (fd >= 0 && close(fd) && ok) {
+        ok = false;
+        err = errno;
+    }
+    if (ok && renameat(dir_fd, tmp, dir_fd, name)) {
+        ok = false;
+        err = errno;
+    }
+    if (ok) {
+        stored++;
+        return;
+    }
+    if (fd >= 0)
+        unlinkat(dir_fd, tmp, 0);
+    if (!store_failed)
+        fprintf(stderr, "parktrace: cannot write to the unwind cache %s: %s\n", dir_name, strerror(err));
+    store_failed = true;
+}
+
+void unwind_cache_counts(size_t *l, size_t *s)
+{
+    *l = loaded;
+    *s = stored;
+}
+
+void unwind_cache_close(void)
+{
+    if (dir_fd >= 0)
+        close(dir_fd);
+    dir_fd = -1;
+}
