@@ -9,10 +9,10 @@ import bench  # noqa: E402
 src, md, readme = sys.argv[1], sys.argv[2], sys.argv[3]
 res = json.load(open(src))
 targets = bench.write(res, md)
-cols = ["parktrace", bench.BASELINE_VARIANT, "parktrace --probes uprobes", "parktrace --probes syscalls", "JFR",
+cols = ["parktrace", bench.BASELINE_VARIANT, "parktrace --unwind copy", "parktrace --probes uprobes", "parktrace --probes syscalls", "JFR",
         "JFR default", "bpftrace", "bpftrace uprobes", "offcputime"]
 cols = [c for c in cols if c and any(c == r["variant"] for ov in res["overhead"] for r in ov["rows"])]
-head = {"parktrace --probes uprobes": "--probes uprobes", "parktrace --probes syscalls": "--probes syscalls",
+head = {"parktrace --unwind copy": "--unwind copy", "parktrace --probes uprobes": "--probes uprobes", "parktrace --probes syscalls": "--probes syscalls",
         "bpftrace": "bpftrace script"}
 L = ["| workload | " + " | ".join(head.get(c, c) for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
 for ov in res["overhead"]:
@@ -27,5 +27,6 @@ print("\n".join(L)); print("\n".join(T))
 pp = [ov for ov in res["overhead"] if ov["label"] == "java PingPong"]
 if pp:
     txt = ", ".join(f"{head.get(r['variant'], r['variant'])} {r['switch_ratio']:.2f}" for r in pp[0]["rows"])
-    s = open(readme).read().replace("PINGPONG_SWITCH", txt)
+    s = re.sub(r"`java PingPong`: [^\n]*\n", lambda _: f"`java PingPong`: {txt}.\n",
+               open(readme).read().replace("PINGPONG_SWITCH", txt), count=1)
     open(readme, "w").write(s)
