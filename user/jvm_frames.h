@@ -11,7 +11,7 @@
 #include "jvm_objects.h"
 #include "perfmap.h"
 
-#define JVM_METHOD_CACHE 512
+#define JVM_METHOD_CACHE 8192
 /* JIT code the perf map does not name (yet): retried while the JVM lives. */
 #define JVM_FRAME_UNNAMED "[jit-compiled]"
 

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../bpf/parktrace.h"
 #include "jvm_frames.h"
@@ -48,8 +49,10 @@ static bool kernel_unwound(int stack_id)
 static struct entry *lookup(uint32_t slot, int tgid, int stack_id);
 static void name_java(int tgid, const struct pt_sample *smp, const uint64_t *fps, struct entry *e);
 
-/* A kernel-unwound stack's frames named once per process, at the stack's
- * first sight when it has Java frames, kept under this slot. */
+/* A kernel-unwound stack is the same under every blocker: it is loaded and
+ * named once per process, under this slot, at its first sight (a JVM's
+ * stacks when they are new, while their JIT code is known). The entries of
+ * (blocker, stack) pairs only count the pair and point here. */
 #define KSTACK_TEMPLATE UINT32_MAX
 
 /* A stack the kernel unwound from CFI rows: its pcs, whole, and the names of
@@ -68,16 +71,7 @@ static void load_ustack(struct entry *e)
      * were made (dlopen); the next walks get fresh ones. */
     if (us.flags & PT_USTACK_TRUNCATED)
         unwind_tables_refresh(e->tgid);
-    struct entry *t = e->slot == KSTACK_TEMPLATE ? NULL : lookup(KSTACK_TEMPLATE, e->tgid, e->stack_id);
-    if (t && t->java) {
-        e->java = calloc((size_t)n, sizeof(*e->java));
-        for (int i = 0; i < n && i < t->npcs; i++)
-            e->java[i] = t->java[i] ? strdup(t->java[i]) : NULL;
-        if (t->jit_pending)
-            pending_jit++, e->jit_pending = true;
-    } else if (!t) {
-        name_java(e->tgid, NULL, NULL, e);
-    }
+    name_java(e->tgid, NULL, NULL, e);
 }
 
 void stacks_name_kernel_stack(int tgid, int stack_id)
@@ -98,8 +92,12 @@ static struct entry *lookup(uint32_t slot, int tgid, int stack_id)
     e->truncated = true;     /* until an unwind says otherwise */
     e->next = table[h];
     table[h] = e;
-    if (kernel_unwound(stack_id))
-        load_ustack(e);
+    if (kernel_unwound(stack_id)) {
+        if (slot == KSTACK_TEMPLATE)
+            load_ustack(e);
+        else
+            e->truncated = lookup(KSTACK_TEMPLATE, tgid, stack_id)->truncated;
+    }
     return e;
 }
 
@@ -140,6 +138,15 @@ static void name_java(int tgid, const struct pt_sample *smp, const uint64_t *fps
  * tracker limits how often) and renames the stacks that gained names. */
 static void retry_jit_names(void)
 {
+    /* A scan of every stack: at most every 100 ms, however often new
+     * stacks arrive (a JVM warming up makes hundreds a second). */
+    static uint64_t last_ns;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (!pending_jit || now - last_ns < 100000000u)
+        return;
+    last_ns = now;
     char name[512];
     for (int h = 0; h < BUCKETS && pending_jit > 0; h++)
         for (struct entry *e = table[h]; e; e = e->next) {
@@ -254,7 +261,7 @@ const struct pt_stack *stacks_resolve(uint32_t slot, int tgid, int stack_id)
 {
     if (stack_id < 0)
         return &empty;
-    struct entry *e = lookup(slot, tgid, stack_id);
+    struct entry *e = lookup(kernel_unwound(stack_id) ? KSTACK_TEMPLATE : slot, tgid, stack_id);
     if (!e->named)
         name_entry(e);
     return &e->st;
