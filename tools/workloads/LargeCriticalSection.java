@@ -7,7 +7,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *  the hold estimate applies to all three; a 1 ms pause outside the lock
  *  keeps a woken waiter from being overtaken. Holds are timed too (a sleep
  *  overshoots its request), and printed as one JSON line at the end:
- *  {"holds":[{"preset_ms":4,"taken":N,"mean_hold_ns":NS},...]}.
+ *  {"holds":[{"preset_ms":4,"taken":N,"mean_hold_ns":NS},...]}, after the
+ *  pattern's throughput, `ops_per_sec N`: the three locks' acquisitions per
+ *  second, each timed from its first to its last acquisition after a
+ *  warm-up (a quarter of the run, at most 500 ms) and before the end.
  *  usage: java LargeCriticalSection [SECONDS] [THREADS_PER_LOCK] */
 public class LargeCriticalSection {
     static final long[] HOLD_MS = {4, 16, 64};
@@ -15,12 +18,17 @@ public class LargeCriticalSection {
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3;
         int perLock = args.length > 1 ? Integer.parseInt(args[1]) : 3;
-        long end = System.nanoTime() + (long) (seconds * 1e9);
+        long start = System.nanoTime();
+        long end = start + (long) (seconds * 1e9);
+        long warm = start + Math.min(500_000_000L, (long) (seconds * 0.25e9));
+        // Per lock, written under it: acquisitions after the warm-up, the first and the last.
+        long[] k = new long[HOLD_MS.length], first = new long[HOLD_MS.length], last = new long[HOLD_MS.length];
         Thread[] all = new Thread[HOLD_MS.length * perLock];
         AtomicLong[] taken = new AtomicLong[HOLD_MS.length], held = new AtomicLong[HOLD_MS.length];
         for (int l = 0; l < HOLD_MS.length; l++) {
             ReentrantLock lock = new ReentrantLock();
             long hold = HOLD_MS[l];
+            int me = l;
             AtomicLong n = taken[l] = new AtomicLong(), ns = held[l] = new AtomicLong();
             for (int t = 0; t < perLock; t++) {
                 Thread th = new Thread(() -> {
@@ -28,6 +36,11 @@ public class LargeCriticalSection {
                         while (System.nanoTime() < end) {
                             lock.lock();
                             long t0 = System.nanoTime();
+                            if (t0 >= warm && t0 <= end) {
+                                if (k[me]++ == 0)
+                                    first[me] = t0;
+                                last[me] = t0;
+                            }
                             try {
                                 Thread.sleep(hold);
                             } finally {
@@ -47,6 +60,11 @@ public class LargeCriticalSection {
         }
         for (Thread th : all)
             th.join();
+        double ops = 0;
+        for (int l = 0; l < HOLD_MS.length; l++)
+            if (k[l] > 1)
+                ops += (k[l] - 1) / ((last[l] - first[l]) / 1e9);
+        System.out.printf("ops_per_sec %.3f%n", ops);
         StringBuilder out = new StringBuilder("{\"holds\":[");
         for (int l = 0; l < HOLD_MS.length; l++) {
             long n = taken[l].get();
