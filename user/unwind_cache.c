@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "../bpf/parktrace.h"
+#include "build_id.h"
 
 /* Bump when the rows or the table layout change meaning: older files are
  * then ignored and rewritten. */
@@ -29,19 +30,24 @@ static char dir_name[256];
 static size_t loaded, stored;
 static bool store_failed;
 
+static void not_used(const char *dir, const char *why)
+{
+    fprintf(stderr, "parktrace: unwind cache %s not used: %s\n", dir, why);
+}
+
 void unwind_cache_init(const char *dir)
 {
     if (!dir || strcmp(dir, "none") == 0)
         return;
     snprintf(dir_name, sizeof(dir_name), "%s", dir);
     if (mkdir(dir, 0700) && errno != EEXIST) {
-        fprintf(stderr, "parktrace: unwind cache %s not used: %s\n", dir, strerror(errno));
+        not_used(dir, strerror(errno));
         return;
     }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st)) {
-        fprintf(stderr, "parktrace: unwind cache %s not used: %s\n", dir, strerror(errno));
+        not_used(dir, strerror(errno));
         if (fd >= 0)
             close(fd);
         return;
@@ -49,20 +55,19 @@ void unwind_cache_init(const char *dir)
     /* Tables steer the kernel's stack walks: only a directory no one else
      * can write to is trusted. */
     if (st.st_uid != geteuid() || (st.st_mode & 022)) {
-        fprintf(stderr, "parktrace: unwind cache %s not used: %s\n", dir,
-                st.st_uid != geteuid() ? "owned by another user" : "writable by other users");
+        not_used(dir, st.st_uid != geteuid() ? "owned by another user" : "writable by other users");
         close(fd);
         return;
     }
     dir_fd = fd;
 }
 
-static void file_name(const uint8_t *id, size_t len, char *out, size_t size)
+/* <build-id in hex>.v<format>: a format change leaves old files unread. */
+#define NAME_MAX_LEN (2 * BUILD_ID_MAX + 16)
+static void file_name(const uint8_t *id, size_t len, char out[NAME_MAX_LEN])
 {
-    size_t at = 0;
-    for (size_t i = 0; i < len && at + 3 < size; i++)
-        at += (size_t)snprintf(out + at, size - at, "%02x", id[i]);
-    snprintf(out + at, size - at, ".v%d", CACHE_FORMAT);
+    build_id_hex(id, len, out);
+    snprintf(out + 2 * len, NAME_MAX_LEN - 2 * len, ".v%d", CACHE_FORMAT);
 }
 
 static bool read_all(int fd, void *buf, size_t len)
@@ -78,10 +83,10 @@ static bool read_all(int fd, void *buf, size_t len)
 
 uint64_t *unwind_cache_load(const uint8_t *id, size_t len, size_t *n, size_t *rows)
 {
-    char name[128];
-    if (dir_fd < 0 || !len)
+    char name[NAME_MAX_LEN];
+    if (dir_fd < 0 || !len || len > BUILD_ID_MAX)
         return NULL;
-    file_name(id, len, name, sizeof(name));
+    file_name(id, len, name);
     int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return NULL;
@@ -122,10 +127,10 @@ static bool write_all(int fd, const void *buf, size_t len)
 
 void unwind_cache_store(const uint8_t *id, size_t len, const uint64_t *table, size_t n, size_t rows)
 {
-    char name[128], tmp[160];
-    if (dir_fd < 0 || !len || !n || n > MAX_ENTRIES)
+    char name[NAME_MAX_LEN], tmp[NAME_MAX_LEN + 16];
+    if (dir_fd < 0 || !len || len > BUILD_ID_MAX || !n || n > MAX_ENTRIES)
         return;
-    file_name(id, len, name, sizeof(name));
+    file_name(id, len, name);
     /* Written aside and renamed: a reader never sees half a file. */
     snprintf(tmp, sizeof(tmp), ".%s.%d", name, (int)getpid());
     int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "build_id.h"
+
 #define DEBUG_ROOT "/usr/lib/debug"
 #define REG_RBP 6
 #define REG_RSP 7
@@ -216,47 +218,11 @@ static bool in_plt(const struct plts *p, uint64_t pc)
     return false;
 }
 
-/* The GNU build-id note in D, as hex into HEX; false when D has none. */
-static bool note_build_id(Elf_Data *d, char *hex, size_t len)
+/* ELF's build-id as hex into HEX ("" when it has none). */
+static void elf_build_id_hex(Elf *elf, char hex[2 * BUILD_ID_MAX + 1])
 {
-    GElf_Nhdr nh;
-    size_t off = 0, name_off, desc_off, next;
-    while ((next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && nh.n_descsz > 0 &&
-            memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 && 2 * nh.n_descsz < len) {
-            const uint8_t *id = (const uint8_t *)d->d_buf + desc_off;
-            for (size_t i = 0; i < nh.n_descsz; i++)
-                snprintf(hex + 2 * i, 3, "%02x", id[i]);
-            return true;
-        }
-        off = next;
-    }
-    return false;
-}
-
-/* Build-id from the note sections, or from PT_NOTE when the section
- * headers are gone. */
-static void build_id_hex(Elf *elf, char *hex, size_t len)
-{
-    hex[0] = '\0';
-    GElf_Shdr sh;
-    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
-        Elf_Data *d;
-        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE && (d = elf_getdata(scn, NULL)) &&
-            note_build_id(d, hex, len))
-            return;
-    }
-    size_t nph;
-    if (elf_getphdrnum(elf, &nph))
-        return;
-    for (size_t i = 0; i < nph; i++) {
-        GElf_Phdr ph;
-        Elf_Data *d;
-        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_NOTE &&
-            (d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_NHDR)) &&
-            note_build_id(d, hex, len))
-            return;
-    }
+    uint8_t id[BUILD_ID_MAX];
+    build_id_hex(id, build_id_read(elf, id), hex);
 }
 
 /* ---- pointer encodings (DW_EH_PE_*) ---- */
@@ -616,8 +582,8 @@ static Elf *open_debug_candidate(const char *cand, const char *path, const char 
     Elf *d = open_elf(cand, fd);
     if (!d)
         return NULL;
-    char did[129];
-    build_id_hex(d, did, sizeof(did));
+    char did[2 * BUILD_ID_MAX + 1];
+    elf_build_id_hex(d, did);
     GElf_Shdr sh;
     Elf_Scn *scn = find_section(d, ".debug_frame", &sh);
     if (is_x86_64(d) && (!*id || !*did || strcmp(id, did) == 0) && scn && sh.sh_type != SHT_NOBITS &&
@@ -740,10 +706,10 @@ static int finish(const struct rowvec *v, struct unwind_rows *out)
 
 static int build_from_elf(Elf *elf, const char *path, struct unwind_rows *out)
 {
-    char id[129];
+    char id[2 * BUILD_ID_MAX + 1];
     struct plts plt;
     struct rowvec eh = {0}, dbg = {0}, all = {0};
-    build_id_hex(elf, id, sizeof(id));
+    elf_build_id_hex(elf, id);
     find_plts(elf, &plt);
     eh_frame_rows(elf, &plt, &eh);
     debug_frame_rows(elf, path, id, &plt, &dbg);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../bpf/parktrace.h"
+#include "build_id.h"
 #include "procmaps.h"
 #include "unwind_cache.h"
 #include "unwind_rows.h"
@@ -28,8 +29,8 @@ struct binary {
     /* Its PT_LOAD segments, to turn a mapping's file offset into a load bias. */
     struct load { uint64_t offset, vaddr, filesz; } loads[8];
     int nloads;
-    uint8_t build_id[32];     /* NT_GNU_BUILD_ID: one file seen by two paths */
-    size_t build_id_len;      /* (a container's copy) shares one table */
+    uint8_t build_id[BUILD_ID_MAX];     /* one file seen by two paths */
+    size_t build_id_len;                /* (a container's copy) shares one table */
 };
 
 static struct binary *bins;
@@ -81,21 +82,6 @@ static int publish_table(const uint64_t *table, size_t n, size_t *bytes)
     return next_bin++;
 }
 
-/* The GNU build-id in the note segment at PH, if any, into B. */
-static void read_build_id(Elf *elf, const GElf_Phdr *ph, struct binary *b)
-{
-    Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_NHDR);
-    size_t off = 0, name_off, desc_off;
-    GElf_Nhdr nh;
-    while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
-        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-            memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz <= sizeof(b->build_id)) {
-            memcpy(b->build_id, (char *)d->d_buf + desc_off, nh.n_descsz);
-            b->build_id_len = nh.n_descsz;
-            return;
-        }
-}
-
 /* The loadable segments and the build-id of the ELF file at PATH: only its
  * program headers and notes are read (symbols are loaded when a stack is
  * named, not here). */
@@ -113,9 +99,9 @@ static void read_loads(const char *path, struct binary *b)
                 continue;
             if (ph.p_type == PT_LOAD)
                 b->loads[b->nloads++] = (struct load){ph.p_offset, ph.p_vaddr, ph.p_filesz};
-            else if (ph.p_type == PT_NOTE && !b->build_id_len)
-                read_build_id(elf, &ph, b);
         }
+    if (elf && elf_kind(elf) == ELF_K_ELF)
+        b->build_id_len = build_id_read(elf, b->build_id);
     if (elf)
         elf_end(elf);
     close(fd);
@@ -185,9 +171,9 @@ static struct binary *binary_of(const char *path)
     if (b->bin >= 0) {
         usage.binaries++;
         usage.rows += nrows;
-    }
-    if (b->bin < 0)
+    } else {
         usage.without_cfi++;
+    }
     usage.build_seconds += now_s() - t0;
     return b;
 }
