@@ -7,19 +7,13 @@
 
 #include "group.h"
 #include "jvm_tracker.h"
+#include "monotonic.h"
 #include "procmaps.h"
 #include "rank.h"
 #include "symbolize.h"
 #include "wakers.h"
 
 #define MAX_RESOLVE_TRIES 20
-
-uint64_t collect_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 void collector_init(struct collector *c, struct tracer *t, const struct pt_options *o)
 {
@@ -29,7 +23,7 @@ void collector_init(struct collector *c, struct tracer *t, const struct pt_optio
     /* Zeroed and untouched until used: the table is sized for the kernel's
      * (16 384 blockers by default, 20 MiB), nearly all of it never used. */
     c->b = calloc(t->nslots, sizeof(*c->b));
-    c->start_ns = c->window_start = collect_now_ns();
+    c->start_ns = c->window_start = monotonic_ns();
     csp_init(&c->csp, t->procs_fd, c->start_ns);
 }
 
@@ -96,7 +90,7 @@ void collector_tick(struct collector *c)
     jvm_tracker_tick();
     stacks_poll_samples();
     uint32_t n = tracer_used_slots(c->t);
-    uint64_t now = collect_now_ns();
+    uint64_t now = monotonic_ns();
     /* Slots are handed out in order and never taken back: only those past
      * the last one settled need a look (one still being published stops the
      * advance until its next tick). */
@@ -270,7 +264,7 @@ static void apply_csp(struct collector *c, struct pt_report *r, const struct idl
 
 void collector_report(struct collector *c, enum pt_report_type type, struct pt_report *r)
 {
-    uint64_t now = collect_now_ns();
+    uint64_t now = monotonic_ns();
     bool interval = type == PT_REPORT_INTERVAL;
 
     collector_tick(c);

@@ -46,7 +46,6 @@ struct collector {
     uint32_t rows_cap;
 };
 
-uint64_t collect_now_ns(void);
 void collector_init(struct collector *c, struct tracer *t, const struct pt_options *o);
 
 /* Housekeeping between reports: unwinds new stack copies and names new

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "jvm_attach.h"
+#include "monotonic.h"
 
 /* x86-64 HotSpot interpreter frames (frame_x86.hpp): below the saved rbp
  * come the sender's sp, the last sp, then the Method*. Not in vmStructs; a
@@ -21,13 +22,6 @@
 #define PERFMAP_QUICK_GAP_NS 250000000ULL
 #define PERFMAP_GAP_NS 1000000000ULL
 #define PERFMAP_MAX_FAILURES 3
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static bool read_flag(const struct jvm *j, const char *name, bool *v)
 {
@@ -171,7 +165,7 @@ static int thread_named(int pid, const char *name)
  * that refuses attaching (SIGQUIT would make it print a thread dump). */
 static void refresh_perfmap(struct jvm_frames *f, int pid)
 {
-    uint64_t now = now_ns();
+    uint64_t now = monotonic_ns();
     uint64_t gap = f->perf_requests < PERFMAP_QUICK_REQUESTS ? PERFMAP_QUICK_GAP_NS : PERFMAP_GAP_NS;
     if (f->attach_disabled || f->perf_failures >= PERFMAP_MAX_FAILURES ||
         (f->perf_requests && now - f->perf_asked_ns < gap))

@@ -12,6 +12,7 @@
 #include "csp.h"
 #include "jvm_frames.h"
 #include "jvm_objects.h"
+#include "monotonic.h"
 #include "procmaps.h"
 #include "unwind_tables.h"
 
@@ -313,13 +314,6 @@ static void refresh(struct tracked *t)
     t->ntids = n;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static bool enabled(void)
 {
     return tr && options_trace_java(opts);
@@ -328,14 +322,14 @@ static bool enabled(void)
 void jvm_tracker_discover_named(void)
 {
     if (enabled() && (opts->npids || opts->command))
-        discover(now_ns());
+        discover(monotonic_ns());
 }
 
 void jvm_tracker_tick(void)
 {
     if (!enabled())
         return;
-    discover(now_ns());
+    discover(monotonic_ns());
     for (int i = 0; i < njvms; i++)
         if (jvms[i].live)
             refresh(&jvms[i]);

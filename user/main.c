@@ -17,6 +17,7 @@
 #include "jvm_tracker.h"
 #include "launch.h"
 #include "loader.h"
+#include "monotonic.h"
 #include "options.h"
 #include "preflight.h"
 #include "procmaps.h"
@@ -135,7 +136,7 @@ static void loop(struct run *r, int sfd, int tfd)
             uint64_t ticks;
             if (read(tfd, &ticks, sizeof(ticks)) < 0)
                 continue;
-            uint64_t now = collect_now_ns();
+            uint64_t now = monotonic_ns();
             jvm_tracker_discover_named();
             if (++r->ticks % r->housekeeping_every)
                 continue;
@@ -211,14 +212,14 @@ int main(int argc, char **argv)
     loop(&r, sfd, tfd);
 
     /* Close the last, partial window so the interval reports tile the run. */
-    if (r.o.interval_ns && collect_now_ns() - r.c.window_start >= 1000000)
+    if (r.o.interval_ns && monotonic_ns() - r.c.window_start >= 1000000)
         emit(&r, PT_REPORT_INTERVAL);
     emit(&r, PT_REPORT_FINAL);
     rc = 0;
     if (r.o.collapsed && collapsed_write(r.o.collapsed, &r.c, r.o.collapsed_count, r.o.waker) < 0)
         rc = 2;
     if (r.o.self_stats)
-        selfstats_print(stderr, &r.t, (double)(collect_now_ns() - r.c.start_ns) / 1e9);
+        selfstats_print(stderr, &r.t, (double)(monotonic_ns() - r.c.start_ns) / 1e9);
     if (stats_fd >= 0)
         close(stats_fd);
     tracer_close(&r.t);

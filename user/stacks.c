@@ -4,11 +4,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../bpf/parktrace.h"
 #include "jvm_frames.h"
 #include "jvm_tracker.h"
+#include "monotonic.h"
 #include "unwind.h"
 #include "unwind_tables.h"
 
@@ -141,9 +141,7 @@ static void retry_jit_names(void)
     /* A scan of every stack: at most every 100 ms, however often new
      * stacks arrive (a JVM warming up makes hundreds a second). */
     static uint64_t last_ns;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t now = monotonic_ns();
     if (!pending_jit || now - last_ns < 100000000u)
         return;
     last_ns = now;
