@@ -41,7 +41,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS)
 
-$(BUILD)/workloads/%: tools/workloads/%.c | $(BUILD)
+$(BUILD)/workloads/%: tools/workloads/%.c tools/workloads/workload_time.h | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@ -lpthread -lm
 

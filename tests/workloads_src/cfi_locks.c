@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../tools/workloads/workload_time.h"
+
 /* Kept out of line and uncloned, so each has its own symbol and frame. */
 #define FRAME __attribute__((noinline, noclone))
 /* After a call: keeps it from being a tail call, whose frame would vanish. */
@@ -38,20 +40,6 @@ struct path_stats ingest_stats, flush_stats;
 _Atomic uint64_t cond_waits, cond_wait_ns;
 static _Atomic int stop;
 static int pending;    /* batches signalled and not yet taken, under batch_lock */
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_us(long us)
-{
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    while (nanosleep(&ts, &ts))
-        ;
-}
 
 /* Takes shared_lock, counting the calls that had to wait for it. Each
  * locking function has its own copy of this so that pthread_mutex_lock is

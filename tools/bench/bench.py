@@ -182,20 +182,20 @@ def stop_and_reap(proc):
     kernel's accounting). bpftrace has been seen to miss a SIGINT and sit
     in epoll_wait: the signal is sent again every 10 s, and after 30 s the
     tracer is killed (and said so on stderr)."""
-    for attempt in range(4):
-        if attempt < 3:
-            proc.send_signal(signal.SIGINT)
-        else:
-            log(f"{proc.args[0]} ignored SIGINT for 30 s: killed")
-            proc.kill()
+    for _ in range(3):
+        proc.send_signal(signal.SIGINT)
         deadline = time.time() + 10
-        while attempt == 3 or time.time() < deadline:
-            pid, _, ru = os.wait4(proc.pid, os.WNOHANG if attempt < 3 else 0)
+        while time.time() < deadline:
+            pid, _, ru = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 proc.returncode = 0     # reaped here, not by Popen
                 return ru
             time.sleep(0.05)
-    raise RuntimeError("unreachable")
+    log(f"{proc.args[0]} ignored SIGINT for 30 s: killed")
+    proc.kill()
+    _, _, ru = os.wait4(proc.pid, 0)
+    proc.returncode = -signal.SIGKILL
+    return ru
 
 
 PT_RUN = [PT, "-i", "1s", "-o", "/dev/null"]

@@ -14,24 +14,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "workload_time.h"
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t deadline;
 static _Atomic uint64_t rounds, lock_ns;
 static long hold_us = 500;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_us(long us)
-{
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    while (nanosleep(&ts, &ts))
-        ;
-}
 
 static void *player(void *arg)
 {

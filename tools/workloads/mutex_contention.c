@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workload_time.h"
+
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t journal_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -44,20 +46,6 @@ static double seconds = 3;
 static _Atomic int stop;
 static int queued;
 static _Atomic uint64_t cond_waits, cond_wait_ns;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_us(long us)
-{
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    while (nanosleep(&ts, &ts))
-        ;
-}
 
 /* Locks M, timing the call only when the lock was taken by someone else. */
 static void timed_lock(struct lock_spec *l)

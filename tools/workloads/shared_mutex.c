@@ -11,18 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workload_time.h"
+
 struct shared {
     pthread_mutex_t lock;
     uint64_t blocked[2], blocked_ns[2];
     int pids[2];
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void run(struct shared *sh, int who, double seconds)
 {
