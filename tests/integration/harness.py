@@ -7,12 +7,14 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PT = os.path.join(ROOT, "build", "parktrace")
-MC = os.path.join(ROOT, "build", "workloads", "mutex_contention")
-SHM = os.path.join(ROOT, "build", "workloads", "shared_mutex")
-TW = os.path.join(ROOT, "build", "workloads", "timed_waits")
+# The build to test: `build` unless PT_BUILD names another (a second checkout's build dir).
+BUILD = os.path.join(ROOT, os.environ.get("PT_BUILD", "build"))
+PT = os.path.join(BUILD, "parktrace")
+MC = os.path.join(BUILD, "workloads", "mutex_contention")
+SHM = os.path.join(BUILD, "workloads", "shared_mutex")
+TW = os.path.join(BUILD, "workloads", "timed_waits")
 FLAMEGRAPH = "/usr/share/perl5/Devel/NYTProf/flamegraph.pl"
-JAVA_CP = os.path.join(ROOT, "build", "java")
+JAVA_CP = os.path.join(BUILD, "java")
 TMP = tempfile.mkdtemp(prefix="pt-itest-")
 
 results = []

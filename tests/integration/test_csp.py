@@ -7,7 +7,7 @@ import os
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
-PINGPONG = os.path.join(ROOT, "build", "workloads", "lock_pingpong")
+PINGPONG = os.path.join(BUILD, "workloads", "lock_pingpong")
 
 
 def traced(cmd, pt_args=()):
