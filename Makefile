@@ -68,3 +68,49 @@ bench: deps
 
 clean:
 	rm -rf $(BUILD) vmlinux/vmlinux.h
+
+# Fuzzing (issue #12): one libFuzzer target per parser of another process's
+# data (tests/fuzz/fuzz_*.c), under ASan and UBSan, in a build directory of
+# its own. The library is an archive so each target links only what it uses;
+# FUZZ_WRAP_<target> replaces a reader's sources of data (--wrap) with the
+# target's fake ones.
+BUILD_FUZZ := $(BUILD)/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TIMEOUT ?= 10
+FUZZ_RSS_MB ?= 1024
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $(FUZZ_SAN) \
+	-I$(BUILD) -Ibpf -Iuser
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD_FUZZ)/fuzz_%)
+FUZZ_OBJS := $(LIB_SRCS:user/%.c=$(BUILD_FUZZ)/obj/%.o)
+FUZZ_WRAP_attach := -Wl,--wrap=attach_socket_open
+FUZZ_WRAP_vmstructs := -Wl,--wrap=procmaps_get,--wrap=procmaps_refresh,--wrap=procmaps_elf \
+	-Wl,--wrap=elfsyms_find,--wrap=procmem_open
+
+.PHONY: fuzz fuzz-build
+fuzz: fuzz-build
+	tests/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TIMEOUT) $(FUZZ_RSS_MB) $(FUZZ_TARGETS)
+
+fuzz-build: $(FUZZ_BINS) $(BUILD_FUZZ)/seed_elf
+
+$(BUILD_FUZZ)/obj/%.o: user/%.c $(wildcard user/*.h) bpf/parktrace.h $(BUILD)/parktrace.skel.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD_FUZZ)/libpt.a: $(FUZZ_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD_FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(BUILD_FUZZ)/libpt.a
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(BUILD_FUZZ)/libpt.a $(FUZZ_WRAP_$*) -o $@ $(LDLIBS)
+
+# Tiny real ELF files as the ELF readers' seeds: one with .eh_frame, one with
+# .debug_frame only, and a stripped copy of the first whose .gnu_debuglink
+# names the second.
+FUZZ_SEED_ELF := -shared -fPIC -nostdlib -Wl,--build-id -Wl,-z,noseparate-code -Wl,-z,norelro \
+	-Wl,-z,max-page-size=16
+$(BUILD_FUZZ)/seed_elf: tests/fuzz/seed_elf.c
+	@mkdir -p $(dir $@)
+	$(CLANG) -O1 $(FUZZ_SEED_ELF) $< -o $@
+	$(CLANG) -O1 -g -fno-asynchronous-unwind-tables $(FUZZ_SEED_ELF) $< -o $@-debug_frame
+	objcopy --strip-all --add-gnu-debuglink=$@-debug_frame $@ $@-stripped

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs each fuzz target for a bounded time (make fuzz calls it):
+#   run.sh BUILD_DIR SECONDS TIMEOUT RSS_MB TARGET...
+# Prints one line per target, "PASS fuzz_T: ..." or "FAIL fuzz_T: ...", for
+# tests/run.sh's tally; exits 1 if any failed. libFuzzer's own output goes to
+# BUILD_DIR/logs/T.log, an input that crashed, leaked or timed out to
+# BUILD_DIR/crashes/T-*. Each target starts from its committed seeds
+# (tests/fuzz/corpus/T), seeds made here, and what earlier runs found.
+set -u
+cd "$(dirname "$0")/../.."
+build=$1 secs=$2 timeout=$3 rss=$4
+shift 4
+
+# Seeds that are binary or come from this machine.
+seed() {   # seed TARGET DIR
+    case $1 in
+    elf*)
+        cp "$build"/seed_elf* "$2"/ 2>/dev/null
+        for f in build/workloads/*; do [ -f "$f" ] && cp "$f" "$2/workload-$(basename "$f")"; done ;;
+    procmaps)
+        cat /proc/self/maps >"$2/self-maps" ;;
+    vmstructs)
+        python3 tests/fuzz/vmstructs_seed.py >"$2/jvm-image" ;;
+    esac
+}
+
+fail=0
+mkdir -p "$build/crashes" "$build/logs"
+for t in "$@"; do
+    corpus=$build/corpus/$t log=$build/logs/$t.log
+    mkdir -p "$corpus"
+    seed "$t" "$corpus"
+    seeds=()
+    [ -d "tests/fuzz/corpus/$t" ] && seeds=("tests/fuzz/corpus/$t")
+    UBSAN_OPTIONS=print_stacktrace=1 "$build/fuzz_$t" -max_total_time="$secs" -timeout="$timeout" \
+        -rss_limit_mb="$rss" -artifact_prefix="$build/crashes/$t-" -print_final_stats=1 \
+        "$corpus" "${seeds[@]}" >"$log" 2>&1
+    rc=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+    if [ "$rc" -eq 0 ]; then
+        echo "PASS fuzz_$t: ${runs:-0} inputs in ${secs}s, ${cov:-no coverage line}"
+    else
+        artifact=$(sed -n 's/.*Test unit written to //p' "$log" | tail -n 1)
+        echo "FAIL fuzz_$t: exit $rc after ${runs:-?} inputs; reproduce: $build/fuzz_$t ${artifact:-(no input saved)}"
+        grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|    #[0-9] )' "$log" | head -n 20
+        fail=1
+    fi
+done
+exit "$fail"
