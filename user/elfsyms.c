@@ -10,15 +10,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_FILES 4096
+#include "debug_file.h"
 
-static struct elf_file *files[MAX_FILES];
-static int nfiles;
-static char debug_root[PATH_MAX] = "/usr/lib/debug";
+/* Symbol memory a run keeps (symbols and names); past it, the symbols of
+ * the file used longest ago are dropped and read again if it is needed
+ * again. A user mapping thousands of files cannot leave a later process
+ * unnamed. */
+#define SYMBOL_BUDGET (256u << 20)
+
+static struct elf_file **files;
+static size_t nfiles, capfiles;
+static size_t symbol_bytes;
+static uint64_t use_clock;
 
 void elfsyms_set_debug_root(const char *dir)
 {
-    snprintf(debug_root, sizeof(debug_root), "%s", dir);
+    debug_file_set_root(dir);
 }
 
 static const char *keep_string(struct elf_file *ef, const char *s)
@@ -105,138 +112,154 @@ static bool has_section(Elf *elf, Elf64_Word type)
     return false;
 }
 
-static Elf_Data *section_data(Elf *elf, const char *want, GElf_Shdr *out)
+static bool has_symtab(Elf *dbg)
 {
-    size_t shstrndx;
-    Elf_Scn *scn = NULL;
-    if (elf_getshdrstrndx(elf, &shstrndx))
-        return NULL;
-    while ((scn = elf_nextscn(elf, scn))) {
-        if (!gelf_getshdr(scn, out))
-            continue;
-        const char *name = elf_strptr(elf, shstrndx, out->sh_name);
-        if (name && strcmp(name, want) == 0)
-            return elf_getdata(scn, NULL);
-    }
-    return NULL;
+    return has_section(dbg, SHT_SYMTAB);
 }
 
-/* Path of the separate debug file: build-id first, then .gnu_debuglink. */
-static bool find_debug_file(Elf *elf, const char *path, char *out, size_t len)
+static void add_debug_symbols(struct elf_file *ef, Elf *elf, const struct file_ref *f, size_t *cap)
 {
-    GElf_Shdr sh;
-    Elf_Data *d = section_data(elf, ".note.gnu.build-id", &sh);
-    if (d && d->d_size > 16) {
-        const unsigned char *p = d->d_buf;
-        uint32_t namesz = *(const uint32_t *)p, descsz = *(const uint32_t *)(p + 4);
-        size_t desc = 12 + ((namesz + 3) & ~3u);
-        if (desc + descsz <= d->d_size && descsz > 1 && descsz <= 64) {
-            char hex[130];
-            for (uint32_t i = 0; i < descsz; i++)
-                sprintf(hex + 2 * i, "%02x", p[desc + i]);
-            if (snprintf(out, len, "%s/.build-id/%.2s/%s.debug", debug_root, hex, hex + 2) <
-                    (int)len &&
-                access(out, R_OK) == 0)
-                return true;
-        }
-    }
-    d = section_data(elf, ".gnu_debuglink", &sh);
-    if (d && d->d_size > 1 && memchr(d->d_buf, 0, d->d_size)) {
-        const char *link = d->d_buf, *slash = strrchr(path, '/');
-        int dirlen = slash ? (int)(slash - path) : 0;
-        if (snprintf(out, len, "%s/%.*s/%s", debug_root, dirlen, path, link) < (int)len &&
-            access(out, R_OK) == 0)
-            return true;
-        if (snprintf(out, len, "%.*s/.debug/%s", dirlen, path, link) < (int)len &&
-            access(out, R_OK) == 0)
-            return true;
-    }
-    return false;
-}
-
-static void add_debug_symbols(struct elf_file *ef, Elf *elf, const char *path, size_t *cap)
-{
-    char dbg[PATH_MAX];
-    if (!find_debug_file(elf, path, dbg, sizeof(dbg)))
+    int fd;
+    Elf *delf = debug_file_open(elf, f, has_symtab, &fd);
+    if (!delf)
         return;
-    int fd = open(dbg, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    Elf *delf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    if (delf) {
-        read_symtab(delf, ef, SHT_SYMTAB, cap);
-        elf_end(delf);
-    }
+    read_symtab(delf, ef, SHT_SYMTAB, cap);
+    elf_end(delf);
     close(fd);
 }
 
-static struct elf_file *load(const char *path, const struct stat *st)
+static size_t symbols_size(const struct elf_file *ef)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    GElf_Ehdr eh;
-    if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
-        if (elf)
-            elf_end(elf);
-        close(fd);
-        return NULL;
-    }
-    struct elf_file *ef = calloc(1, sizeof(*ef));
-    ef->dev = st->st_dev;
-    ef->ino = st->st_ino;
-    ef->path = strdup(path);
-    ef->is_dyn = eh.e_type == ET_DYN;
+    return ef->nsyms * sizeof(*ef->syms) + ef->strings_cap;
+}
 
-    size_t nph;
-    if (!elf_getphdrnum(elf, &nph) && nph) {
-        ef->loads = calloc(nph, sizeof(*ef->loads));
-        for (size_t i = 0; i < nph; i++) {
-            GElf_Phdr ph;
-            if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-                ef->loads[ef->nloads++] = (struct elf_load){ph.p_offset, ph.p_vaddr, ph.p_filesz,
-                                                            ph.p_memsz};
-        }
+static void drop_symbols(struct elf_file *ef)
+{
+    symbol_bytes -= symbols_size(ef);
+    free(ef->syms);
+    free(ef->strings);
+    ef->syms = NULL;
+    ef->strings = NULL;
+    ef->nsyms = ef->strings_len = ef->strings_cap = 0;
+    ef->evicted = true;
+}
+
+/* Frees symbol memory, the least recently used files' first, until NEED
+ * more bytes fit in the budget. */
+static void make_room(size_t need, const struct elf_file *keep)
+{
+    while (symbol_bytes + need > SYMBOL_BUDGET) {
+        struct elf_file *old = NULL;
+        for (size_t i = 0; i < nfiles; i++)
+            if (files[i] != keep && files[i]->nsyms && (!old || files[i]->last_use < old->last_use))
+                old = files[i];
+        if (!old)
+            return;
+        drop_symbols(old);
     }
+}
+
+/* Reads the symbols of ELF (and of its debug file) into EF. */
+static void read_symbols(struct elf_file *ef, Elf *elf, const struct file_ref *f)
+{
     size_t cap = 0;
     bool full = has_section(elf, SHT_SYMTAB);
     read_symtab(elf, ef, SHT_SYMTAB, &cap);
     read_symtab(elf, ef, SHT_DYNSYM, &cap);
     if (!full)
-        add_debug_symbols(ef, elf, path, &cap);
-    elf_end(elf);
-    close(fd);
-
+        add_debug_symbols(ef, elf, f, &cap);
     for (size_t i = 0; i < ef->nsyms; i++)
         ef->syms[i].name = ef->strings + (uintptr_t)ef->syms[i].name - 1;
     qsort(ef->syms, ef->nsyms, sizeof(*ef->syms), sym_cmp);
+    ef->evicted = false;
+    symbol_bytes += symbols_size(ef);
+    make_room(0, ef);
+}
+
+static void read_loads(struct elf_file *ef, Elf *elf)
+{
+    size_t nph;
+    if (elf_getphdrnum(elf, &nph) || !nph)
+        return;
+    ef->loads = calloc(nph, sizeof(*ef->loads));
+    for (size_t i = 0; ef->loads && i < nph; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+            ef->loads[ef->nloads++] = (struct elf_load){ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_memsz};
+    }
+}
+
+static struct elf_file *find_file(const struct stat *st)
+{
+    for (size_t i = 0; i < nfiles; i++)
+        if (files[i]->dev == st->st_dev && files[i]->ino == st->st_ino)
+            return files[i];
+    return NULL;
+}
+
+static struct elf_file *new_file(const struct stat *st, const char *name, Elf *elf)
+{
+    if (nfiles == capfiles) {
+        size_t cap = capfiles ? capfiles * 2 : 256;
+        struct elf_file **p = realloc(files, cap * sizeof(*p));
+        if (!p)
+            return NULL;
+        files = p;
+        capfiles = cap;
+    }
+    GElf_Ehdr eh;
+    struct elf_file *ef = calloc(1, sizeof(*ef));
+    if (!ef || !gelf_getehdr(elf, &eh)) {
+        free(ef);
+        return NULL;
+    }
+    ef->dev = st->st_dev;
+    ef->ino = st->st_ino;
+    ef->path = strdup(name ? name : "");
+    ef->is_dyn = eh.e_type == ET_DYN;
+    read_loads(ef, elf);
+    files[nfiles++] = ef;
     return ef;
 }
 
-struct elf_file *elfsyms_get(const char *path)
+struct elf_file *elfsyms_get(const struct file_ref *f)
 {
     struct stat st;
-    if (stat(path, &st) || !S_ISREG(st.st_mode))
+    if (fstat(f->fd, &st) || !S_ISREG(st.st_mode))
         return NULL;
-    for (int i = 0; i < nfiles; i++)
-        if (files[i]->dev == st.st_dev && files[i]->ino == st.st_ino)
-            return files[i];
-    if (nfiles == MAX_FILES)
-        return NULL;
+    struct elf_file *ef = find_file(&st);
+    if (ef && !ef->evicted)
+        return ef;
     static bool inited;
     if (!inited) {
         elf_version(EV_CURRENT);
         inited = true;
     }
-    struct elf_file *ef = load(path, &st);
-    if (ef)
-        files[nfiles++] = ef;
+    Elf *elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+    if (elf && elf_kind(elf) == ELF_K_ELF && (ef || (ef = new_file(&st, f->name, elf))))
+        read_symbols(ef, elf, f);
+    elf_end(elf);
     return ef;
 }
 
-const struct elf_sym *elfsyms_lookup(const struct elf_file *ef, uint64_t vaddr, bool func)
+bool elfsyms_evicted(const struct elf_file *ef)
 {
+    return ef->evicted;
+}
+
+struct elf_file *elfsyms_get_path(const char *path)
+{
+    struct file_ref f = {.fd = safe_open(path), .name = path};
+    if (f.fd < 0)
+        return NULL;
+    struct elf_file *ef = elfsyms_get(&f);
+    close(f.fd);
+    return ef;
+}
+
+const struct elf_sym *elfsyms_lookup(struct elf_file *ef, uint64_t vaddr, bool func)
+{
+    ef->last_use = ++use_clock;
     size_t lo = 0, hi = ef->nsyms;
     /* Last symbol with addr <= vaddr. */
     while (lo < hi) {
@@ -286,12 +309,15 @@ bool elfsyms_offset_to_vaddr(const struct elf_file *ef, uint64_t off, uint64_t *
 
 void elfsyms_free_all(void)
 {
-    for (int i = 0; i < nfiles; i++) {
+    for (size_t i = 0; i < nfiles; i++) {
         free(files[i]->path);
         free(files[i]->loads);
         free(files[i]->syms);
         free(files[i]->strings);
         free(files[i]);
     }
-    nfiles = 0;
+    free(files);
+    files = NULL;
+    nfiles = capfiles = 0;
+    symbol_bytes = 0;
 }

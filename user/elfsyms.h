@@ -28,15 +28,27 @@ struct elf_file {
     size_t nsyms;
     char *strings;            /* owns every name */
     size_t strings_len, strings_cap;
+    uint64_t last_use;        /* for dropping the symbols used longest ago */
+    bool evicted;             /* symbols dropped to stay within the budget */
 };
 
-/* Opens PATH (already resolved through /proc/PID/root) and returns its cached
- * symbol table, or NULL when it is not a readable ELF file. */
-struct elf_file *elfsyms_get(const char *path);
+struct file_ref;
+
+/* The cached symbol table of the file open at F (one per inode), read on
+ * first use or after its symbols were evicted; NULL when it is not an ELF
+ * file. F's descriptor stays the caller's. */
+struct elf_file *elfsyms_get(const struct file_ref *f);
+
+/* The same for a file of parktrace's own at PATH (tests, tools). */
+struct elf_file *elfsyms_get_path(const char *path);
+
+/* Whether EF's symbols were dropped to stay within the memory budget: the
+ * caller gets them back with elfsyms_get on the file. */
+bool elfsyms_evicted(const struct elf_file *ef);
 
 /* The symbol covering VADDR (the file's own virtual address), FUNC or
  * OBJECT as asked, or NULL. */
-const struct elf_sym *elfsyms_lookup(const struct elf_file *ef, uint64_t vaddr, bool func);
+const struct elf_sym *elfsyms_lookup(struct elf_file *ef, uint64_t vaddr, bool func);
 
 /* The symbol named NAME (version suffix ignored), or NULL. A linear scan:
  * for one-time lookups such as HotSpot's exported tables. */

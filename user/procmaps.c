@@ -1,25 +1,23 @@
 #include "procmaps.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "elfsyms.h"
+#include "safe_open.h"
 
 #define MAX_PROCS 8192
 #define MAX_REREADS 8
 
 static struct pm_proc *procs[MAX_PROCS];
 static int nprocs;
-
-void procmaps_file_path(int pid, const char *path, char *out, unsigned long len)
-{
-    snprintf(out, len, "/proc/%d/root%s", pid, path);
-    if (access(out, R_OK) != 0)
-        snprintf(out, len, "%s", path);
-}
 
 static void free_maps(struct pm_proc *p)
 {
@@ -30,41 +28,68 @@ static void free_maps(struct pm_proc *p)
     p->nmaps = 0;
 }
 
+/* One line of /proc/PID/maps into M; false for a line without an address
+ * range. The path is kept only when absolute (not [heap], [vdso], ...). */
+static bool parse_line(char *line, struct pm_map *m)
+{
+    uint64_t start, end, off, ino;
+    unsigned major, minor;
+    char perms[8];
+    int pathpos = 0;
+    if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &start, &end, perms,
+               &off, &major, &minor, &ino, &pathpos) < 7 ||
+        start >= end)
+        return false;
+    char *path = pathpos ? line + pathpos : NULL;
+    if (path) {
+        path[strcspn(path, "\n")] = '\0';
+        if (*path != '/')
+            path = NULL;
+    }
+    *m = (struct pm_map){.start = start, .end = end, .offset = off, .exec = perms[2] == 'x',
+                         .dev = makedev(major, minor), .ino = ino, .path = path ? strdup(path) : NULL};
+    return true;
+}
+
+int procmaps_parse(FILE *f, struct pm_proc *p)
+{
+    char line[PATH_MAX + 256];
+    int cap = 0;
+    free_maps(p);
+    while (fgets(line, sizeof(line), f)) {
+        /* A line longer than the buffer (a long path) is dropped whole: its
+         * tail must not be read as a line of its own. */
+        if (!strchr(line, '\n') && !feof(f)) {
+            int c;
+            while ((c = fgetc(f)) != EOF && c != '\n')
+                ;
+            continue;
+        }
+        if (p->nmaps >= PROCMAPS_MAX_MAPS)
+            return -1;
+        if (p->nmaps == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct pm_map *m = realloc(p->maps, (size_t)cap * sizeof(*m));
+            if (!m)
+                return -1;
+            p->maps = m;
+        }
+        if (parse_line(line, &p->maps[p->nmaps]))
+            p->nmaps++;
+    }
+    return 0;
+}
+
 static void read_maps(struct pm_proc *p)
 {
-    char fn[64], line[4096];
+    char fn[64];
     snprintf(fn, sizeof(fn), "/proc/%d/maps", p->pid);
     FILE *f = fopen(fn, "re");
     if (!f) {
         p->exited = true;
         return;
     }
-    free_maps(p);
-    int cap = 0;
-    while (fgets(line, sizeof(line), f)) {
-        uint64_t start, end, off;
-        char perms[8];
-        int pathpos = 0;
-        if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end, perms,
-                   &off, &pathpos) < 4)
-            continue;
-        if (p->nmaps == cap) {
-            cap = cap ? cap * 2 : 64;
-            struct pm_map *m = realloc(p->maps, (size_t)cap * sizeof(*m));
-            if (!m)
-                break;
-            p->maps = m;
-        }
-        char *path = pathpos ? line + pathpos : NULL;
-        if (path) {
-            path[strcspn(path, "\n")] = '\0';
-            if (*path != '/')
-                path = NULL;      /* [heap], [stack], [vdso], anonymous */
-        }
-        p->maps[p->nmaps++] = (struct pm_map){
-            .start = start, .end = end, .offset = off, .exec = perms[2] == 'x',
-            .path = path ? strdup(path) : NULL};
-    }
+    procmaps_parse(f, p);
     fclose(f);
     snprintf(fn, sizeof(fn), "/proc/%d/comm", p->pid);
     f = fopen(fn, "re");
@@ -73,6 +98,36 @@ static void read_maps(struct pm_proc *p)
             p->comm[strcspn(p->comm, "\n")] = '\0';
         fclose(f);
     }
+}
+
+/* Whether FD is the very file the mapping was made from. */
+static bool is_mapped_file(int fd, const struct pm_map *m)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_ino == m->ino && st.st_dev == m->dev;
+}
+
+int procmaps_open(const struct pm_proc *p, const struct pm_map *m)
+{
+    char path[80];
+    /* The mapping's own inode, even when deleted or in another mount
+     * namespace; a path can be replaced, this cannot. */
+    snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, p->pid, m->start, m->end);
+    int fd = safe_open_at(AT_FDCWD, path, 0);
+    if (fd >= 0)
+        return fd;
+    /* No CAP_SYS_ADMIN, or the process has exited: its path, in its root
+     * and then in ours, if the file found there is the same inode. */
+    if (!m->path || strstr(m->path, " (deleted)"))
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        fd = i == 0 ? safe_open_in_root(p->pid, m->path) : safe_open(m->path);
+        if (fd >= 0 && is_mapped_file(fd, m))
+            return fd;
+        if (fd >= 0)
+            close(fd);
+    }
+    return -1;
 }
 
 struct pm_proc *procmaps_get(int pid)
@@ -115,11 +170,15 @@ struct elf_file *procmaps_elf(struct pm_proc *p, struct pm_map *m)
 {
     if (!m->path)
         return NULL;
-    if (!m->elf_tried) {
-        char path[4200];
+    /* A file whose symbols were evicted is read again while it can be. */
+    if (!m->elf_tried || (m->elf && elfsyms_evicted(m->elf))) {
         m->elf_tried = true;
-        procmaps_file_path(p->pid, m->path, path, sizeof(path));
-        m->elf = elfsyms_get(path);
+        m->elf = NULL;
+        int fd = procmaps_open(p, m);
+        if (fd < 0)
+            return NULL;
+        m->elf = elfsyms_get(&(struct file_ref){.fd = fd, .name = m->path, .pid = p->pid});
+        close(fd);
         uint64_t vaddr;
         if (m->elf && elfsyms_offset_to_vaddr(m->elf, m->offset, &vaddr))
             m->bias = m->start - vaddr;

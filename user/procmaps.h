@@ -4,11 +4,19 @@
 #define PT_PROCMAPS_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* More than the kernel's default vm.max_map_count (65530): the rest of a
+ * longer list is left out. */
+#define PROCMAPS_MAX_MAPS 131072
 
 struct elf_file;
 
 struct pm_map {
     uint64_t start, end, offset;
+    dev_t dev;                /* the mapped file's device and inode */
+    uint64_t ino;
     bool exec;
     char *path;               /* NULL for anonymous mappings */
     struct elf_file *elf;     /* loaded on first use */
@@ -41,9 +49,14 @@ struct elf_file *procmaps_elf(struct pm_proc *p, struct pm_map *m);
  * ADDR, with the file's virtual address of ADDR. */
 struct elf_file *procmaps_image_at(struct pm_proc *p, uint64_t addr, uint64_t *vaddr);
 
-/* Path to open a file of PID: through /proc/PID/root when possible so
- * files inside containers are found. */
-void procmaps_file_path(int pid, const char *path, char *out, unsigned long len);
+/* Parses the text of a /proc/PID/maps file into P's maps (replacing them);
+ * -1 when the list was cut short (too long, or out of memory). */
+int procmaps_parse(FILE *f, struct pm_proc *p);
+
+/* The file mapped at M, opened read-only: the mapping's own inode through
+ * /proc/PID/map_files, else its path if that is still the same inode;
+ * never anything but a regular file. -1 when it cannot be reached. */
+int procmaps_open(const struct pm_proc *p, const struct pm_map *m);
 
 void procmaps_free_all(void);
 

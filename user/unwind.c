@@ -5,7 +5,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "debug_file.h"
 #include "elfsyms.h"
 #include "procmaps.h"
 
@@ -70,9 +72,40 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
     .set_initial_registers = set_initial_registers,
 };
 
+/* Every module is reported with a descriptor parktrace opened safely:
+ * libdwfl must open nothing by name itself (its own lookups would block
+ * on a FIFO planted at a debuglink's name). */
+static int no_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
+                  Elf **elfp)
+{
+    (void)mod, (void)userdata, (void)modname, (void)base, (void)file_name, (void)elfp;
+    return -1;
+}
+
+static bool any_debug_file(Elf *dbg)
+{
+    (void)dbg;
+    return true;
+}
+
+static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                           const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                           char **debuginfo_file_name)
+{
+    (void)userdata, (void)modname, (void)base, (void)debuglink_file, (void)debuglink_crc;
+    (void)debuginfo_file_name;
+    Dwarf_Addr bias;
+    Elf *elf = dwfl_module_getelf(mod, &bias);
+    int fd = -1;
+    struct file_ref f = {.fd = -1, .name = file_name};
+    Elf *d = elf ? debug_file_open(elf, &f, any_debug_file, &fd) : NULL;
+    elf_end(d);
+    return fd;
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_elf = no_elf,
+    .find_debuginfo = find_debug_file,
 };
 
 /* Reports the process's executable mappings from the cached maps, so the
@@ -94,8 +127,13 @@ static Dwfl *build_dwfl(int pid, struct unwind_ctx *ctx)
             seen = p->maps[j].exec && p->maps[j].elf == m->elf;
         if (seen)
             continue;
-        if (dwfl_report_elf(dwfl, m->path, m->elf->path, -1, m->bias, true))
+        int fd = procmaps_open(p, m);
+        if (fd < 0)
+            continue;
+        if (dwfl_report_elf(dwfl, m->path, m->path, fd, m->bias, true))
             reported++;
+        else
+            close(fd);
     }
     dwfl_report_end(dwfl, NULL, NULL);
     if (!reported || !dwfl_attach_state(dwfl, NULL, pid, &thread_callbacks, ctx)) {

@@ -1,7 +1,9 @@
 #include "unwind_cache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +17,11 @@
 
 /* Bump when the rows or the table layout change meaning: older files are
  * then ignored and rewritten. */
-#define CACHE_FORMAT 1
+#define CACHE_FORMAT 2
 #define MAX_ENTRIES (1u << 25)    /* 256 MiB: far above any real binary */
+/* The directory's size: past it, the files written longest ago go first. */
+#define CACHE_BUDGET (256ull << 20)
+#define CACHE_MAX_FILES 4096
 
 struct cache_head {
     char magic[8];
@@ -62,8 +67,8 @@ void unwind_cache_init(const char *dir)
     dir_fd = fd;
 }
 
-/* <build-id in hex>.v<format>: a format change leaves old files unread. */
-#define NAME_MAX_LEN (2 * BUILD_ID_MAX + 16)
+/* <key in hex>.v<format>: a format change leaves old files unread. */
+#define NAME_MAX_LEN (2 * UNWIND_CACHE_KEY_MAX + 16)
 static void file_name(const uint8_t *id, size_t len, char out[NAME_MAX_LEN])
 {
     build_id_hex(id, len, out);
@@ -84,7 +89,7 @@ static bool read_all(int fd, void *buf, size_t len)
 uint64_t *unwind_cache_load(const uint8_t *id, size_t len, size_t *n, size_t *rows)
 {
     char name[NAME_MAX_LEN];
-    if (dir_fd < 0 || !len || len > BUILD_ID_MAX)
+    if (dir_fd < 0 || !len || len > UNWIND_CACHE_KEY_MAX)
         return NULL;
     file_name(id, len, name);
     int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -114,6 +119,46 @@ out:
     return t;
 }
 
+/* Deletes the oldest files until NEED more bytes fit in the budget. */
+static void make_room(uint64_t need)
+{
+    int fd = dup(dir_fd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct entry { char name[NAME_MAX + 1]; time_t mtime; uint64_t size; } *e = NULL;
+    size_t n = 0;
+    uint64_t total = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && n < CACHE_MAX_FILES) {
+        struct stat st;
+        if (de->d_name[0] == '.' || fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+            continue;
+        struct entry *p = realloc(e, (n + 1) * sizeof(*e));
+        if (!p)
+            break;
+        e = p;
+        snprintf(e[n].name, sizeof(e[n].name), "%s", de->d_name);
+        e[n].mtime = st.st_mtime;
+        e[n].size = (uint64_t)st.st_blocks * 512;
+        total += e[n++].size;
+    }
+    closedir(d);
+    while (total + need > CACHE_BUDGET && n) {
+        size_t old = 0;
+        for (size_t i = 1; i < n; i++)
+            if (e[i].mtime < e[old].mtime)
+                old = i;
+        unlinkat(dir_fd, e[old].name, 0);
+        total -= e[old].size;
+        e[old] = e[--n];
+    }
+    free(e);
+}
+
 static bool write_all(int fd, const void *buf, size_t len)
 {
     for (size_t put = 0; put < len;) {
@@ -128,8 +173,9 @@ static bool write_all(int fd, const void *buf, size_t len)
 void unwind_cache_store(const uint8_t *id, size_t len, const uint64_t *table, size_t n, size_t rows)
 {
     char name[NAME_MAX_LEN], tmp[NAME_MAX_LEN + 16];
-    if (dir_fd < 0 || !len || len > BUILD_ID_MAX || !n || n > MAX_ENTRIES)
+    if (dir_fd < 0 || !len || len > UNWIND_CACHE_KEY_MAX || !n || n > MAX_ENTRIES)
         return;
+    make_room(sizeof(struct cache_head) + n * sizeof(*table));
     file_name(id, len, name);
     /* Written aside and renamed: a reader never sees half a file. */
     snprintf(tmp, sizeof(tmp), ".%s.%d", name, (int)getpid());

@@ -6,19 +6,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "build_id.h"
+
 #define PT_UNWIND_CACHE_DIR "/var/cache/parktrace"
+/* A table's key: the binary's build-id and a checksum of its CFI, so a
+ * binary that forges another's build-id gets a key of its own. */
+#define UNWIND_CACHE_KEY_MAX (BUILD_ID_MAX + 4)
 
 /* Uses DIR (created 0700 when missing), or nothing when DIR is NULL or
  * "none". A directory another user could write to is not used (one line
- * on stderr says why). */
+ * on stderr says why). The directory is kept under 256 MiB, the files
+ * written longest ago deleted first. */
 void unwind_cache_init(const char *dir);
 
-/* The table stored for build-id ID (LEN bytes), in *N 8-byte entries with
+/* The table stored for key ID (LEN bytes), in *N 8-byte entries with
  * *ROWS rows, newly allocated; NULL when there is none or it does not
  * check out (wrong owner, size, format or checksum). */
 uint64_t *unwind_cache_load(const uint8_t *id, size_t len, size_t *n, size_t *rows);
 
-/* Stores a table under build-id ID; failures cost only the next run's
+/* Stores a table under key ID; failures cost only the next run's
  * build (said once on stderr). */
 void unwind_cache_store(const uint8_t *id, size_t len, const uint64_t *table, size_t n, size_t rows);
 

@@ -17,12 +17,17 @@
 #include <unistd.h>
 
 #include "build_id.h"
+#include "debug_file.h"
 
-#define DEBUG_ROOT "/usr/lib/debug"
 #define REG_RBP 6
 #define REG_RSP 7
 #define ROW_GAP 5             /* internal kind: no FDE covers the pc (PT_CFA_NONE outside) */
 #define MAX_PLTS 8
+#define MAX_EXEC_SEGS 8
+/* A table indexes every 4 KiB page between its first and last row: one
+ * whose pages outnumber its rows by this much is mostly holes (a function
+ * linked far away) and is not made. */
+#define MAX_EMPTY_PAGES 4096
 
 _Static_assert(sizeof(struct pt_urow) == 8, "a row is one 8-byte table entry");
 _Static_assert(sizeof(struct pt_upage) == 8, "a page entry is one 8-byte table entry");
@@ -137,17 +142,12 @@ static void addr_sort_unique(struct addrvec *a)
 
 /* ---- ELF helpers ---- */
 
-static Elf *open_elf(const char *path, int *fd)
+static Elf *elf_of(int fd)
 {
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (*fd < 0)
-        return NULL;
-    Elf *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     if (elf && elf_kind(elf) == ELF_K_ELF)
         return elf;
     elf_end(elf);
-    close(*fd);
-    *fd = -1;
     return NULL;
 }
 
@@ -567,71 +567,20 @@ static void eh_frame_rows(Elf *elf, const struct plts *plt, struct rowvec *rows)
     dwarf_cfi_end(cfi);
 }
 
-static bool same_file(const char *a, const char *b)
+static bool has_debug_frame(Elf *d)
 {
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* A candidate debug file: an x86-64 ELF other than PATH itself, with the
- * same build-id when both have one, and a .debug_frame to read. */
-static Elf *open_debug_candidate(const char *cand, const char *path, const char *id, int *fd)
-{
-    if (access(cand, R_OK) != 0 || same_file(cand, path))
-        return NULL;
-    Elf *d = open_elf(cand, fd);
-    if (!d)
-        return NULL;
-    char did[2 * BUILD_ID_MAX + 1];
-    elf_build_id_hex(d, did);
     GElf_Shdr sh;
     Elf_Scn *scn = find_section(d, ".debug_frame", &sh);
-    if (is_x86_64(d) && (!*id || !*did || strcmp(id, did) == 0) && scn && sh.sh_type != SHT_NOBITS &&
-        sh.sh_size)
-        return d;
-    close_elf(d, *fd);
-    *fd = -1;
-    return NULL;
-}
-
-/* The separate debug file of PATH: by build-id under /usr/lib/debug, then by
- * .gnu_debuglink next to the file, in its .debug/, and under
- * /usr/lib/debug/<its dir>. */
-static Elf *open_debug_file(Elf *elf, const char *path, const char *id, int *fd)
-{
-    char cand[PATH_MAX], dir[PATH_MAX];
-    Elf *d;
-    if (*id && (size_t)snprintf(cand, sizeof(cand), DEBUG_ROOT "/.build-id/%.2s/%s.debug", id, id + 2) <
-                   sizeof(cand) &&
-        (d = open_debug_candidate(cand, path, id, fd)))
-        return d;
-    Elf_Data *ld = section_data(elf, ".gnu_debuglink", NULL);
-    const char *link = ld ? ld->d_buf : NULL;
-    if (!link || !memchr(link, '\0', ld->d_size) || !*link)
-        return NULL;
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-    const char *fmts[] = {"%s/%s", "%s/.debug/%s", DEBUG_ROOT "%s/%s"};
-    for (int i = 0; i < 3; i++) {
-        if (i == 2 && dir[0] != '/')
-            break;
-        if ((size_t)snprintf(cand, sizeof(cand), fmts[i], dir, link) < sizeof(cand) &&
-            (d = open_debug_candidate(cand, path, id, fd)))
-            return d;
-    }
-    return NULL;
+    return scn && sh.sh_type != SHT_NOBITS && sh.sh_size;
 }
 
 /* Rows from .debug_frame, of the file itself or of its debug file. */
-static void debug_frame_rows(Elf *elf, const char *path, const char *id, const struct plts *plt,
-                             struct rowvec *rows)
+static void debug_frame_rows(Elf *elf, const struct file_ref *f, const struct plts *plt, struct rowvec *rows)
 {
     int dfd = -1;
     Elf *src = elf;
-    GElf_Shdr sh;
-    Elf_Scn *scn = find_section(elf, ".debug_frame", &sh);
-    if (!scn || sh.sh_type == SHT_NOBITS || !sh.sh_size)
-        src = open_debug_file(elf, path, id, &dfd);
+    if (!has_debug_frame(elf))
+        src = debug_file_open(elf, f, has_debug_frame, &dfd);
     if (!src)
         return;
     uint64_t addr;
@@ -676,7 +625,38 @@ static void overlay(const struct rowvec *base, const struct rowvec *extra, struc
 /* The final rows: gaps become PT_CFA_NONE, equal neighbours merge, leading
  * NONE rows go (a pc before the first row has no rule anyway), and rows
  * past the walker's 32-bit pcs are cut. -1 when no usable row remains. */
-static int finish(const struct rowvec *v, struct unwind_rows *out)
+/* The file's executable segments: code, where a pc can be. */
+struct exec_segs {
+    uint64_t lo[MAX_EXEC_SEGS], hi[MAX_EXEC_SEGS];
+    int n;
+};
+
+static void find_exec_segs(Elf *elf, struct exec_segs *x)
+{
+    size_t n = 0;
+    x->n = 0;
+    if (elf_getphdrnum(elf, &n))
+        return;
+    for (size_t i = 0; i < n && x->n < MAX_EXEC_SEGS; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+            x->lo[x->n] = ph.p_vaddr;
+            x->hi[x->n++] = ph.p_vaddr + ph.p_filesz;
+        }
+    }
+}
+
+static bool in_exec_seg(const struct exec_segs *x, uint64_t pc)
+{
+    for (int i = 0; i < x->n; i++)
+        if (pc >= x->lo[i] && pc < x->hi[i])
+            return true;
+    return false;
+}
+
+/* The kernel's rows from V: only in executable segments (CFI claiming
+ * code elsewhere becomes a gap), and only as far as the 32-bit pc goes. */
+static int finish(const struct rowvec *v, const struct exec_segs *x, struct unwind_rows *out)
 {
     struct pt_urow *rows = malloc((v->n ? v->n : 1) * sizeof(*rows));
     if (!rows)
@@ -685,7 +665,8 @@ static int finish(const struct rowvec *v, struct unwind_rows *out)
     for (size_t i = 0; i < v->n && v->v[i].pc <= UINT32_MAX; i++) {
         struct pt_urow r = {.pc = (uint32_t)v->v[i].pc,
                             .cfa_words = v->v[i].cfa_words,
-                            .kind = v->v[i].kind == ROW_GAP ? PT_CFA_NONE : v->v[i].kind,
+                            .kind = v->v[i].kind == ROW_GAP || !in_exec_seg(x, v->v[i].pc) ? PT_CFA_NONE
+                                                                                          : v->v[i].kind,
                             .rbp_words = v->v[i].rbp_words};
         if (k == 0 && r.kind == PT_CFA_NONE)
             continue;
@@ -704,7 +685,7 @@ static int finish(const struct rowvec *v, struct unwind_rows *out)
     return 0;
 }
 
-static int build_from_elf(Elf *elf, const char *path, struct unwind_rows *out)
+static int build_from_elf(Elf *elf, const struct file_ref *f, struct unwind_rows *out)
 {
     char id[2 * BUILD_ID_MAX + 1];
     struct plts plt;
@@ -712,13 +693,15 @@ static int build_from_elf(Elf *elf, const char *path, struct unwind_rows *out)
     elf_build_id_hex(elf, id);
     find_plts(elf, &plt);
     eh_frame_rows(elf, &plt, &eh);
-    debug_frame_rows(elf, path, id, &plt, &dbg);
+    debug_frame_rows(elf, f, &plt, &dbg);
     const struct rowvec *final = &eh;
     if (dbg.n) {
         overlay(&eh, &dbg, &all);
         final = &all;
     }
-    int rc = eh.oom || dbg.oom || all.oom ? -1 : finish(final, out);
+    struct exec_segs x;
+    find_exec_segs(elf, &x);
+    int rc = eh.oom || dbg.oom || all.oom ? -1 : finish(final, &x, out);
     if (rc == 0 && strlen(id) < sizeof(out->build_id))
         memcpy(out->build_id, id, strlen(id) + 1);
     free(eh.v);
@@ -727,17 +710,27 @@ static int build_from_elf(Elf *elf, const char *path, struct unwind_rows *out)
     return rc;
 }
 
-int unwind_rows_build(const char *path, struct unwind_rows *out)
+int unwind_rows_build_ref(const struct file_ref *f, struct unwind_rows *out)
 {
     memset(out, 0, sizeof(*out));
     if (elf_version(EV_CURRENT) == EV_NONE)
         return -1;
-    int fd;
-    Elf *elf = open_elf(path, &fd);
+    Elf *elf = elf_of(f->fd);
     if (!elf)
         return -1;
-    int rc = is_x86_64(elf) ? build_from_elf(elf, path, out) : -1;
-    close_elf(elf, fd);
+    int rc = is_x86_64(elf) ? build_from_elf(elf, f, out) : -1;
+    elf_end(elf);
+    return rc;
+}
+
+int unwind_rows_build(const char *path, struct unwind_rows *out)
+{
+    struct file_ref f = {.fd = safe_open(path), .name = path};
+    memset(out, 0, sizeof(*out));
+    if (f.fd < 0)
+        return -1;
+    int rc = unwind_rows_build_ref(&f, out);
+    close(f.fd);
     return rc;
 }
 
@@ -758,6 +751,8 @@ uint64_t *unwind_rows_table(const struct unwind_rows *r, size_t *n)
         return NULL;
     struct pt_utable_head h = {.first_page = r->rows[0].pc >> PT_UNWIND_PAGE_SHIFT};
     h.npages = (r->rows[r->n - 1].pc >> PT_UNWIND_PAGE_SHIFT) - h.first_page + 1;
+    if (h.npages > r->n + MAX_EMPTY_PAGES)
+        return NULL;
     size_t total = 1 + (size_t)h.npages + r->n;
     uint64_t *t = calloc(total, sizeof(*t));
     if (!t)

@@ -20,6 +20,10 @@ struct unwind_rows {
  * allocated when the file has no usable CFI. */
 int unwind_rows_build(const char *path, struct unwind_rows *out);
 
+struct file_ref;
+/* The same for a file a process maps (its debuglink found as it sees it). */
+int unwind_rows_build_ref(const struct file_ref *f, struct unwind_rows *out);
+
 void unwind_rows_free(struct unwind_rows *r);
 
 /* The table layout of bpf/parktrace.h (head, page index, rows) for R, in

@@ -13,10 +13,12 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../bpf/parktrace.h"
 #include "build_id.h"
 #include "procmaps.h"
+#include "safe_open.h"
 #include "unwind_cache.h"
 #include "unwind_rows.h"
 
@@ -29,8 +31,11 @@ struct binary {
     /* Its PT_LOAD segments, to turn a mapping's file offset into a load bias. */
     struct load { uint64_t offset, vaddr, filesz; } loads[8];
     int nloads;
-    uint8_t build_id[BUILD_ID_MAX];     /* one file seen by two paths */
-    size_t build_id_len;                /* (a container's copy) shares one table */
+    /* Build-id and a checksum of the CFI: one file seen by two paths (a
+     * container's copy) shares one table, and the cache's key. Empty for a
+     * file a non-root user can write, which shares and stores nothing. */
+    uint8_t key[UNWIND_CACHE_KEY_MAX];
+    size_t key_len;
 };
 
 static struct binary *bins;
@@ -38,6 +43,9 @@ static size_t nbins, capbins;
 static int next_bin;
 static int bins_fd = -1, procs_fd = -1;
 static struct unwind_tables_usage usage;
+
+/* Kernel memory (locked) for all tables; a binary past it goes without. */
+#define TABLE_BUDGET (256u << 20)
 
 void unwind_tables_init(int bins_map_fd, int procs_map_fd, const char *cache_dir)
 {
@@ -82,14 +90,30 @@ static int publish_table(const uint64_t *table, size_t n, size_t *bytes)
     return next_bin++;
 }
 
-/* The loadable segments and the build-id of the ELF file at PATH: only its
- * program headers and notes are read (symbols are loaded when a stack is
- * named, not here). */
-static void read_loads(const char *path, struct binary *b)
+/* A checksum of ELF's CFI sections, as they are in the file. */
+static uint32_t cfi_crc(Elf *elf)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
+    size_t shstrndx;
+    uLong crc = crc32(0, NULL, 0);
+    if (elf_getshdrstrndx(elf, &shstrndx))
+        return 0;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        const char *n;
+        Elf_Data *d;
+        if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+            (strcmp(n, ".eh_frame") == 0 || strcmp(n, ".eh_frame_hdr") == 0 || strcmp(n, ".debug_frame") == 0) &&
+            (d = elf_rawdata(scn, NULL)) && d->d_buf)
+            crc = crc32(crc, d->d_buf, (uInt)d->d_size);
+    }
+    return (uint32_t)crc;
+}
+
+/* The loadable segments of the ELF file open at FD, and its key when
+ * TRUSTED: only its program headers, notes and CFI bytes are read (symbols
+ * are loaded when a stack is named, not here). */
+static void read_loads(int fd, bool trusted, struct binary *b)
+{
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     size_t n = 0;
     if (elf && elf_kind(elf) == ELF_K_ELF && !elf_getphdrnum(elf, &n))
@@ -100,11 +124,13 @@ static void read_loads(const char *path, struct binary *b)
             if (ph.p_type == PT_LOAD)
                 b->loads[b->nloads++] = (struct load){ph.p_offset, ph.p_vaddr, ph.p_filesz};
         }
-    if (elf && elf_kind(elf) == ELF_K_ELF)
-        b->build_id_len = build_id_read(elf, b->build_id);
+    if (trusted && elf && elf_kind(elf) == ELF_K_ELF && (b->key_len = build_id_read(elf, b->key))) {
+        uint32_t crc = cfi_crc(elf);
+        memcpy(b->key + b->key_len, &crc, sizeof(crc));
+        b->key_len += sizeof(crc);
+    }
     if (elf)
         elf_end(elf);
-    close(fd);
 }
 
 /* The load bias of a mapping of B at START from file offset OFFSET. */
@@ -118,12 +144,52 @@ static bool mapping_bias(const struct binary *b, uint64_t start, uint64_t offset
     return false;
 }
 
-/* The binary at PATH (as the process sees it), its table built the first
- * time; bin is -1 when it has no usable CFI or the kernel's room is full. */
-static struct binary *binary_of(const char *path)
+/* A binary that only root can have written: its build-id can be believed. */
+static bool root_only(const struct stat *st)
+{
+    return st->st_uid == 0 && !(st->st_mode & 022);
+}
+
+/* The table of the binary open at F, built and published the first time:
+ * from the cache, from a trusted binary with the same key, or from its CFI.
+ * Returns -1 when it has none or the budget is spent. */
+static int table_of(const struct file_ref *f, struct binary *b)
+{
+    for (size_t i = 0; b->key_len && i + 1 < nbins; i++)
+        if (bins[i].key_len == b->key_len && bins[i].bin >= 0 && memcmp(bins[i].key, b->key, b->key_len) == 0)
+            return bins[i].bin;    /* same code, same table */
+    if (next_bin >= PT_UNWIND_BINS || usage.bytes >= TABLE_BUDGET) {
+        usage.over_budget++;
+        return -1;
+    }
+    size_t n = 0, nrows = 0;
+    uint64_t *table = b->key_len ? unwind_cache_load(b->key, b->key_len, &n, &nrows) : NULL;
+    if (!table) {
+        struct unwind_rows rows;
+        if (unwind_rows_build_ref(f, &rows) == 0) {
+            table = unwind_rows_table(&rows, &n);
+            nrows = rows.n;
+            unwind_rows_free(&rows);
+            if (table && b->key_len)
+                unwind_cache_store(b->key, b->key_len, table, n, nrows);
+        }
+    }
+    int bin = -1;
+    if (table && n * sizeof(uint64_t) > TABLE_BUDGET - usage.bytes)
+        usage.over_budget++;
+    else if (table)
+        bin = publish_table(table, n, &b->bytes);
+    free(table);
+    if (bin >= 0)
+        usage.rows += nrows;
+    return bin;
+}
+
+/* The binary open at F; NULL when it cannot be read. */
+static struct binary *binary_of(const struct file_ref *f)
 {
     struct stat st;
-    if (stat(path, &st))
+    if (fstat(f->fd, &st))
         return NULL;
     for (size_t i = 0; i < nbins; i++)
         if (bins[i].dev == st.st_dev && bins[i].ino == st.st_ino && bins[i].size == (uint64_t)st.st_size &&
@@ -140,40 +206,15 @@ static struct binary *binary_of(const char *path)
     struct binary *b = &bins[nbins++];
     *b = (struct binary){.dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t)st.st_size,
                          .mtime = (uint64_t)st.st_mtime, .bin = -1};
-    const char *slash = strrchr(path, '/');
-    snprintf(b->name, sizeof(b->name), "%.63s", slash ? slash + 1 : path);
-    read_loads(path, b);
-    for (size_t i = 0; b->build_id_len && i + 1 < nbins; i++)
-        if (bins[i].build_id_len == b->build_id_len && bins[i].bin >= 0 &&
-            memcmp(bins[i].build_id, b->build_id, b->build_id_len) == 0) {
-            b->bin = bins[i].bin;    /* same code, same table */
-            return b;
-        }
-    if (next_bin >= PT_UNWIND_BINS)
-        return b;
+    const char *slash = strrchr(f->name, '/');
+    snprintf(b->name, sizeof(b->name), "%.63s", slash ? slash + 1 : f->name);
     double t0 = now_s();
-    size_t n, nrows = 0;
-    uint64_t *table = unwind_cache_load(b->build_id, b->build_id_len, &n, &nrows);
-    if (!table) {
-        struct unwind_rows rows;
-        if (unwind_rows_build(path, &rows) == 0) {
-            table = unwind_rows_table(&rows, &n);
-            nrows = rows.n;
-            unwind_rows_free(&rows);
-            if (table)
-                unwind_cache_store(b->build_id, b->build_id_len, table, n, nrows);
-        }
-    }
-    if (table) {
-        b->bin = publish_table(table, n, &b->bytes);
-        free(table);
-    }
-    if (b->bin >= 0) {
+    read_loads(f->fd, root_only(&st), b);
+    b->bin = table_of(f, b);
+    if (b->bin >= 0)
         usage.binaries++;
-        usage.rows += nrows;
-    } else {
+    else
         usage.without_cfi++;
-    }
     usage.build_seconds += now_s() - t0;
     return b;
 }
@@ -233,9 +274,10 @@ static int publish_process(int tgid, struct pm_proc *p)
         struct pm_map *m = &p->maps[i];
         if (!m->exec || !m->path)
             continue;
-        char path[4200];
-        procmaps_file_path(tgid, m->path, path, sizeof(path));
-        struct binary *b = binary_of(path);
+        struct file_ref f = {.fd = procmaps_open(p, m), .name = m->path, .pid = tgid};
+        struct binary *b = f.fd >= 0 ? binary_of(&f) : NULL;
+        if (f.fd >= 0)
+            close(f.fd);
         uint64_t bias;
         if (!b || b->bin < 0 || !mapping_bias(b, m->start, m->offset, &bias))
             continue;

@@ -29,6 +29,7 @@ void unwind_tables_refresh(int tgid);
  * on-disk cache and those written to it. */
 struct unwind_tables_usage {
     size_t binaries, without_cfi, bytes, rows;
+    size_t over_budget;       /* binaries left without: 256 MiB or 4096 tables */
     double build_seconds;
     size_t cached, cache_stored;
 };

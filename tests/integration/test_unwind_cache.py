@@ -62,6 +62,14 @@ def traced(cache, tag):
     return {k: int(v) for k, v in stats.items()}, p.stderr, build_id
 
 
+def table_file(d, bid):
+    """The cached table of build-id BID in D: named by the build-id and a
+    checksum of the binary's CFI (the key), then the format."""
+    names = [n for n in os.listdir(d) if re.fullmatch(bid + r"[0-9a-f]{8}\.v2", n)]
+    check(len(names) == 1, f"want one table file for build-id {bid} in {d}, found {os.listdir(d)}")
+    return os.path.join(d, names[0])
+
+
 def cache_dir(name):
     d = os.path.join(TMP, name)
     shutil.rmtree(d, ignore_errors=True)
@@ -75,7 +83,7 @@ def second_run_reads_the_tables_the_first_wrote():
     check(st["unwind_cache_stored"] >= 2 and st["unwind_cached"] == 0,
           f"first run: stored {st['unwind_cache_stored']} tables (want the workload's and libc's at least), "
           f"read {st['unwind_cached']}")
-    f = os.path.join(d, bid + ".v1")
+    f = table_file(d, bid)
     check(os.path.isfile(f), f"no table file {f} for the workload's build-id; the cache holds {os.listdir(d)}")
     mode = os.stat(d).st_mode & 0o777
     check(mode == 0o700, f"the cache directory was created with mode {mode:o}, not 700")
@@ -90,7 +98,7 @@ def damaged(tag, damage):
     the next run builds it again and its stacks stay whole."""
     d = cache_dir(f"cache-{tag}")
     _, _, bid = traced(d, f"{tag}-fill")
-    f = os.path.join(d, bid + ".v1")
+    f = table_file(d, bid)
     damage(f)
     st, _, _ = traced(d, tag)
     check(st["unwind_cache_stored"] >= 1, f"{tag}: the damaged table was used, not built again "

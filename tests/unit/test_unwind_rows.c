@@ -270,7 +270,7 @@ static void count_kinds(const struct unwind_rows *r, size_t k[5])
 /* The rows between a function's first and last byte, from its symbol. */
 static bool fn_range(const char *bin, const char *name, uint32_t *lo, uint32_t *hi)
 {
-    struct elf_file *ef = elfsyms_get(bin);
+    struct elf_file *ef = elfsyms_get_path(bin);
     const struct elf_sym *s = ef ? elfsyms_find(ef, name) : NULL;
     if (!s || !s->size)
         return false;

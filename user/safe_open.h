@@ -1,0 +1,33 @@
+/* Opening files that another user may control, as root. A plain open() of
+ * a FIFO blocks for good, and of a device acts on it (/dev/ptmx makes a
+ * terminal); a link may lead anywhere. These open regular files only: the
+ * path is resolved to an O_PATH descriptor first (which opens nothing), its
+ * type checked, and only then the same inode reopened for reading. */
+#ifndef PT_SAFE_OPEN_H
+#define PT_SAFE_OPEN_H
+#include <stdint.h>
+
+/* A file a traced process maps, as parktrace reaches it. */
+struct file_ref {
+    int fd;                   /* a regular file, open read-only */
+    const char *name;         /* the path the process knows it by */
+    int pid;                  /* whose root NAME is resolved in; 0: parktrace's own */
+};
+
+/* PATH relative to DIRFD, resolved with openat2's RESOLVE flags, opened
+ * read-only if it is a regular file that no user process serves (FUSE);
+ * else -1 with errno set (EINVAL for the wrong kind of file). */
+int safe_open_at(int dirfd, const char *path, uint64_t resolve);
+
+/* An absolute path of parktrace's own: links followed, but no /proc magic
+ * links (a process's fd or root). */
+int safe_open(const char *path);
+
+/* PATH as process PID sees it: resolved inside its root, so that a
+ * container's absolute links stay in the container. */
+int safe_open_in_root(int pid, const char *path);
+
+/* An O_PATH descriptor of PID's root directory, or -1. */
+int safe_proc_root(int pid);
+
+#endif
