@@ -1,19 +1,20 @@
 #include "collapsed.h"
 
 #include <bpf/bpf.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "collect.h"
 #include "procmaps.h"
+#include "sanitize.h"
 #include "wakers.h"
 
+/* A name can neither end the line nor split the frame: controls become
+ * '?' (sanitize.h) and ';' becomes ':'. Its own line's " VALUE" always
+ * comes last, which is what flamegraph.pl takes as the value. */
 static void put_frame(FILE *f, const char *name)
 {
-    for (const char *p = name; *p; p++)
-        fputc(*p == ';' ? ':' : *p == '\n' ? ' ' : *p, f);
+    sanitize_fputs(f, name, ';', ':');
 }
 
 static void put_waiter(FILE *f, const char *root, const struct pt_stack *st, const char *leaf)
@@ -93,13 +94,8 @@ static void add_wakers(const struct wakers *w, const struct pt_stack_key *key, s
     }
 }
 
-int collapsed_write(const char *path, struct collector *c, int count_value, bool waker)
+int collapsed_write(FILE *f, struct collector *c, int count_value, bool waker)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "we");
-    if (!f) {
-        fprintf(stderr, "parktrace: cannot write collapsed stacks to %s: %s\n", path, strerror(errno));
-        return -1;
-    }
     struct pt_stack_key key, next;
     struct pt_stack_val val;
     bool first = true;
@@ -128,11 +124,5 @@ int collapsed_write(const char *path, struct collector *c, int count_value, bool
         lines++;
     }
     wakers_free(&w);
-    if (f != stdout && fclose(f)) {
-        fprintf(stderr, "parktrace: cannot write collapsed stacks to %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    if (f == stdout)
-        fflush(f);
-    return lines;
+    return fflush(f) || ferror(f) ? -1 : lines;
 }

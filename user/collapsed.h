@@ -9,7 +9,8 @@
 struct collector;
 
 /* Writes one line: ROOT, then the frames of ST outermost first, then
- * "[LEAF]". Semicolons inside names become ':' so frames stay frames. */
+ * "[LEAF]", then " VALUE". Semicolons inside names become ':' so frames
+ * stay frames, and controls '?' so a line stays a line (sanitize.h). */
 void collapsed_line(FILE *f, const char *root, const struct pt_stack *st, const char *leaf,
                     uint64_t value);
 
@@ -18,10 +19,10 @@ void collapsed_line(FILE *f, const char *root, const struct pt_stack *st, const 
 void collapsed_waker_line(FILE *f, const char *root, const struct pt_stack *st, const char *leaf,
                           const struct pt_stack *waker, const char *waker_root, uint64_t value);
 
-/* Writes every (blocker, waiter stack) the kernel aggregated; with WAKER,
- * every (blocker, waiter stack, waker stack) first, and each waiter stack's
- * line keeps only the waits no waker was seen for. Returns the number of
- * lines, or -1 when the file cannot be written. */
-int collapsed_write(const char *path, struct collector *c, int count_value, bool waker);
+/* Writes to F every (blocker, waiter stack) the kernel aggregated; with
+ * WAKER, every (blocker, waiter stack, waker stack) first, and each waiter
+ * stack's line keeps only the waits no waker was seen for. Returns the
+ * number of lines, or -1 when a write failed (errno says why). */
+int collapsed_write(FILE *f, struct collector *c, int count_value, bool waker);
 
 #endif

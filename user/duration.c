@@ -14,16 +14,30 @@ static const struct {
     {"m", 60e9}, {"min", 60e9}, {"h", 3600e9},
 };
 
+/* The length of the plain decimal number at the start of S (digits, at
+ * most one '.'), 0 when there is none: strtod alone also takes leading
+ * blanks, hex, exponents and "inf". */
+static size_t decimal_len(const char *s)
+{
+    static const char digits[] = "0123456789";
+    size_t whole = strspn(s, digits);
+    if (s[whole] != '.')
+        return whole;
+    size_t frac = strspn(s + whole + 1, digits);
+    return whole + frac ? whole + 1 + frac : 0;
+}
+
 int duration_parse(const char *s, uint64_t *ns)
 {
     char *end;
     double v;
 
-    if (!s || !*s || *s == '-' || *s == '+')
+    size_t len = s ? decimal_len(s) : 0;
+    if (!len)
         return -1;
     errno = 0;
     v = strtod(s, &end);
-    if (errno || end == s || !isfinite(v) || v <= 0)
+    if (errno || end != s + len || !isfinite(v) || v <= 0)
         return -1;
     double scale = 0;
     if (*end == '\0') {

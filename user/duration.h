@@ -4,8 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Parses DUR into nanoseconds. A bare number means seconds. Returns 0 on
- * success, -1 when DUR is not a positive duration. */
+/* Parses DUR, a plain decimal number (digits, at most one '.') and a unit,
+ * into nanoseconds. A bare number means seconds. Returns 0 on success, -1
+ * when DUR is not a positive duration written so. */
 int duration_parse(const char *s, uint64_t *ns);
 
 /* Formats NS with three significant digits and a unit: 950ns, 12.3us,

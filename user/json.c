@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "sanitize.h"
+
 void json_string(FILE *f, const char *s)
 {
     if (!s) {
@@ -9,19 +11,27 @@ void json_string(FILE *f, const char *s)
         return;
     }
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
+    while (*s) {
+        uint32_t cp;
+        int n = sanitize_utf8_next(s, &cp);
+        if (!n) {
+            fputs("\xef\xbf\xbd", f);   /* U+FFFD for the invalid byte */
+            s++;
+            continue;
         }
+        if (cp == '"' || cp == '\\')
+            fprintf(f, "\\%c", (char)cp);
+        else if (cp == '\n')
+            fputs("\\n", f);
+        else if (cp == '\t')
+            fputs("\\t", f);
+        else if (cp == '\r')
+            fputs("\\r", f);
+        else if (!sanitize_printable(cp))
+            fprintf(f, "\\u%04x", (unsigned)cp);   /* controls never reach a terminal raw */
+        else
+            fwrite(s, 1, (size_t)n, f);
+        s += n;
     }
     fputc('"', f);
 }

@@ -2,59 +2,87 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static int gate = -1;
+static int exec_status = -1;   /* the child's errno if exec fails; EOF if it runs */
 static pid_t child = -1;
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
 
 int launch_prepare(char **command)
 {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) < 0)
+    int go_pipe[2], status_pipe[2];
+    if (pipe2(go_pipe, O_CLOEXEC) < 0)
         return -1;
+    if (pipe2(status_pipe, O_CLOEXEC) < 0) {
+        close(go_pipe[0]);
+        close(go_pipe[1]);
+        return -1;
+    }
     child = fork();
     if (child < 0) {
-        close(fds[0]);
-        close(fds[1]);
+        int err = errno;
+        close(go_pipe[0]);
+        close(go_pipe[1]);
+        close(status_pipe[0]);
+        close(status_pipe[1]);
+        errno = err;
         return -1;
     }
     if (child == 0) {
         char go;
-        close(fds[1]);
+        close(go_pipe[1]);
+        close(status_pipe[0]);
         /* EOF without a byte means parktrace gave up: do not run. */
-        if (read(fds[0], &go, 1) != 1)
+        if (read(go_pipe[0], &go, 1) != 1)
             _exit(126);
-        close(fds[0]);
+        close(go_pipe[0]);
         execvp(command[0], command);
-        fprintf(stderr, "parktrace: cannot run %s: %s\n", command[0], strerror(errno));
+        /* The status pipe closed on a successful exec; here it says why not. */
+        int err = errno;
+        ssize_t told = write(status_pipe[1], &err, sizeof(err));
+        (void)told;   /* nothing more to do if even this fails */
         _exit(127);
     }
-    close(fds[0]);
-    gate = fds[1];
+    close(go_pipe[0]);
+    close(status_pipe[1]);
+    gate = go_pipe[1];
+    exec_status = status_pipe[0];
     return child;
 }
 
-void launch_release(void)
+int launch_release(void)
 {
-    if (gate >= 0) {
-        if (write(gate, "g", 1) != 1)
-            perror("parktrace: release command");
-        close(gate);
-        gate = -1;
+    int err = 0;
+    if (gate < 0)
+        return 0;
+    if (write(gate, "g", 1) != 1)
+        err = errno;
+    close_fd(&gate);
+    if (!err) {
+        ssize_t n;
+        while ((n = read(exec_status, &err, sizeof(err))) < 0 && errno == EINTR)
+            ;
+        if (n != sizeof(err))
+            err = 0;
     }
+    close_fd(&exec_status);
+    if (err && child > 0)
+        waitpid(child, NULL, 0);
+    return err;
 }
 
 void launch_abort(void)
 {
-    if (gate >= 0) {
-        close(gate);
-        gate = -1;
-    }
+    close_fd(&gate);
+    close_fd(&exec_status);
     if (child > 0)
         waitpid(child, NULL, 0);
 }

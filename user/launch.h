@@ -5,8 +5,9 @@
 
 /* Forks COMMAND, stopped before exec. Returns its PID or -1. */
 int launch_prepare(char **command);
-/* Lets it exec. */
-void launch_release(void);
+/* Lets it exec. Returns 0 once COMMAND runs, or the errno of its failed
+ * exec (the child is then reaped). */
+int launch_release(void);
 /* Kills a prepared command that will never be released. */
 void launch_abort(void);
 

@@ -19,6 +19,7 @@
 #include "loader.h"
 #include "monotonic.h"
 #include "options.h"
+#include "output_file.h"
 #include "preflight.h"
 #include "procmaps.h"
 #include "selfstats.h"
@@ -33,7 +34,10 @@ struct run {
     struct pt_options o;
     struct tracer t;
     struct collector c;
-    FILE *out;
+    FILE *out;                     /* the reports: out_file's, or standard output */
+    struct output_file out_file;
+    struct output_file collapsed;
+    bool write_failed;             /* ends the run: exit 2 */
     bool live;
     int child;
     bool pid_gone[PT_MAX_PIDS];
@@ -41,15 +45,26 @@ struct run {
     uint64_t housekeeping_every;   /* in ticks */
 };
 
-static void emit(struct run *r, enum pt_report_type type)
+/* Writes one report; false (with one line on stderr) when it could not be
+ * written. The -o file takes its name before the first report that is not
+ * the last one, so that it can be followed while it grows. */
+static bool emit(struct run *r, enum pt_report_type type)
 {
     struct pt_report rep;
+    if (type != PT_REPORT_FINAL && output_file_publish(&r->out_file)) {
+        r->write_failed = true;
+        return false;
+    }
     collector_report(&r->c, type, &rep);
-    if (r->o.format == PT_FORMAT_JSON)
-        report_json_write(r->out, &rep);
-    else
-        report_text_write(r->out, &rep, r->live && type == PT_REPORT_INTERVAL);
+    int rc = r->o.format == PT_FORMAT_JSON ? report_json_write(r->out, &rep)
+                                           : report_text_write(r->out, &rep, r->live && type == PT_REPORT_INTERVAL);
+    int err = errno;
     report_free(&rep);
+    if (rc) {
+        output_file_failed(&r->out_file, err);
+        r->write_failed = true;
+    }
+    return !rc;
 }
 
 /* A zombie still answers kill(pid, 0) until its parent reaps it. */
@@ -124,9 +139,10 @@ static void loop(struct run *r, int sfd, int tfd)
         if (fds[0].revents & POLLIN) {
             struct signalfd_siginfo si;
             if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-                if (si.ssi_signo == SIGUSR1)
-                    emit(r, PT_REPORT_DUMP);
-                else if (si.ssi_signo != SIGCHLD)
+                if (si.ssi_signo == SIGUSR1) {
+                    if (!emit(r, PT_REPORT_DUMP))
+                        return;
+                } else if (si.ssi_signo != SIGCHLD)
                     return;
                 else if (r->child > 0 && waitpid(r->child, NULL, WNOHANG) == r->child)
                     return;
@@ -142,7 +158,8 @@ static void loop(struct run *r, int sfd, int tfd)
                 continue;
             collector_tick(&r->c);
             if (r->o.interval_ns && now >= next_report) {
-                emit(r, PT_REPORT_INTERVAL);
+                if (!emit(r, PT_REPORT_INTERVAL))
+                    return;
                 next_report += r->o.interval_ns;
                 if (next_report <= now)
                     next_report = now + r->o.interval_ns;
@@ -155,28 +172,76 @@ static void loop(struct run *r, int sfd, int tfd)
     }
 }
 
+/* Opens -o and --collapsed before tracing, so that a bad path fails first. */
+static int open_outputs(struct run *r)
+{
+    r->out_file.f = stdout;
+    r->out_file.path = "-";
+    if (r->o.output && output_file_open(&r->out_file, r->o.output))
+        return -1;
+    if (r->o.collapsed && output_file_open(&r->collapsed, r->o.collapsed)) {
+        output_file_discard(&r->out_file);
+        return -1;
+    }
+    r->out = r->out_file.f;
+    /* A report leaves in one write (each ends with a flush): a traced
+     * command sharing the output cannot cut into one of its lines. */
+    static char outbuf[1 << 20];
+    setvbuf(r->out, outbuf, _IOFBF, sizeof(outbuf));
+    return 0;
+}
+
+/* The last reports and files; 0, or -1 when any could not be written. */
+static int finish_outputs(struct run *r)
+{
+    if (!r->write_failed) {
+        /* Close the last, partial window so the interval reports tile the run. */
+        if (r->o.interval_ns && monotonic_ns() - r->c.window_start >= 1000000)
+            emit(r, PT_REPORT_INTERVAL);
+        if (!r->write_failed)
+            emit(r, PT_REPORT_FINAL);
+    }
+    if (r->o.collapsed && !r->write_failed) {
+        if (collapsed_write(r->collapsed.f, &r->c, r->o.collapsed_count, r->o.waker) < 0) {
+            output_file_failed(&r->collapsed, errno);
+            r->write_failed = true;
+        } else if (output_file_close(&r->collapsed)) {
+            r->write_failed = true;
+        }
+    }
+    output_file_discard(&r->collapsed);   /* after a failure: no partial file */
+    if (r->write_failed)
+        output_file_discard(&r->out_file);
+    else if (output_file_close(&r->out_file))
+        r->write_failed = true;
+    return r->write_failed ? -1 : 0;
+}
+
+static void free_tracing(struct run *r)
+{
+    tracer_close(&r->t);
+    collector_free(&r->c);
+    jvm_tracker_free();
+    stacks_free_all();
+    unwind_free_all();
+    unwind_tables_free_all();
+    procmaps_free_all();
+    elfsyms_free_all();
+}
+
 int main(int argc, char **argv)
 {
     static struct run r;
     int rc = options_parse(argc, argv, &r.o);
     if (rc > 0)
         return 0;
-    if (rc < 0) {
-        options_usage(stderr);
+    if (rc < 0)
         return 1;
-    }
     if (preflight_pids(r.o.pids, r.o.npids) || preflight_privileges() || preflight_btf())
         return 2;
-    r.out = stdout;
-    if (r.o.output && !(r.out = fopen(r.o.output, "we"))) {
-        fprintf(stderr, "parktrace: cannot write %s: %s\n", r.o.output, strerror(errno));
+    if (open_outputs(&r))
         return 2;
-    }
-    /* A report leaves in one write (each ends with a flush): a traced
-     * command sharing the output cannot cut into one of its lines. */
-    static char outbuf[1 << 20];
-    setvbuf(r.out, outbuf, _IOFBF, sizeof(outbuf));
-    r.live = r.o.interval_ns && !r.o.output && r.o.format == PT_FORMAT_TEXT && isatty(STDOUT_FILENO);
+    r.live = r.o.interval_ns && r.out == stdout && r.o.format == PT_FORMAT_TEXT && isatty(STDOUT_FILENO);
 
     r.child = -1;
     if (r.o.command && (r.child = launch_prepare(r.o.command)) < 0) {
@@ -187,6 +252,8 @@ int main(int argc, char **argv)
     int stats_fd = r.o.self_stats ? selfstats_enable() : -1;
     if (tracer_open(&r.t, &r.o, r.o.command != NULL)) {
         launch_abort();
+        output_file_discard(&r.collapsed);
+        output_file_discard(&r.out_file);
         return 2;
     }
     if (r.child > 0)
@@ -203,7 +270,14 @@ int main(int argc, char **argv)
     if (r.o.command)
         csp_watch(&r.c.csp, r.child, r.c.start_ns);
     jvm_tracker_tick();
-    launch_release();
+    int exec_err = launch_release();
+    if (exec_err) {
+        fprintf(stderr, "parktrace: cannot start %s: %s\n", r.o.command[0], strerror(exec_err));
+        output_file_discard(&r.collapsed);
+        output_file_discard(&r.out_file);
+        free_tracing(&r);
+        return 2;
+    }
 
     /* A fast tick only when there are named processes to watch for a JVM. */
     uint64_t tick = r.o.npids || r.o.command ? NAMED_TICK_NS : HOUSEKEEPING_NS;
@@ -211,28 +285,13 @@ int main(int argc, char **argv)
     int tfd = open_ticker(tick);
     loop(&r, sfd, tfd);
 
-    /* Close the last, partial window so the interval reports tile the run. */
-    if (r.o.interval_ns && monotonic_ns() - r.c.window_start >= 1000000)
-        emit(&r, PT_REPORT_INTERVAL);
-    emit(&r, PT_REPORT_FINAL);
-    rc = 0;
-    if (r.o.collapsed && collapsed_write(r.o.collapsed, &r.c, r.o.collapsed_count, r.o.waker) < 0)
-        rc = 2;
+    rc = finish_outputs(&r) ? 2 : 0;
     if (r.o.self_stats)
         selfstats_print(stderr, &r.t, (double)(monotonic_ns() - r.c.start_ns) / 1e9);
     if (stats_fd >= 0)
         close(stats_fd);
-    tracer_close(&r.t);
     if (r.child > 0 && waitpid(r.child, NULL, WNOHANG) == 0)
         fprintf(stderr, "parktrace: %s (PID %d) is still running\n", r.o.command[0], r.child);
-    collector_free(&r.c);
-    jvm_tracker_free();
-    stacks_free_all();
-    unwind_free_all();
-    unwind_tables_free_all();
-    procmaps_free_all();
-    elfsyms_free_all();
-    if (r.out != stdout)
-        fclose(r.out);
+    free_tracing(&r);
     return rc;
 }

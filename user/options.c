@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "output_file.h"
 #include "unwind_cache.h"
 
 #define PT_VERSION "0.1.0"
@@ -52,14 +53,14 @@ bool options_trace_java(const struct pt_options *o)
 
 const char *const pt_kind_names[PT_KIND_COUNT] = {"futex", "jvm-park", "jvm-monitor", "jvm-wait"};
 
-void options_usage(FILE *f)
+static void options_usage(FILE *f)
 {
     fputs("usage: parktrace [OPTIONS] [-- COMMAND [ARG...]]\n"
           "  -p, --pid PID[,PID...]     trace only these processes (default: whole system)\n"
           "  -i, --interval DUR         report every DUR (1s, 250ms, 2m); live view on a terminal\n"
           "  -d, --duration DUR         stop after DUR\n"
           "  -f, --format text|json     report format (json: one object per line)\n"
-          "  -o, --output FILE          write reports to FILE\n"
+          "  -o, --output FILE          write reports to FILE (- = stdout)\n"
           "      --collapsed FILE       write collapsed stacks for flamegraph.pl at exit (- = stdout)\n"
           "      --collapsed-value time|count   microseconds waited (default) or waits\n"
           "      --waker                append the waker's stack after a -- frame\n"
@@ -117,26 +118,49 @@ static int parse_u64(const char *s, uint64_t *v)
     return 0;
 }
 
+/* "PID[,PID...]": every item a PID, so "1,,2" or "1," is refused. */
 static int parse_pids(const char *arg, struct pt_options *o)
 {
-    char *copy = strdup(arg), *save = NULL;
+    char *copy = strdup(arg), *rest = copy;
     int rc = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    while (rest && !rc) {
+        char *tok = strsep(&rest, ",");
         uint64_t v;
-        if (parse_u64(tok, &v) || v == 0 || v > INT_MAX) {
+        if (!*tok)
+            rc = fail("invalid PID list '%s' (PID[,PID...])", arg);
+        else if (parse_u64(tok, &v) || v == 0 || v > INT_MAX)
             rc = fail("invalid PID '%s'", tok);
-            break;
-        }
-        if (o->npids == PT_MAX_PIDS) {
+        else if (o->npids == PT_MAX_PIDS)
             rc = fail("too many PIDs (at most 64): %s", arg);
-            break;
-        }
-        o->pids[o->npids++] = (int)v;
+        else
+            o->pids[o->npids++] = (int)v;
     }
-    if (!rc && o->npids == 0)
-        rc = fail("invalid PID list '%s'", arg);
     free(copy);
     return rc;
+}
+
+/* A file to write: "-" is standard output; any other value that starts
+ * with '-' is an option taken as the file by mistake ("-o -- cmd"). */
+static int parse_output(const char *name, const char *arg, const char **path)
+{
+    if (!*arg || (arg[0] == '-' && arg[1])) {
+        fprintf(stderr, "parktrace: %s wants a file name or -, not '%s' (write ./%s for such a file)\n", name,
+                arg, arg);
+        return -1;
+    }
+    *path = arg;
+    return 0;
+}
+
+/* The option getopt stopped at, as the user wrote it: "-z" from "-zq",
+ * "--bogus" from "--bogus=1". */
+static void option_named(char **argv, char *buf, size_t len)
+{
+    const char *arg = argv[optind - 1];
+    if (strncmp(arg, "--", 2) == 0)
+        snprintf(buf, len, "%.*s", (int)strcspn(arg, "="), arg);
+    else
+        snprintf(buf, len, "-%c", optopt);
 }
 
 static int parse_kinds(const char *arg, struct pt_options *o)
@@ -186,7 +210,7 @@ int options_parse(int argc, char **argv, struct pt_options *o)
 {
     int c, k;
     uint64_t v;
-    char *end;
+    char *end, name[64];
     bool sort_given = false;
 
     memset(o, 0, sizeof(*o));
@@ -218,10 +242,12 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             o->format = (enum pt_format)k;
             break;
         case 'o':
-            o->output = optarg;
+            if (parse_output("-o", optarg, &o->output))
+                return -1;
             break;
         case OPT_COLLAPSED:
-            o->collapsed = optarg;
+            if (parse_output("--collapsed", optarg, &o->collapsed))
+                return -1;
             break;
         case OPT_COLLAPSED_VALUE:
             if ((k = CHOICE(optarg, "time", "count")) < 0)
@@ -298,14 +324,16 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             printf("parktrace %s\n", PT_VERSION);
             return 1;
         case ':':
-            return fail("option '%s' needs a value", argv[optind - 1]);
+            option_named(argv, name, sizeof(name));
+            return fail("option '%s' needs a value (see parktrace --help)", name);
         default:
-            return fail("unknown option '%s'", argv[optind - 1]);
+            option_named(argv, name, sizeof(name));
+            return fail("unknown option '%s' (see parktrace --help)", name);
         }
     }
     if (optind < argc) {
         if (strcmp(argv[optind - 1], "--") != 0)
-            return fail("unexpected argument '%s' (put a command after --)", argv[optind]);
+            return fail("unexpected argument '%s' (put a command after --; see parktrace --help)", argv[optind]);
         o->command = &argv[optind];
         if (o->npids)
             return fail("%s", "use either -p or -- COMMAND, not both");
@@ -313,6 +341,8 @@ int options_parse(int argc, char **argv, struct pt_options *o)
     /* A live view ranks by what hurts now; a single report by total time. */
     if (!sort_given)
         o->sort = o->interval_ns ? PT_SORT_CSP : PT_SORT_TIME;
+    if (o->output && o->collapsed && output_file_same(o->output, o->collapsed))
+        return fail("-o and --collapsed both name %s: give each its own file", o->collapsed);
     if (o->waker && !o->collapsed)
         return fail("%s", "--waker adds wakers to the collapsed stacks: give --collapsed FILE too");
     if (o->waker && o->probes == PT_PROBES_SYSCALLS)

@@ -30,8 +30,8 @@ struct pt_options {
     uint64_t interval_ns;     /* 0: no interval reports */
     uint64_t duration_ns;     /* 0: until stopped */
     enum pt_format format;
-    const char *output;
-    const char *collapsed;
+    const char *output;       /* NULL or "-": standard output */
+    const char *collapsed;    /* "-": standard output */
     bool collapsed_count;
     bool waker;
     unsigned kinds;           /* bit per enum pt_kind */
@@ -51,9 +51,8 @@ struct pt_options {
 };
 
 /* Parses argv. Returns 0 to run, 1 after printing help or the version (exit
- * 0), -1 after printing a one-line error (exit 1 with usage). */
+ * 0), -1 after printing a one-line error (exit 1). */
 int options_parse(int argc, char **argv, struct pt_options *o);
-void options_usage(FILE *f);
 
 /* Whether any Java kind (jvm-park, jvm-monitor, jvm-wait) is traced. */
 bool options_trace_java(const struct pt_options *o);

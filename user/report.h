@@ -50,8 +50,12 @@ struct pt_report {
     int nphases;
 };
 
-void report_text_write(FILE *f, const struct pt_report *r, bool live);
-void report_json_write(FILE *f, const struct pt_report *r);
+/* Each report leaves in one write. The writers return 0, or -1 when F did
+ * not take the report (errno says why, as report_flush). */
+int report_text_write(FILE *f, const struct pt_report *r, bool live);
+int report_json_write(FILE *f, const struct pt_report *r);
+/* Flushes F: 0, or -1 when this or an earlier write to F failed. */
+int report_flush(FILE *f);
 const char *report_type_name(enum pt_report_type t);
 
 #endif

@@ -6,6 +6,12 @@
 #include "json.h"
 #include "report.h"
 
+int report_flush(FILE *f)
+{
+    /* ferror: a write that failed while the buffer filled up. */
+    return fflush(f) || ferror(f) ? -1 : 0;
+}
+
 const char *report_type_name(enum pt_report_type t)
 {
     return t == PT_REPORT_INTERVAL ? "interval" : t == PT_REPORT_FINAL ? "final" : "dump";
@@ -110,7 +116,7 @@ static void write_time(FILE *f, struct timespec t)
     fprintf(f, "\"%s.%03ldZ\"", when, t.tv_nsec / 1000000);
 }
 
-void report_json_write(FILE *f, const struct pt_report *r)
+int report_json_write(FILE *f, const struct pt_report *r)
 {
     fprintf(f, "{\"type\":\"%s\",\"time\":", report_type_name(r->type));
     write_time(f, r->wall);
@@ -139,5 +145,5 @@ void report_json_write(FILE *f, const struct pt_report *r)
         fprintf(f, ",\"peak_csp\":%.4f,\"mean_csp\":%.4f}", p->peak, phase_mean(p));
     }
     fputs("]}\n", f);
-    fflush(f);
+    return report_flush(f);
 }

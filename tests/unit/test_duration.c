@@ -43,6 +43,14 @@ int main(void)
     rejects("5 s");
     rejects("s");
     rejects("1e30s");
+    rejects("0x10ms");   /* strtod would take hex, */
+    rejects(" 1s");      /* leading blanks, */
+    rejects("1e3ms");    /* exponents */
+    rejects("infs");     /* and infinity */
+    rejects(".");
+    rejects("1..5s");
+    parses(".5s", 500000000ULL);
+    parses("2.ms", 2000000ULL);
     formats(950, "950ns");
     formats(12300, "12.3us");
     formats(4100000, "4.10ms");
