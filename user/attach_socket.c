@@ -23,6 +23,7 @@
 
 struct target {
     int pid, pidfd, tmp;          /* tmp: O_PATH descriptor of the JVM's /tmp */
+    uint64_t start_time;          /* the process meant, or 0 for any */
     struct procstatus ps;
     char sock_name[32];           /* .java_pid<nspid> */
 };
@@ -143,46 +144,49 @@ struct trigger {
 };
 
 /* Puts a trigger where HotSpot 17 looks for one (AttachListener::
- * is_init_trigger): in the JVM's working directory, else in its /tmp. A
- * file there counts only if its owner is the JVM's euid or root. */
+ * is_init_trigger): its working directory first, then its /tmp; a file
+ * counts only if its owner is the JVM's euid or root. One already in the
+ * working directory is used (or, someone else's, makes the JVM ignore the
+ * /tmp one: no signal then). Otherwise the trigger goes in the JVM's /tmp,
+ * never in a working directory its user may not be able to write. */
 static int trigger_create(struct trigger *tr, const struct target *t, char *err, size_t errlen)
 {
     char cwd[64];
     snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", t->pid);
     snprintf(tr->name, sizeof(tr->name), ".attach_pid%d", t->ps.nspid);
-    int dirs[2] = {open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC), dup(t->tmp)};
-    const char *where[2] = {"working directory", "/tmp"};
-    int used = -1, last = ENOENT;
-    bool refused = false;
-    for (int i = 0; i < 2 && used < 0 && !refused; i++) {
-        if (dirs[i] < 0)
-            continue;
-        /* O_EXCL: never through a symlink planted under that name. */
-        int fd = openat(dirs[i], tr->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        struct stat st;
-        if (fd < 0)
-            last = errno;
-        if (fd >= 0) {
-            close(fd);
-            tr->ours = true;
-            used = i;
-        } else if (errno == EEXIST && fstatat(dirs[i], tr->name, &st, 0) == 0) {
-            /* HotSpot stat()s it, links followed, and stops at the first it finds. */
-            refused = st.st_uid != t->ps.euid && st.st_uid != 0;
-            if (refused)
-                fail(err, errlen, "%s in the JVM's %s is owned by uid %u: the JVM would ignore it", tr->name,
-                     where[i], (unsigned)st.st_uid);
-            else
-                used = i;
+    int dir = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    /* HotSpot stat()s it, links followed. */
+    if (dir >= 0 && fstatat(dir, tr->name, &st, 0) == 0) {
+        if (st.st_uid != t->ps.euid && st.st_uid != 0) {
+            close(dir);
+            return fail(err, errlen, "%s in the JVM's working directory is owned by uid %u: the JVM would "
+                                     "ignore its trigger", tr->name, (unsigned)st.st_uid);
         }
+        tr->dir = dir;
+        return 0;
     }
-    tr->dir = used >= 0 ? dirs[used] : -1;
-    for (int i = 0; i < 2; i++)
-        if (dirs[i] >= 0 && i != used)
-            close(dirs[i]);
-    if (used < 0 && !refused)
-        fail(err, errlen, "cannot create %s in the JVM's working directory or /tmp: %s", tr->name, strerror(last));
-    return used >= 0 ? 0 : -1;
+    if (dir >= 0)
+        close(dir);
+    dir = dup(t->tmp);
+    if (dir < 0)
+        return fail(err, errlen, "dup: %s", strerror(errno));
+    /* O_EXCL: never through a symlink planted under that name. */
+    int fd = openat(dir, tr->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        close(fd);
+        tr->ours = true;
+    } else if (errno != EEXIST || fstatat(dir, tr->name, &st, 0) != 0 ||
+               (st.st_uid != t->ps.euid && st.st_uid != 0)) {
+        int saved = errno;
+        close(dir);
+        if (saved == EEXIST)
+            return fail(err, errlen, "%s in the JVM's /tmp is not the JVM's or root's: the JVM would ignore it",
+                        tr->name);
+        return fail(err, errlen, "cannot create %s in the JVM's /tmp: %s", tr->name, strerror(saved));
+    }
+    tr->dir = dir;
+    return 0;
 }
 
 static void trigger_remove(struct trigger *tr)
@@ -244,8 +248,11 @@ static int open_socket(struct target *t, int64_t deadline, char *err, size_t err
 {
     /* Read after the pidfd is opened, and checked against it: a pid reused
      * in between would show as the pidfd's process having exited. */
+    uint64_t start;
     if (procstatus_read(t->pid, &t->ps) != 0 || exited(t))
         return fail(err, errlen, "no process with pid %d", t->pid);
+    if (t->start_time && (procstatus_start_time(t->pid, &start) != 0 || start != t->start_time || exited(t)))
+        return fail(err, errlen, "pid %d is no longer the JVM it was (it exited; the pid was reused)", t->pid);
     /* HotSpot accepts a peer only if it is root or has its euid and egid. */
     if (geteuid() != 0 && (geteuid() != t->ps.euid || getegid() != t->ps.egid))
         return fail(err, errlen, "JVM %d runs as uid %u gid %u: only root or that user can attach", t->pid,
@@ -260,9 +267,9 @@ static int open_socket(struct target *t, int64_t deadline, char *err, size_t err
     return s;
 }
 
-int attach_socket_open(int pid, int64_t deadline, char *err, size_t errlen)
+int attach_socket_open(int pid, uint64_t start_time, int64_t deadline, char *err, size_t errlen)
 {
-    struct target t = {.pid = pid, .tmp = -1};
+    struct target t = {.pid = pid, .tmp = -1, .start_time = start_time};
     t.pidfd = pid > 0 ? pidfd_open(pid, 0) : -1;
     if (t.pidfd < 0)
         return fail(err, errlen, "no process with pid %d", pid);

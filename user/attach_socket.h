@@ -13,7 +13,10 @@ int64_t attach_now_ms(void);
 int attach_left_ms(int64_t deadline);
 
 /* A connected non-blocking socket to the attach listener of JVM PID (host
- * pid), or -1 with a one-line reason in ERR. Gives up at DEADLINE. */
-int attach_socket_open(int pid, int64_t deadline, char *err, size_t errlen);
+ * pid), or -1 with a one-line reason in ERR. Gives up at DEADLINE. When
+ * START_TIME is not 0, PID must still be the process that started then
+ * (procstatus_start_time): a pid reused by another program is never
+ * signalled. */
+int attach_socket_open(int pid, uint64_t start_time, int64_t deadline, char *err, size_t errlen);
 
 #endif

@@ -123,6 +123,12 @@ static bool valid_args(const char *const args[3])
 int jvm_attach_command(int pid, const char *const args[3], char *out, size_t outlen, int timeout_ms, char *err,
                        size_t errlen)
 {
+    return jvm_attach_command_to(pid, 0, args, out, outlen, timeout_ms, err, errlen);
+}
+
+int jvm_attach_command_to(int pid, uint64_t start_time, const char *const args[3], char *out, size_t outlen,
+                          int timeout_ms, char *err, size_t errlen)
+{
     int64_t deadline = attach_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
     if (outlen)
         out[0] = '\0';
@@ -131,7 +137,7 @@ int jvm_attach_command(int pid, const char *const args[3], char *out, size_t out
     if (!valid_args(args))
         return fail(err, errlen, "invalid attach command (an operation of up to %d characters and two "
                                  "arguments of up to %d)", OP_NAME_MAX, OP_ARG_MAX);
-    int s = attach_socket_open(pid, deadline, err, errlen);
+    int s = attach_socket_open(pid, start_time, deadline, err, errlen);
     if (s < 0)
         return -1;
     char req[8 + OP_NAME_MAX + 3 * (OP_ARG_MAX + 1)];

@@ -4,6 +4,7 @@
 #ifndef PT_JVM_ATTACH_H
 #define PT_JVM_ATTACH_H
 #include <stddef.h>
+#include <stdint.h>
 
 /* Runs one attach-listener command in JVM PID (host pid) and stores its output
  * (NUL-terminated, truncated to OUTLEN-1) in OUT. Returns the JVM's result code
@@ -17,5 +18,11 @@
  * enabled, or SIGQUIT prints a thread dump instead. */
 int jvm_attach_command(int pid, const char *const args[3], char *out, size_t outlen,
                        int timeout_ms, char *err, size_t errlen);
+
+/* The same for the process PID that started at START_TIME (clock ticks
+ * since boot, procstatus_start_time): fails, and signals nothing, when PID
+ * now names another process. */
+int jvm_attach_command_to(int pid, uint64_t start_time, const char *const args[3], char *out, size_t outlen,
+                          int timeout_ms, char *err, size_t errlen);
 
 #endif

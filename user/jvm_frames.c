@@ -22,6 +22,9 @@
 #define PERFMAP_QUICK_GAP_NS 250000000ULL
 #define PERFMAP_GAP_NS 1000000000ULL
 #define PERFMAP_MAX_FAILURES 3
+/* A JVM answers in about 11 ms the first time: a JVM (or a fake) that does
+ * not answer must not hold up the main loop for long. */
+#define PERFMAP_TIMEOUT_MS 1000
 
 static bool read_flag(const struct jvm *j, const char *name, bool *v)
 {
@@ -161,10 +164,22 @@ static int thread_named(int pid, const char *name)
     return tid;
 }
 
-/* Asks the JVM for a fresh perf map, spaced as above and never for a JVM
- * that refuses attaching (SIGQUIT would make it print a thread dump). */
-static void refresh_perfmap(struct jvm_frames *f, int pid)
+static void perfmap_failed(struct jvm_frames *f, int pid, const char *why, bool for_good)
 {
+    if (for_good)
+        f->perf_failures = PERFMAP_MAX_FAILURES - 1;
+    if (++f->perf_failures == PERFMAP_MAX_FAILURES)
+        fprintf(stderr, "parktrace: JVM %d: cannot get its perf map (%s); JIT-compiled frames stay unnamed\n",
+                pid, why);
+}
+
+/* Asks the JVM for a fresh perf map, spaced as above and never for a JVM
+ * that refuses attaching (SIGQUIT would make it print a thread dump), nor
+ * where its map's path is not the JVM's own file (it would write through a
+ * link another user planted, or into their file). */
+static void refresh_perfmap(struct jvm_frames *f, const struct jvm *j)
+{
+    int pid = j->pid;
     uint64_t now = monotonic_ns();
     uint64_t gap = f->perf_requests < PERFMAP_QUICK_REQUESTS ? PERFMAP_QUICK_GAP_NS : PERFMAP_GAP_NS;
     if (f->attach_disabled || f->perf_failures >= PERFMAP_MAX_FAILURES ||
@@ -172,15 +187,22 @@ static void refresh_perfmap(struct jvm_frames *f, int pid)
         return;
     f->perf_asked_ns = now;
     f->perf_requests++;
-    bool existed = perfmap_exists(pid);
-    bool listening = thread_named(pid, "Attach Listener") > 0;
     char out[256], err[200];
+    int made = perfmap_prepare(pid, err, sizeof(err));
+    if (made < 0) {
+        perfmap_failed(f, pid, err, true);
+        return;
+    }
+    bool listening = thread_named(pid, "Attach Listener") > 0;
     const char *const args[3] = {"jcmd", "Compiler.perfmap", NULL};
-    int rc = jvm_attach_command(pid, args, out, sizeof(out), 3000, err, sizeof(err));
+    uint64_t asked = monotonic_ns();
+    int rc = jvm_attach_command_to(pid, j->start_time, args, out, sizeof(out), PERFMAP_TIMEOUT_MS, err,
+                                   sizeof(err));
     if (rc != 0) {
-        if (++f->perf_failures == PERFMAP_MAX_FAILURES)
-            fprintf(stderr, "parktrace: JVM %d: cannot get its perf map (%s); JIT-compiled frames stay "
-                            "unnamed\n", pid, rc < 0 ? err : out);
+        if (made == 1)
+            perfmap_remove(pid);
+        /* A JVM that let the whole timeout pass holds up naming: once is enough. */
+        perfmap_failed(f, pid, rc < 0 ? err : out, monotonic_ns() - asked >= PERFMAP_TIMEOUT_MS * 1000000ULL);
         return;
     }
     /* The listener thread this started is parktrace's doing, not the
@@ -193,7 +215,7 @@ static void refresh_perfmap(struct jvm_frames *f, int pid)
     if (perfmap_load(&f->perf, pid, err, sizeof(err)) != 0 && ++f->perf_failures == PERFMAP_MAX_FAILURES)
         fprintf(stderr, "parktrace: JVM %d: %s; JIT-compiled frames stay unnamed\n", pid, err);
     /* Leave no file behind that only parktrace asked for: it is in memory now. */
-    if (!existed)
+    if (made == 1)
         perfmap_remove(pid);
 }
 
@@ -215,7 +237,7 @@ bool jvm_frames_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layou
     }
     const struct perfmap_entry *e = perfmap_find(&f->perf, pc);
     if (!e) {
-        refresh_perfmap(f, j->pid);
+        refresh_perfmap(f, j);
         e = perfmap_find(&f->perf, pc);
     }
     if (e)

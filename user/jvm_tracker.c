@@ -2,7 +2,9 @@
 
 #include <bpf/bpf.h>
 #include <dirent.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,45 +12,60 @@
 #include <unistd.h>
 
 #include "csp.h"
+#include "jvm_candidates.h"
 #include "jvm_frames.h"
 #include "jvm_objects.h"
 #include "monotonic.h"
 #include "procmaps.h"
+#include "procstatus.h"
 #include "unwind_tables.h"
 
 #define MAX_JVMS 256
-#define MAX_CANDIDATES 65536
+/* One user's share of the JVM table and of the kernel's thread map: no user
+ * can crowd out another's JVMs with fakes of their own. */
+#define MAX_JVMS_PER_UID (MAX_JVMS / 4)
 #define MAX_JAVA_THREADS 16384
+#define THREADS_PER_UID 16384        /* of java_threads' 65 536 */
 #define SETTLE_NS 2000000000ULL   /* a new process may map libjvm a moment after exec */
+#define STARTING_RETRY_NS 250000000ULL   /* a JVM still starting: read its tables again */
+/* Discovery stops for this tick after this much work, so the main loop
+ * (signals, -d) is never held up by many processes or slow ones. */
+#define DISCOVERY_BUDGET_NS 20000000ULL
+/* HotSpot's code cache has at most three heaps; more is garbage. */
+#define MAX_CODE_HEAPS 8
 
 struct tracked {
     int pid;
     bool live;
+    uid_t uid;
+    uint64_t useful_ns;   /* found, or last named a class or a frame */
     struct jvm j;
     struct jvm_layout l;
     struct jvm_frames frames;
-    int *tids;
+    int *tids;            /* sorted */
     int ntids;
-};
-
-struct candidate {
-    int pid;
-    bool settled;     /* a JVM, or no libjvm SETTLE_NS after first seen */
-    uint64_t first_seen;
 };
 
 static struct tracer *tr;
 static const struct pt_options *opts;
 static struct tracked jvms[MAX_JVMS];
 static int njvms;
-static struct candidate *cands;
-static int ncands;
+static struct jvm_tracker_stats stats;
+static bool warned_full;
 
 void jvm_tracker_init(struct tracer *t, const struct pt_options *o)
 {
     tr = t;
     opts = o;
-    cands = calloc(MAX_CANDIDATES, sizeof(*cands));
+    jvm_candidates_init();
+}
+
+void jvm_tracker_stats(struct jvm_tracker_stats *s)
+{
+    *s = stats;
+    s->tracked = 0;
+    for (int i = 0; i < njvms; i++)
+        s->tracked += jvms[i].live;
 }
 
 static bool maps_libjvm(int pid)
@@ -81,6 +98,8 @@ static void code_heaps(struct jvm *j, struct pt_jvm_layout *kl)
         !jvm_offset(j, "VirtualSpace", "_high_boundary", &o_hib) || !jvm_type_size(j, "HeapBlock", &hb) ||
         !jvm_offset(j, "CodeBlob", "_frame_size", &fs) || !procmem_u64(&j->mem, a_heaps, &arr) || !arr ||
         !procmem_read(&j->mem, arr + o_len, &n, sizeof(n)) || !procmem_u64(&j->mem, arr + o_data, &data))
+        return;
+    if (n <= 0 || n > MAX_CODE_HEAPS)
         return;
     int got = 0;
     for (int i = 0; i < n && got < PT_CODE_HEAPS; i++) {
@@ -125,37 +144,99 @@ static void java_walk_layout(struct jvm *j, const struct jvm_frames *f, struct p
     code_heaps(j, kl);
 }
 
+/* Forgets tracked JVM T: its layout and threads leave the kernel's maps. */
+static void untrack(struct tracked *t)
+{
+    uint32_t key = (uint32_t)t->pid;
+    if (t->live)
+        bpf_map_delete_elem(tr->jvm_layouts_fd, &key);
+    for (int i = 0; i < t->ntids; i++) {
+        key = (uint32_t)t->tids[i];
+        bpf_map_delete_elem(tr->java_threads_fd, &key);
+    }
+    jvm_frames_close(&t->frames);
+    jvm_close(&t->j);
+    free(t->tids);
+    memset(t, 0, sizeof(*t));
+    t->uid = (uid_t)-1;   /* nobody's: reused first */
+}
+
+/* The entry a new JVM of user UID goes in. A user holds at most
+ * MAX_JVMS_PER_UID entries; past that, or in a full table, an entry is
+ * reused: one whose JVM exited or was given up on, else the least recently
+ * useful of this user (at their share) or of the user holding the most. */
+static struct tracked *slot_for(uid_t uid)
+{
+    int mine = 0, most = 0;
+    uid_t most_uid = uid;
+    for (int i = 0; i < njvms; i++) {
+        int n = 0;
+        mine += jvms[i].uid == uid;
+        for (int k = 0; k < njvms; k++)
+            n += jvms[k].uid == jvms[i].uid;
+        if (n > most) {
+            most = n;
+            most_uid = jvms[i].uid;
+        }
+    }
+    if (mine < MAX_JVMS_PER_UID && njvms < MAX_JVMS)
+        return &jvms[njvms++];
+    uid_t from = mine >= MAX_JVMS_PER_UID ? uid : most_uid;
+    struct tracked *victim = NULL;
+    for (int i = 0; i < njvms; i++) {
+        struct tracked *t = &jvms[i];
+        if (mine < MAX_JVMS_PER_UID ? !t->live : !t->live && t->uid == uid) {
+            victim = t;
+            break;
+        }
+        if (t->uid == from && (!victim || t->useful_ns < victim->useful_ns))
+            victim = t;
+    }
+    if (victim->live) {
+        stats.evicted++;
+        if (!warned_full)
+            fprintf(stderr, "parktrace: JVM table full (%d, at most %d per user): JVM %d (uid %u), the least "
+                            "recently useful, is no longer tracked; --self-stats counts jvms_evicted\n",
+                    MAX_JVMS, MAX_JVMS_PER_UID, victim->pid, (unsigned)victim->uid);
+        warned_full = true;
+    }
+    untrack(victim);
+    return victim;
+}
+
 /* Returns true when PID is settled: tracked, or reported as unreadable;
  * false when its JVM is still starting and should be looked at again. */
 static bool start_tracking(int pid, bool last_chance)
 {
-    if (njvms == MAX_JVMS)
+    struct procstatus ps;
+    if (procstatus_read(pid, &ps) != 0)
         return true;
-    struct tracked *t = &jvms[njvms];
-    memset(t, 0, sizeof(*t));
-    t->pid = pid;
-    int rc = jvm_open(&t->j, pid);
+    static struct jvm j;
+    static struct jvm_layout l;
+    int rc = jvm_open(&j, pid);
     if (!rc)
-        rc = jvm_layout_read(&t->j, &t->l);
+        rc = jvm_layout_read(&j, &l);
     if (rc == 1 && !last_chance) {
-        jvm_close(&t->j);
+        jvm_close(&j);
         return false;
     }
     if (rc) {
         /* Traced as far as possible: its waits stay futex rows. */
         fprintf(stderr, "parktrace: %s; its parks are shown as futex waits\n",
-                rc == 1 ? "a JVM never finished starting" : t->j.error);
-        jvm_close(&t->j);
+                rc == 1 ? "a JVM never finished starting" : j.error);
+        jvm_close(&j);
         return true;
     }
     uint64_t size, osthread, os_tid;
-    if (!jvm_type_size(&t->j, "JavaThread", &size) || !jvm_offset(&t->j, "JavaThread", "_osthread", &osthread) ||
-        !jvm_offset(&t->j, "OSThread", "_thread_id", &os_tid)) {
+    if (!jvm_type_size(&j, "JavaThread", &size) || !jvm_offset(&j, "JavaThread", "_osthread", &osthread) ||
+        !jvm_offset(&j, "OSThread", "_thread_id", &os_tid)) {
         fprintf(stderr, "parktrace: JVM %d: vmStructs lacks JavaThread's size or OS thread; its parks are "
                         "shown as futex waits\n", pid);
-        jvm_close(&t->j);
+        jvm_close(&j);
         return true;
     }
+    struct tracked *t = slot_for(ps.euid);
+    *t = (struct tracked){.pid = pid, .uid = ps.euid, .useful_ns = monotonic_ns(), .j = j, .l = l};
     struct pt_jvm_layout kl = {
         .thread_size = size,
         .thread_obj = t->l.thread_obj + t->l.handle_obj,
@@ -184,8 +265,7 @@ static bool start_tracking(int pid, bool last_chance)
     java_walk_layout(&t->j, &t->frames, &kl);
     uint32_t key = (uint32_t)pid;
     if (bpf_map_update_elem(tr->jvm_layouts_fd, &key, &kl, BPF_ANY)) {
-        jvm_frames_close(&t->frames);
-        jvm_close(&t->j);
+        untrack(t);   /* an entry that stays unused, not live: reused first */
         return true;
     }
     char path[PATH_MAX];
@@ -201,61 +281,94 @@ static bool start_tracking(int pid, bool last_chance)
                         "the first JIT-compiled frame; blockers, classes and times are complete. Restart it "
                         "with -XX:+PreserveFramePointer for whole stacks\n", pid);
     t->tids = calloc(MAX_JAVA_THREADS, sizeof(int));
-    njvms++;
     refresh(t);
     return true;
 }
 
-static struct candidate *candidate(int pid, uint64_t now)
+/* The tracked JVM that is process PID now (not an exited one whose pid was
+ * reused), or NULL. */
+static struct tracked *tracked_pid(int pid)
 {
-    for (int i = 0; i < ncands; i++)
-        if (cands[i].pid == pid)
-            return &cands[i];
-    if (ncands == MAX_CANDIDATES)
-        return NULL;
-    cands[ncands] = (struct candidate){.pid = pid, .first_seen = now};
-    return &cands[ncands++];
+    for (int i = 0; i < njvms; i++)
+        if (jvms[i].pid == pid) {
+            uint64_t start;
+            if (procstatus_start_time(pid, &start) == 0 && start == jvms[i].j.start_time)
+                return &jvms[i];
+        }
+    return NULL;
 }
 
-static void consider(int pid, uint64_t now)
+static uint64_t tick_start;
+
+static bool over_budget(void)
 {
-    struct candidate *c = candidate(pid, now);
-    if (!c || c->settled || pid == getpid())
+    return monotonic_ns() - tick_start > DISCOVERY_BUDGET_NS;
+}
+
+static void consider(struct jvm_candidate *c, uint64_t now)
+{
+    if (c->settled || c->pid == getpid() || now < c->next_try)
         return;
-    bool aged = now - c->first_seen > SETTLE_NS;
-    if (maps_libjvm(pid))
-        c->settled = start_tracking(pid, now - c->first_seen > 5 * SETTLE_NS);
-    else
-        c->settled = aged;
+    if (tracked_pid(c->pid)) {
+        c->settled = true;
+        return;
+    }
+    int pid = c->pid;
+    uint64_t age = now - c->first_seen;
+    if (maps_libjvm(pid)) {
+        bool settled = start_tracking(pid, age > 5 * SETTLE_NS);
+        /* Looked up again: start_tracking may have added or moved entries. */
+        if ((c = jvm_candidates_find(pid))) {
+            c->settled = settled;
+            c->next_try = now + STARTING_RETRY_NS;
+        }
+    } else {
+        c->settled = age > SETTLE_NS;
+    }
+}
+
+static void consider_pid(int pid, uint64_t now)
+{
+    struct jvm_candidate *c = jvm_candidates_add(pid, now, &stats.candidates_evicted);
+    if (c)
+        consider(c, now);
 }
 
 /* An exec starts a new program in an old process: look at it afresh. */
 static void consider_again(int pid, uint64_t now)
 {
-    struct candidate *c = candidate(pid, now);
-    if (!c)
-        return;
-    for (int i = 0; i < njvms; i++)
-        if (jvms[i].pid == pid)
-            return;   /* already tracked */
+    struct jvm_candidate *c = jvm_candidates_add(pid, now, &stats.candidates_evicted);
+    if (!c || tracked_pid(pid))
+        return;   /* already tracked */
     c->settled = false;
     c->first_seen = now;
-    consider(pid, now);
+    c->next_try = 0;
+}
+
+/* The pending candidates, round robin from where the last tick stopped. */
+static void consider_pending(uint64_t now)
+{
+    static int next;
+    for (int k = 0, n = jvm_candidates_count(); k < n && !over_budget(); k++) {
+        next = next < jvm_candidates_count() ? next : 0;
+        consider(jvm_candidates_at(next++), now);
+    }
 }
 
 /* The processes that may be JVMs: those named, those followed, or all. */
 static void discover(uint64_t now)
 {
+    tick_start = monotonic_ns();
     if (opts->npids) {
-        for (int i = 0; i < opts->npids; i++)
-            consider(opts->pids[i], now);
+        for (int i = 0; i < opts->npids && !over_budget(); i++)
+            consider_pid(opts->pids[i], now);
     } else if (opts->command) {
         uint32_t key, next;
         bool first = true;
-        while (!bpf_map_get_next_key(tr->traced_fd, first ? NULL : &key, &next)) {
+        while (!over_budget() && !bpf_map_get_next_key(tr->traced_fd, first ? NULL : &key, &next)) {
             first = false;
             key = next;
-            consider((int)key, now);
+            consider_pid((int)key, now);
         }
     } else {
         /* System-wide: every process once, then only programs that exec,
@@ -265,7 +378,7 @@ static void discover(uint64_t now)
             DIR *d = opendir("/proc");
             for (struct dirent *e; d && (e = readdir(d));)
                 if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
-                    consider(atoi(e->d_name), now);
+                    jvm_candidates_add(atoi(e->d_name), now, &stats.candidates_evicted);
             if (d)
                 closedir(d);
             scanned = true;
@@ -273,18 +386,29 @@ static void discover(uint64_t now)
         uint32_t pid;
         while (!bpf_map_lookup_and_delete_elem(tr->execs_fd, NULL, &pid))
             consider_again((int)pid, now);
-        for (int i = 0; i < ncands; i++)
-            if (!cands[i].settled)
-                consider(cands[i].pid, now);
+        consider_pending(now);
     }
 }
 
-static bool has(const int *v, int n, int x)
+struct java_thread {
+    int tid;
+    uint64_t thread;
+};
+
+static int by_tid(const void *a, const void *b)
 {
-    for (int i = 0; i < n; i++)
-        if (v[i] == x)
-            return true;
-    return false;
+    const struct java_thread *x = a, *y = b;
+    return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* How many more threads user UID may publish, besides T's own. */
+static int thread_room(const struct tracked *t)
+{
+    int used = 0;
+    for (int i = 0; i < njvms; i++)
+        if (&jvms[i] != t && jvms[i].uid == t->uid)
+            used += jvms[i].ntids;
+    return used < THREADS_PER_UID ? THREADS_PER_UID - used : 0;
 }
 
 /* Publishes the JVM's current threads; forgets threads that are gone. */
@@ -292,26 +416,49 @@ static void refresh(struct tracked *t)
 {
     static int tids[MAX_JAVA_THREADS];
     static uint64_t threads[MAX_JAVA_THREADS];
+    static struct java_thread now[MAX_JAVA_THREADS];
     int n = jvm_java_threads(&t->j, tids, threads, MAX_JAVA_THREADS);
     if (n < 0) {
+        /* Exited, or its list cannot be believed: given up on, kept for
+         * naming what it already has, and the first entry reused. */
+        if (kill(t->pid, 0) == 0)
+            stats.given_up++;
         n = 0;
-        t->live = false;   /* exited: keep it for naming, drop its threads */
+        t->live = false;
         uint32_t key = (uint32_t)t->pid;
         bpf_map_delete_elem(tr->jvm_layouts_fd, &key);
     }
-    for (int i = 0; i < t->ntids; i++)
-        if (!has(tids, n, t->tids[i])) {
-            uint32_t key = (uint32_t)t->tids[i];
-            bpf_map_delete_elem(tr->java_threads_fd, &key);
-        }
-    for (int i = 0; i < n; i++) {
-        uint32_t key = (uint32_t)tids[i];
-        uint64_t old;
-        if (bpf_map_lookup_elem(tr->java_threads_fd, &key, &old) || old != threads[i])
-            bpf_map_update_elem(tr->java_threads_fd, &key, &threads[i], BPF_ANY);
+    int room = thread_room(t);
+    if (n > room) {
+        stats.threads_refused += (uint64_t)(n - room);
+        n = room;
     }
-    memcpy(t->tids, tids, (size_t)n * sizeof(int));
-    t->ntids = n;
+    for (int i = 0; i < n; i++)
+        now[i] = (struct java_thread){tids[i], threads[i]};
+    qsort(now, (size_t)n, sizeof(*now), by_tid);
+    /* Both lists sorted by tid: one merge finds the gone and the new. */
+    int kept = 0;
+    for (int i = 0, k = 0; i < t->ntids || k < n;) {
+        if (k == n || (i < t->ntids && t->tids[i] < now[k].tid)) {
+            uint32_t key = (uint32_t)t->tids[i++];
+            bpf_map_delete_elem(tr->java_threads_fd, &key);
+            continue;
+        }
+        if (i < t->ntids && t->tids[i] == now[k].tid)
+            i++;
+        if (kept && now[k].tid == now[kept - 1].tid) {
+            k++;   /* listed twice */
+            continue;
+        }
+        uint32_t key = (uint32_t)now[k].tid;
+        uint64_t old;
+        if (bpf_map_lookup_elem(tr->java_threads_fd, &key, &old) || old != now[k].thread)
+            bpf_map_update_elem(tr->java_threads_fd, &key, &now[k].thread, BPF_ANY);
+        now[kept++] = now[k++];
+    }
+    for (int i = 0; i < kept; i++)
+        t->tids[i] = now[i].tid;
+    t->ntids = kept;
 }
 
 static bool enabled(void)
@@ -338,10 +485,11 @@ void jvm_tracker_tick(void)
 bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len, char *supers, size_t slen)
 {
     for (int i = 0; i < njvms; i++)
-        if (jvms[i].pid == pid) {
+        if (jvms[i].pid == pid && jvms[i].j.pid) {
             if (!jvm_klass_name(&jvms[i].j, &jvms[i].l, klass, name, len))
                 return false;
             jvm_klass_supers(&jvms[i].j, &jvms[i].l, klass, supers, slen);
+            jvms[i].useful_ns = monotonic_ns();
             return true;
         }
     return false;
@@ -355,6 +503,8 @@ bool jvm_tracker_frame_name(int pid, uint64_t pc, uint64_t fp, const struct pt_s
             continue;
         struct jvm_frames *f = &jvms[i].frames;
         bool named = jvm_frames_name(f, &jvms[i].j, &jvms[i].l, pc, fp, smp, out, len);
+        if (named)
+            jvms[i].useful_ns = monotonic_ns();
         if (f->listener_tid && !f->listener_uncounted) {
             csp_uncount_thread(tr->procs_fd, tr->uncounted_fd, pid, f->listener_tid, f->listener_since);
             f->listener_uncounted = true;
@@ -372,7 +522,5 @@ void jvm_tracker_free(void)
         free(jvms[i].tids);
     }
     njvms = 0;
-    free(cands);
-    cands = NULL;
-    ncands = 0;
+    jvm_candidates_free();
 }

@@ -28,6 +28,18 @@ bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len, char *su
 bool jvm_tracker_frame_name(int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
                             size_t len);
 
+/* What the tracker had to leave out: a user can start processes that fill
+ * its tables, so nothing is dropped without being counted here. */
+struct jvm_tracker_stats {
+    int tracked;                  /* JVMs tracked now */
+    uint64_t evicted;             /* live JVMs dropped for another (table or user share full) */
+    uint64_t given_up;            /* live JVMs whose thread list could not be believed */
+    uint64_t threads_refused;     /* Java threads over their user's share of the kernel's map */
+    uint64_t candidates_evicted;  /* processes dropped unexamined from a full candidate table */
+};
+
+void jvm_tracker_stats(struct jvm_tracker_stats *s);
+
 void jvm_tracker_free(void);
 
 #endif

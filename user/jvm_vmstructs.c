@@ -6,9 +6,18 @@
 
 #include "elfsyms.h"
 #include "procmaps.h"
+#include "procstatus.h"
 
+/* Every number below comes from another process's memory: each is bounded,
+ * and a table or list that keeps failing to read is given up on. */
 #define MAX_ENTRIES 8192     /* JDK 17 has about 800; a bound against garbage */
+#define MAX_BAD_NAMES 64     /* a real table has none */
+#define TABLE_CHUNK 32       /* entries per read */
 #define MAX_THREADS 65536
+/* A JavaThread is an OS thread: a list longer than the process's threads
+ * (plus a few that started or ended while it was read) is not believed. */
+#define THREAD_SLACK 64
+#define MAX_BAD_THREADS 16
 
 static int fail(struct jvm *j, const char *what)
 {
@@ -39,6 +48,29 @@ static char *read_name(const struct jvm *j, uint64_t addr)
     return addr && procmem_string(&j->mem, addr, buf, sizeof(buf)) ? strdup(buf) : NULL;
 }
 
+/* Entry I of a table of STRIDE-byte entries at TABLE, read CHUNK entries at
+ * a time (one pread each, not one per entry); the last chunk may run past
+ * the table's mapping, so a failed chunk falls back to single entries. */
+struct table_reader {
+    const struct jvm *j;
+    uint64_t table, stride;
+    uint8_t buf[TABLE_CHUNK * 256];
+    int first, count;     /* the entries in buf */
+};
+
+static const uint8_t *table_entry(struct table_reader *r, int i)
+{
+    if (i < r->first || i >= r->first + r->count) {
+        uint64_t at = r->table + (uint64_t)i * r->stride;
+        r->first = i;
+        r->count = procmem_read(&r->j->mem, at, r->buf, TABLE_CHUNK * r->stride) ? TABLE_CHUNK
+                 : procmem_read(&r->j->mem, at, r->buf, r->stride) ? 1 : 0;
+        if (!r->count)
+            return NULL;
+    }
+    return r->buf + (uint64_t)(i - r->first) * r->stride;
+}
+
 static int read_table(struct jvm *j, const struct elf_file *ef)
 {
     uint64_t table, stride, o_type, o_field, o_static, o_offset, o_address;
@@ -50,13 +82,18 @@ static int read_table(struct jvm *j, const struct elf_file *ef)
         !symbol_u64(j, ef, "gHotSpotVMStructEntryOffsetOffset", &o_offset) ||
         !symbol_u64(j, ef, "gHotSpotVMStructEntryAddressOffset", &o_address))
         return fail(j, "libjvm exports no readable vmStructs table (gHotSpotVMStructs)");
-    uint8_t entry[256];
-    if (!table || stride == 0 || stride > sizeof(entry) || o_type + 8 > stride || o_field + 8 > stride ||
+    if (!table || stride == 0 || stride > 256 || o_type + 8 > stride || o_field + 8 > stride ||
         o_static + 4 > stride || o_offset + 8 > stride || o_address + 8 > stride)
         return fail(j, "vmStructs table has an unexpected shape");
+    static struct table_reader r;
+    r = (struct table_reader){.j = j, .table = table, .stride = stride};
+    int bad_names = 0;
     j->fields = calloc(MAX_ENTRIES, sizeof(*j->fields));
+    if (!j->fields)
+        return fail(j, "out of memory");
     for (int i = 0; i < MAX_ENTRIES; i++) {
-        if (!procmem_read(&j->mem, table + (uint64_t)i * stride, entry, stride))
+        const uint8_t *entry = table_entry(&r, i);
+        if (!entry)
             return fail(j, "cannot read the vmStructs table");
         uint64_t type, field, offset, address;
         int32_t is_static;
@@ -73,6 +110,9 @@ static int read_table(struct jvm *j, const struct elf_file *ef)
         if (!f->type || !f->field) {
             free(f->type);
             free(f->field);
+            f->type = f->field = NULL;
+            if (++bad_names == MAX_BAD_NAMES)
+                return fail(j, "vmStructs table names unreadable memory");
             continue;
         }
         f->is_static = is_static != 0;
@@ -86,20 +126,25 @@ static int read_table(struct jvm *j, const struct elf_file *ef)
 static int read_types(struct jvm *j, const struct elf_file *ef)
 {
     uint64_t table, stride, o_name, o_super, o_size;
-    uint8_t entry[256];
     if (!symbol_u64(j, ef, "gHotSpotVMTypes", &table) ||
         !symbol_u64(j, ef, "gHotSpotVMTypeEntryArrayStride", &stride) ||
         !symbol_u64(j, ef, "gHotSpotVMTypeEntryTypeNameOffset", &o_name) ||
         !symbol_u64(j, ef, "gHotSpotVMTypeEntrySuperclassNameOffset", &o_super) ||
         !symbol_u64(j, ef, "gHotSpotVMTypeEntrySizeOffset", &o_size))
         return fail(j, "libjvm exports no readable vmTypes table (gHotSpotVMTypes)");
-    if (!table || stride == 0 || stride > sizeof(entry) || o_name + 8 > stride || o_super + 8 > stride ||
+    if (!table || stride == 0 || stride > 256 || o_name + 8 > stride || o_super + 8 > stride ||
         o_size + 8 > stride)
         return fail(j, "vmTypes table has an unexpected shape");
+    static struct table_reader r;
+    r = (struct table_reader){.j = j, .table = table, .stride = stride};
+    int bad_names = 0;
     j->types = calloc(MAX_ENTRIES, sizeof(*j->types));
+    if (!j->types)
+        return fail(j, "out of memory");
     for (int i = 0; i < MAX_ENTRIES; i++) {
         uint64_t name, super, size;
-        if (!procmem_read(&j->mem, table + (uint64_t)i * stride, entry, stride))
+        const uint8_t *entry = table_entry(&r, i);
+        if (!entry)
             return fail(j, "cannot read the vmTypes table");
         memcpy(&name, entry + o_name, 8);
         memcpy(&super, entry + o_super, 8);
@@ -107,8 +152,11 @@ static int read_types(struct jvm *j, const struct elf_file *ef)
         if (!name)
             return 0;
         struct vm_type *t = &j->types[j->ntypes];
-        if (!(t->name = read_name(j, name)))
+        if (!(t->name = read_name(j, name))) {
+            if (++bad_names == MAX_BAD_NAMES)
+                return fail(j, "vmTypes table names unreadable memory");
             continue;
+        }
         t->super = read_name(j, super);
         t->size = size;
         j->ntypes++;
@@ -152,6 +200,8 @@ int jvm_open(struct jvm *j, int pid)
     }
     if (!j->libjvm[0])
         return -1;
+    if (procstatus_start_time(pid, &j->start_time) != 0)
+        return fail(j, "exited");
     if (!ef)
         return fail(j, "cannot read libjvm.so");
     if (procmem_open(&j->mem, pid))
@@ -233,19 +283,28 @@ int jvm_java_threads(const struct jvm *j, int *tids, uint64_t *threads, int max)
         return -1;
     if (!list)
         return 0;   /* the JVM is still starting */
+    int os_threads = procstatus_threads(j->pid);
     if (!procmem_read(&j->mem, list + len_off, &len, 4) ||
-        !procmem_u64(&j->mem, list + threads_off, &array) || len > MAX_THREADS)
+        !procmem_u64(&j->mem, list + threads_off, &array) || len > MAX_THREADS || os_threads < 0 ||
+        len > (uint32_t)os_threads + THREAD_SLACK)
         return -1;
-    int n = 0;
-    for (uint32_t i = 0; i < len && n < max; i++) {
-        uint64_t thread, osthread;
+    if (len > (uint32_t)max)
+        len = (uint32_t)max;
+    /* The array in one read (at most 512 KiB), not one read per entry. */
+    static uint64_t list_copy[MAX_THREADS];
+    if (len && !procmem_read(&j->mem, array, list_copy, 8ULL * len))
+        return -1;
+    int n = 0, bad = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        uint64_t thread = list_copy[i], osthread;
         int32_t tid;
-        if (procmem_u64(&j->mem, array + 8ULL * i, &thread) &&
-            procmem_u64(&j->mem, thread + osthread_off, &osthread) &&
+        if (procmem_u64(&j->mem, thread + osthread_off, &osthread) &&
             procmem_read(&j->mem, osthread + tid_off, &tid, 4) && tid > 0) {
             if (threads)
                 threads[n] = thread;
             tids[n++] = tid;
+        } else if (++bad == MAX_BAD_THREADS) {
+            return -1;   /* a live JVM's list points at live threads */
         }
     }
     return n;

@@ -25,6 +25,7 @@ struct vm_type {
 
 struct jvm {
     int pid;
+    uint64_t start_time;   /* with the pid, names the process (procstatus_start_time) */
     struct procmem mem;
     struct elf_file *elf;  /* libjvm's symbols */
     char libjvm[256];      /* path of the mapped libjvm.so */

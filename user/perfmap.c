@@ -124,6 +124,90 @@ static int by_start(const void *a, const void *b)
     return (x->line > y->line) - (x->line < y->line);
 }
 
+static int by_value(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A max-heap of entry indexes by line: the entries covering the sweep's
+ * position, the newest on top. Ended ones are dropped when they surface. */
+struct heap {
+    int *v;
+    int n;
+};
+
+static bool newer(const struct perfmap *pm, int a, int b)
+{
+    return pm->e[a].line > pm->e[b].line;
+}
+
+static void heap_push(struct heap *h, const struct perfmap *pm, int x)
+{
+    int i = h->n++;
+    for (; i && newer(pm, x, h->v[(i - 1) / 2]); i = (i - 1) / 2)
+        h->v[i] = h->v[(i - 1) / 2];
+    h->v[i] = x;
+}
+
+static void heap_pop(struct heap *h, const struct perfmap *pm)
+{
+    int x = h->v[--h->n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && newer(pm, h->v[c + 1], h->v[c]))
+            c++;
+        if (!newer(pm, h->v[c], x))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n)
+        h->v[i] = x;
+}
+
+/* The spans (see perfmap.h): a sweep over every start and end, in order,
+ * keeping the newest entry that covers each; O(n log n). */
+static int build_spans(struct perfmap *pm)
+{
+    size_t nb = 2 * (size_t)pm->n;
+    uint64_t *bounds = malloc((nb + 1) * sizeof(*bounds));
+    struct heap h = {.v = malloc(((size_t)pm->n + 1) * sizeof(int))};
+    pm->span_start = malloc((nb + 1) * sizeof(*pm->span_start));
+    pm->span_entry = malloc((nb + 1) * sizeof(*pm->span_entry));
+    if (!bounds || !h.v || !pm->span_start || !pm->span_entry) {
+        free(bounds);
+        free(h.v);
+        return -1;
+    }
+    for (int i = 0; i < pm->n; i++) {
+        bounds[2 * i] = pm->e[i].start;
+        bounds[2 * i + 1] = pm->e[i].end;
+    }
+    if (nb)
+        qsort(bounds, nb, sizeof(*bounds), by_value);
+    int next = 0;
+    for (size_t b = 0; b < nb; b++) {
+        if (b && bounds[b] == bounds[b - 1])
+            continue;
+        uint64_t at = bounds[b];
+        while (next < pm->n && pm->e[next].start <= at)
+            heap_push(&h, pm, next++);
+        while (h.n && pm->e[h.v[0]].end <= at)
+            heap_pop(&h, pm);
+        int32_t owner = h.n ? h.v[0] : -1;
+        if (!pm->nspans || pm->span_entry[pm->nspans - 1] != owner) {
+            pm->span_start[pm->nspans] = at;
+            pm->span_entry[pm->nspans++] = owner;
+        }
+    }
+    free(bounds);
+    free(h.v);
+    return 0;
+}
+
 /* Fills PM from TEXT; -1 (out of memory, or too many entries) with WHY set. */
 static int parse(struct perfmap *pm, char *text, size_t len, const char **why)
 {
@@ -151,20 +235,22 @@ static int parse(struct perfmap *pm, char *text, size_t len, const char **why)
         }
         s = eol + 1;
     }
-    pm->reach = malloc(((size_t)pm->n + 1) * sizeof(*pm->reach));
-    if (!pm->reach) {
+    if (pm->n)
+        qsort(pm->e, (size_t)pm->n, sizeof(*pm->e), by_start);
+    if (build_spans(pm) != 0) {
         *why = "out of memory";
         return -1;
     }
-    if (pm->n)
-        qsort(pm->e, (size_t)pm->n, sizeof(*pm->e), by_start);
-    for (int i = 0; i < pm->n; i++)
-        pm->reach[i] = i && pm->reach[i - 1] > pm->e[i].end ? pm->reach[i - 1] : pm->e[i].end;
     return 0;
 }
 
-/* Loads from FD, already open on PATH (used in messages only). */
-static int load_fd(struct perfmap *pm, int fd, const char *path, uid_t owner, char *err, size_t errlen)
+/* What all loaded perf maps hold (PERFMAP_TOTAL_BYTES). */
+static size_t held_bytes;
+
+/* Loads from FD, already open on PATH (used in messages only). When
+ * PRIVATE, the file must not be writable by group or others either. */
+static int load_fd(struct perfmap *pm, int fd, const char *path, uid_t owner, bool private, char *err,
+                   size_t errlen)
 {
     memset(pm, 0, sizeof(*pm));
     struct stat st;
@@ -178,6 +264,8 @@ static int load_fd(struct perfmap *pm, int fd, const char *path, uid_t owner, ch
                  (unsigned)owner);
         return fail(err, errlen, path, why);
     }
+    if (private && (st.st_mode & (S_IWGRP | S_IWOTH)))
+        return fail(err, errlen, path, "writable by group or others: refusing it");
     if ((uint64_t)st.st_size > PERFMAP_MAX_BYTES) {
         char why[96];
         snprintf(why, sizeof(why), "%lld bytes, more than the 64 MiB allowed", (long long)st.st_size);
@@ -190,6 +278,14 @@ static int load_fd(struct perfmap *pm, int fd, const char *path, uid_t owner, ch
         perfmap_free(pm);
         return fail(err, errlen, path, why);
     }
+    size_t bytes = len + 1 + (size_t)pm->n * sizeof(*pm->e) +
+                   (size_t)(2 * pm->n + 1) * (sizeof(*pm->span_start) + sizeof(*pm->span_entry));
+    if (held_bytes + bytes > PERFMAP_TOTAL_BYTES) {
+        perfmap_free(pm);
+        return fail(err, errlen, path, "perf maps would hold more than 256 MiB together: refused");
+    }
+    pm->bytes = bytes;
+    held_bytes += bytes;
     return 0;
 }
 
@@ -201,7 +297,7 @@ int perfmap_load_file(struct perfmap *pm, const char *path, uid_t owner, char *e
         memset(pm, 0, sizeof(*pm));
         return fail(err, errlen, path, errno == ELOOP ? "is a symlink" : strerror(errno));
     }
-    int rc = load_fd(pm, fd, path, owner, err, errlen);
+    int rc = load_fd(pm, fd, path, owner, false, err, errlen);
     close(fd);
     return rc;
 }
@@ -224,7 +320,7 @@ int perfmap_load(struct perfmap *pm, int pid, char *err, size_t errlen)
     close(dir);
     if (fd < 0)
         return fail(err, errlen, path, saved == ELOOP ? "is a symlink" : strerror(saved));
-    int rc = load_fd(pm, fd, path, ps.euid, err, errlen);
+    int rc = load_fd(pm, fd, path, ps.euid, true, err, errlen);
     close(fd);
     return rc;
 }
@@ -246,20 +342,66 @@ static int in_jvm_tmp(int pid, int (*fn)(int dir, const char *name))
     return rc;
 }
 
-static int exists_at(int dir, const char *name)
-{
-    struct stat st;
-    return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW);
-}
-
 static int unlink_at(int dir, const char *name)
 {
     return unlinkat(dir, name, 0);
 }
 
-bool perfmap_exists(int pid)
+/* perfmap_prepare inside the JVM's /tmp, DIR: NAME is the map's name. */
+static int prepare_at(int dir, const char *name, const struct procstatus *ps, const char *path, char *err,
+                      size_t errlen)
 {
-    return in_jvm_tmp(pid, exists_at) == 0;
+    struct stat st;
+    char why[128];
+    /* Where others may rename and delete, a checked file can be swapped. */
+    if (fstat(dir, &st) != 0)
+        return fail(err, errlen, path, strerror(errno));
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+        return fail(err, errlen, path, "its directory is writable by others and not sticky: not asking the JVM");
+    int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        int rc = fchown(fd, ps->euid, ps->egid) == 0 ? 1 : -1;
+        int saved = errno;
+        close(fd);
+        if (rc < 0) {
+            unlinkat(dir, name, 0);
+            return fail(err, errlen, path, strerror(saved));
+        }
+        return 1;
+    }
+    if (errno != EEXIST || fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return fail(err, errlen, path, strerror(errno));
+    if (S_ISLNK(st.st_mode))
+        return fail(err, errlen, path, "is a symlink: not asking the JVM to write through it");
+    if (!S_ISREG(st.st_mode))
+        return fail(err, errlen, path, "is not a regular file: not asking the JVM to write it");
+    if (st.st_uid != ps->euid) {
+        snprintf(why, sizeof(why), "is owned by uid %u, not the JVM's uid %u: not asking the JVM to write it",
+                 (unsigned)st.st_uid, (unsigned)ps->euid);
+        return fail(err, errlen, path, why);
+    }
+    if (st.st_nlink != 1)
+        return fail(err, errlen, path, "has other hard links: not asking the JVM to write it");
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return fail(err, errlen, path, "is writable by group or others: not asking the JVM to write it");
+    return 0;
+}
+
+int perfmap_prepare(int pid, char *err, size_t errlen)
+{
+    struct procstatus ps;
+    if (procstatus_read(pid, &ps) != 0) {
+        snprintf(err, errlen, "perf map of %d: no such process", pid);
+        return -1;
+    }
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", pid, ps.nspid);
+    int dir = procroot_dir(pid, "/tmp");
+    if (dir < 0)
+        return fail(err, errlen, path, strerror(errno));
+    int rc = prepare_at(dir, strrchr(path, '/') + 1, &ps, path, err, errlen);
+    close(dir);
+    return rc;
 }
 
 void perfmap_remove(int pid)
@@ -269,27 +411,24 @@ void perfmap_remove(int pid)
 
 const struct perfmap_entry *perfmap_find(const struct perfmap *pm, uint64_t pc)
 {
-    /* The last entry starting at or before PC... */
-    int lo = 0, hi = pm->n;
+    /* The last span starting at or before PC. */
+    int lo = 0, hi = pm->nspans;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (pm->e[mid].start <= pc)
+        if (pm->span_start[mid] <= pc)
             lo = mid + 1;
         else
             hi = mid;
     }
-    /* ...and the ones before it that still reach past PC: the newest wins. */
-    const struct perfmap_entry *best = NULL;
-    for (int i = lo - 1; i >= 0 && pm->reach[i] > pc; i--)
-        if (pc < pm->e[i].end && (!best || pm->e[i].line > best->line))
-            best = &pm->e[i];
-    return best;
+    return lo && pm->span_entry[lo - 1] >= 0 ? &pm->e[pm->span_entry[lo - 1]] : NULL;
 }
 
 void perfmap_free(struct perfmap *pm)
 {
+    held_bytes -= pm->bytes;
     free(pm->e);
-    free(pm->reach);
+    free(pm->span_start);
+    free(pm->span_entry);
     free(pm->text);
     memset(pm, 0, sizeof(*pm));
 }

@@ -10,6 +10,8 @@
 #include <sys/types.h>
 
 #define PERFMAP_MAX_BYTES (64u << 20)   /* larger files are refused */
+/* All perf maps held at once, text and indexes: a load past it is refused. */
+#define PERFMAP_TOTAL_BYTES (256u << 20)
 #define PERFMAP_NAME_MAX 1024           /* longer names are cut, NUL included */
 
 struct perfmap_entry {
@@ -21,8 +23,15 @@ struct perfmap_entry {
 struct perfmap {
     struct perfmap_entry *e;   /* sorted by start */
     int n;
-    uint64_t *reach;           /* reach[i]: highest end among e[0..i] */
+    /* The address space cut where the winning entry changes: span i is
+     * [span_start[i], span_start[i + 1]) and belongs to e[span_entry[i]],
+     * or to none when -1 (the last span always is). A lookup is one binary
+     * search, however entries overlap. */
+    uint64_t *span_start;
+    int32_t *span_entry;
+    int nspans;
     char *text;                /* the file; entry names point into it */
+    size_t bytes;              /* held, counted against PERFMAP_TOTAL_BYTES */
 };
 
 /* Loads the perf map of process PID (its /tmp, its pid namespace), sorted
@@ -38,9 +47,16 @@ const struct perfmap_entry *perfmap_find(const struct perfmap *pm, uint64_t pc);
 
 void perfmap_free(struct perfmap *pm);
 
-/* Whether process PID has a perf map now; and removing it (for a map only
- * parktrace caused). Both act inside the process's own /tmp. */
-bool perfmap_exists(int pid);
+/* Whether JVM PID may be asked to write its perf map: the JVM opens it for
+ * writing as its own user (maybe root), following links. Returns 1 when
+ * there was none and parktrace made it, empty, owned by the JVM's euid,
+ * mode 0600 (in a sticky /tmp nobody else can then replace it; it is
+ * parktrace's to remove), 0 when the JVM's own map is there (a regular file
+ * with one link, owned by the JVM's euid, not writable by group or others),
+ * and -1 with a reason in ERR otherwise: a link, another user's file, a
+ * /tmp others may rename in. Acts inside the JVM's own /tmp. */
+int perfmap_prepare(int pid, char *err, size_t errlen);
+/* Removes PID's perf map (one only parktrace caused). */
 void perfmap_remove(int pid);
 
 /* Java's name for a perf map name: "void java.util.concurrent.locks.

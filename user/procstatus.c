@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The SECOND-th whitespace-separated number after a "Key:" prefix. */
 static int field(const char *s, int second, unsigned long long *v)
@@ -57,4 +58,45 @@ int procstatus_read(int pid, struct procstatus *ps)
         return -1;
     }
     return 0;
+}
+
+int procstatus_start_time(int pid, uint64_t *start)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* The command name may hold spaces and ')': fields start after the last ')'. */
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return -1;
+    p++;
+    /* After ')' come field 3 (state) onwards; start time is field 22. */
+    for (int field = 3; field < 22; field++) {
+        p = strchr(p + 1, ' ');
+        if (!p)
+            return -1;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(p + 1, &end, 10);
+    if (end == p + 1 || errno)
+        return -1;
+    *start = v;
+    return 0;
+}
+
+int procstatus_threads(int pid)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof(path), "/proc/%d/task", pid);
+    /* procfs counts "." and ".." among a task directory's links. */
+    if (stat(path, &st) != 0 || st.st_nlink < 3)
+        return -1;
+    return (int)(st.st_nlink - 2);
 }

@@ -18,4 +18,13 @@ struct procstatus {
  * while being read. */
 int procstatus_read(int pid, struct procstatus *ps);
 
+/* When process PID started (field 22 of /proc/PID/stat, in clock ticks
+ * since boot): with the pid, it names one process, even after the pid has
+ * been reused. 0, or -1 when there is no such process. */
+int procstatus_start_time(int pid, uint64_t *start);
+
+/* How many threads PID has now (from its task directory's link count), or
+ * -1: a bound for any thread count read from its memory. */
+int procstatus_threads(int pid);
+
 #endif

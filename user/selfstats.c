@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <sys/resource.h>
 
+#include "jvm_tracker.h"
 #include "loader.h"
 #include "parktrace.skel.h"
 #include "unwind_tables.h"
@@ -44,6 +45,11 @@ void selfstats_print(FILE *f, struct tracer *t, double elapsed_s)
             u.binaries, u.without_cfi, u.rows, u.bytes / 1024, u.build_seconds, u.cached, u.cache_stored, walks,
             walks ? (uint64_t)t->skel->bss->unwind_walk_ns / walks : 0,
             walks ? (uint64_t)t->skel->bss->unwind_frames / walks : 0);
+    struct jvm_tracker_stats js;
+    jvm_tracker_stats(&js);
+    fprintf(f, "parktrace: self jvms=%d jvms_evicted=%" PRIu64 " jvms_given_up=%" PRIu64
+               " java_threads_refused=%" PRIu64 " jvm_candidates_evicted=%" PRIu64 "\n",
+            js.tracked, js.evicted, js.given_up, js.threads_refused, js.candidates_evicted);
     if (u.binaries)
         unwind_tables_print(f);
 }
