@@ -4,7 +4,8 @@
 # Prints one line per target, "PASS fuzz_T: ..." or "FAIL fuzz_T: ...", for
 # tests/run.sh's tally; exits 1 if any failed. libFuzzer's own output goes to
 # BUILD_DIR/logs/T.log, an input that crashed, leaked or timed out to
-# BUILD_DIR/crashes/T-*. Each target starts from its committed seeds
+# BUILD_DIR/crashes/T-*. Each target first runs the inputs that once broke
+# it (tests/fuzz/crashes/T-*), then fuzzes from its committed seeds
 # (tests/fuzz/corpus/T), seeds made here, and what earlier runs found.
 set -u
 cd "$(dirname "$0")/../.."
@@ -32,17 +33,25 @@ for t in "$@"; do
     seed "$t" "$corpus"
     seeds=()
     [ -d "tests/fuzz/corpus/$t" ] && seeds=("tests/fuzz/corpus/$t")
-    UBSAN_OPTIONS=print_stacktrace=1 "$build/fuzz_$t" -max_total_time="$secs" -timeout="$timeout" \
-        -rss_limit_mb="$rss" -artifact_prefix="$build/crashes/$t-" -print_final_stats=1 \
-        "$corpus" "${seeds[@]}" >"$log" 2>&1
-    rc=$?
+    opts=(-timeout="$timeout" -rss_limit_mb="$rss" -artifact_prefix="$build/crashes/$t-")
+    known=(tests/fuzz/crashes/"$t"-*)
+    rc=0
+    if [ -e "${known[0]}" ]; then
+        UBSAN_OPTIONS=print_stacktrace=1 "$build/fuzz_$t" "${opts[@]}" "${known[@]}" >"$log" 2>&1
+        rc=$?
+    fi
+    if [ "$rc" -eq 0 ]; then
+        UBSAN_OPTIONS=print_stacktrace=1 "$build/fuzz_$t" "${opts[@]}" -max_total_time="$secs" \
+            -print_final_stats=1 "$corpus" "${seeds[@]}" >"$log" 2>&1
+        rc=$?
+    fi
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
     if [ "$rc" -eq 0 ]; then
         echo "PASS fuzz_$t: ${runs:-0} inputs in ${secs}s, ${cov:-no coverage line}"
     else
-        artifact=$(sed -n 's/.*Test unit written to //p' "$log" | tail -n 1)
-        echo "FAIL fuzz_$t: exit $rc after ${runs:-?} inputs; reproduce: $build/fuzz_$t ${artifact:-(no input saved)}"
+        artifact=$(sed -n -e 's/.*Test unit written to //p' -e 's/^Running: //p' "$log" | tail -n 1)
+        echo "FAIL fuzz_$t: exit $rc ${runs:+after $runs inputs}${runs:-on a recorded input}; reproduce: $build/fuzz_$t ${artifact:-(no input saved)}"
         grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|    #[0-9] )' "$log" | head -n 20
         fail=1
     fi
