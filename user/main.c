@@ -290,7 +290,8 @@ int main(int argc, char **argv)
         selfstats_print(stderr, &r.t, (double)(monotonic_ns() - r.c.start_ns) / 1e9);
     if (stats_fd >= 0)
         close(stats_fd);
-    if (r.child > 0 && waitpid(r.child, NULL, WNOHANG) == 0)
+    /* After a failure, its one line is all that is said. */
+    if (!rc && r.child > 0 && waitpid(r.child, NULL, WNOHANG) == 0)
         fprintf(stderr, "parktrace: %s (PID %d) is still running\n", r.o.command[0], r.child);
     free_tracing(&r);
     return rc;
