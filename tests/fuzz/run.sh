@@ -50,8 +50,9 @@ for t in "$@"; do
     if [ "$rc" -eq 0 ]; then
         echo "PASS fuzz_$t: ${runs:-0} inputs in ${secs}s, ${cov:-no coverage line}"
     else
+        [ -n "$runs" ] && when="after $runs inputs" || when="on a recorded input"
         artifact=$(sed -n -e 's/.*Test unit written to //p' -e 's/^Running: //p' "$log" | tail -n 1)
-        echo "FAIL fuzz_$t: exit $rc ${runs:+after $runs inputs}${runs:-on a recorded input}; reproduce: $build/fuzz_$t ${artifact:-(no input saved)}"
+        echo "FAIL fuzz_$t: exit $rc $when; reproduce: $build/fuzz_$t ${artifact:-(no input saved)}"
         grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|    #[0-9] )' "$log" | head -n 20
         fail=1
     fi
