@@ -27,6 +27,13 @@ for t in build/tests/test_*; do
     tally "$(basename "$t")" "$rc" "$out"
 done
 
+# Every fuzz target for a few seconds under ASan and UBSan: one PASS or FAIL
+# line each (make fuzz runs them longer).
+out=$(make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-8}" 2>&1)
+rc=$?
+echo "$out"
+tally fuzz "$rc" "$out"
+
 if [ "$(id -u)" != 0 ]; then
     echo "FAIL integration: needs root (real BPF)"
     fail=$((fail + 1))

@@ -35,12 +35,13 @@ for t in "$@"; do
     [ -d "tests/fuzz/corpus/$t" ] && seeds=("tests/fuzz/corpus/$t")
     opts=(-timeout="$timeout" -rss_limit_mb="$rss" -artifact_prefix="$build/crashes/$t-")
     known=(tests/fuzz/crashes/"$t"-*)
-    rc=0
+    rc=0 when="on a recorded input"
     if [ -e "${known[0]}" ]; then
         UBSAN_OPTIONS=print_stacktrace=1 "$build/fuzz_$t" "${opts[@]}" "${known[@]}" >"$log" 2>&1
         rc=$?
     fi
     if [ "$rc" -eq 0 ]; then
+        when="while fuzzing"
         UBSAN_OPTIONS=print_stacktrace=1 "$build/fuzz_$t" "${opts[@]}" -max_total_time="$secs" \
             -print_final_stats=1 "$corpus" "${seeds[@]}" >"$log" 2>&1
         rc=$?
@@ -50,10 +51,11 @@ for t in "$@"; do
     if [ "$rc" -eq 0 ]; then
         echo "PASS fuzz_$t: ${runs:-0} inputs in ${secs}s, ${cov:-no coverage line}"
     else
-        [ -n "$runs" ] && when="after $runs inputs" || when="on a recorded input"
         artifact=$(sed -n -e 's/.*Test unit written to //p' -e 's/^Running: //p' "$log" | tail -n 1)
-        echo "FAIL fuzz_$t: exit $rc $when; reproduce: $build/fuzz_$t ${artifact:-(no input saved)}"
-        grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|    #[0-9] )' "$log" | head -n 20
+        echo "FAIL fuzz_$t: exit $rc $when${runs:+ (input $runs)}; reproduce: $build/fuzz_$t ${artifact:-(no input saved)}"
+        # What went wrong and where, down to the target's own frame.
+        awk '/==ERROR|runtime error|^SUMMARY/ { print } /^    #[0-9]/ && !done { print } \
+             /LLVMFuzzerTestOneInput/ { done = 1 }' "$log" | head -n 20
         fail=1
     fi
 done
