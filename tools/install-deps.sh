@@ -3,7 +3,8 @@
 # Runs apt only when something is missing, so repeated calls are cheap.
 set -eu
 PKGS="make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-      libc6-dbg libdevel-nytprof-perl python3 openjdk-17-jdk-headless procps libclang-rt-14-dev"
+      libc6-dbg libdevel-nytprof-perl python3 openjdk-17-jdk-headless procps libclang-rt-14-dev
+      strace util-linux"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

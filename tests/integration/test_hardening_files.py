@@ -1,0 +1,323 @@
+#!/usr/bin/python3
+"""Traps an unprivileged user sets for a root parktrace in the files it
+reads of other processes (issue #12, items 1, 4, 5 and 8).
+
+Each test builds a workload, hands it to `nobody`, and lets `nobody` set the
+trap and run it (setpriv); parktrace then traces it as root with -d. Every
+test asserts that parktrace finishes in time, exits 0, reports the trap's
+waits, and touches nothing it should not. Without the fixes, the FIFO traps
+hang parktrace in open() for good (only SIGKILL ends it), the debuglink
+opens /dev/ptmx, a forged build-id makes libc's stacks of a root process
+come out [truncated], far-apart code costs megabytes of locked memory per
+binary, and thousands of mapped files leave the next process unnamed."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
+
+NOBODY = 65534
+AS_NOBODY = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
+CFI_LOCKS = os.path.join(ROOT, "tests", "workloads_src", "cfi_locks.c")
+FAR_CODE = os.path.join(ROOT, "tests", "workloads_src", "far_code.c")
+TRACE_S = 3
+IN_TIME_S = TRACE_S + 15     # start-up, symbols and the report, with room
+
+
+def trap_dir():
+    """A directory of nobody's, as a user's home or /tmp/their-dir is."""
+    d = tempfile.mkdtemp(prefix="pt-trap-", dir=TMP)
+    os.chmod(TMP, 0o755)
+    os.chown(d, NOBODY, NOBODY)
+    return d
+
+
+def cc(out, src, *flags):
+    c = subprocess.run(["cc", "-O2", "-g", "-pthread", *flags, "-o", out, src],
+                       capture_output=True, text=True, timeout=120)
+    check(c.returncode == 0, f"compiling {src}: {c.stderr.strip()[-800:]}")
+    os.chown(out, NOBODY, NOBODY)
+
+
+def sh_nobody(cmd, cwd):
+    c = subprocess.run(AS_NOBODY + ["sh", "-ec", cmd], cwd=cwd, capture_output=True, text=True, timeout=60)
+    check(c.returncode == 0, f"as nobody: {cmd}: {c.stderr.strip()[-500:]}")
+
+
+def start_nobody(argv, cwd):
+    p = subprocess.Popen(AS_NOBODY + argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)       # its threads are contending by now
+    check(p.poll() is None, f"the trap {argv} exited early with {p.returncode}")
+    return p
+
+
+def stop(procs):
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+
+
+def trace(pids, *extra, wrap=()):
+    """parktrace as root on PIDS for TRACE_S; its final report, collapsed
+    lines and stderr. A parktrace that hangs is killed and fails the test."""
+    folded = os.path.join(TMP, f"trap-{time.monotonic_ns()}.folded")
+    cmd = list(wrap) + [PT, "-p", ",".join(str(p) for p in pids), "-d", f"{TRACE_S}s", "-f", "json",
+                        "--collapsed", folded, "--unwind-cache", "none", *extra]
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=IN_TIME_S)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.communicate(timeout=5)
+            what = "did not finish in time (SIGINT then ended it)"
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            what = "hung: it ignored -d and SIGINT and only SIGKILL ended it"
+        raise AssertionError(f"parktrace {what} after {time.monotonic() - t0:.0f} s")
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {err.strip()[-500:]}")
+    final = final_of(json_reports(out))
+    lines = open(folded).read().splitlines() if os.path.exists(folded) else []
+    return final, lines, err
+
+
+def check_reports_waits(final, pid, what):
+    rows = [b for b in final["blockers"] if b["pid"] == pid and b["kind"] == "futex" and b["parks"] > 0]
+    check(rows, f"{what}: no futex rows for the trap's process {pid}; blockers: "
+                f"{[(b['pid'], b['kind'], b['parks']) for b in final['blockers']][:10]}")
+
+
+def stripped_with_debuglink(d, name):
+    """NAME in D: cfi_locks without frame pointers, stripped of its symbols
+    and CFI sections other than .eh_frame, with a .gnu_debuglink naming
+    NAME.debug (which the trap then replaces)."""
+    exe = os.path.join(d, name)
+    cc(exe, CFI_LOCKS, "-fomit-frame-pointer")
+    sh_nobody(f"objcopy --only-keep-debug {name} {name}.debug; strip -s {name}; "
+              f"objcopy --add-gnu-debuglink={name}.debug {name}; rm {name}.debug", d)
+    return exe
+
+
+def fifo_debuglink(unwind):
+    d = trap_dir()
+    exe = stripped_with_debuglink(d, "fifolink")
+    sh_nobody("mkfifo fifolink.debug; mkdir .debug; mkfifo .debug/fifolink.debug", d)
+    p = start_nobody([exe, "-t", "4", "-s", str(TRACE_S + 8)], d)
+    try:
+        final, lines, _ = trace([p.pid], "--unwind", unwind)
+        check_reports_waits(final, p.pid, f"--unwind {unwind}")
+        check(any(l.startswith("fifolink;") for l in lines), f"--unwind {unwind}: no stacks of the trap")
+    finally:
+        stop([p])
+
+
+@test
+def debuglink_naming_a_fifo_does_not_hang():
+    fifo_debuglink("cfi")
+
+
+@test
+def debuglink_naming_a_fifo_does_not_hang_the_copy_unwinder():
+    fifo_debuglink("copy")
+
+
+def fifo_at_deleted_name(unwind):
+    d = trap_dir()
+    exe = stripped_with_debuglink(d, "gone")
+    p = start_nobody([exe, "-t", "4", "-s", str(TRACE_S + 8)], d)
+    try:
+        # The binary is deleted while it runs and a FIFO put at the name
+        # /proc/PID/maps gives it; its debuglink leads to FIFOs too.
+        sh_nobody("rm gone; mkfifo 'gone (deleted)' gone.debug", d)
+        final, lines, _ = trace([p.pid], "--unwind", unwind)
+        check_reports_waits(final, p.pid, f"--unwind {unwind}")
+        # The deleted binary is still read, through the mapping itself: its
+        # stacks are walked past libc into its own (unnamed) code.
+        check(any(l.startswith("gone;") and "start_thread" in l for l in lines),
+              f"--unwind {unwind}: the deleted binary's stacks were not walked: {lines[:5]}")
+    finally:
+        stop([p])
+
+
+@test
+def fifo_at_a_deleted_binarys_name_does_not_hang():
+    fifo_at_deleted_name("cfi")
+
+
+@test
+def fifo_at_a_deleted_binarys_name_does_not_hang_the_copy_unwinder():
+    fifo_at_deleted_name("copy")
+
+
+@test
+def debuglink_to_a_device_opens_nothing():
+    """A .gnu_debuglink of ../../../dev/ptmx: a plain open would allocate
+    a pseudo-terminal as root. strace shows every file parktrace opens."""
+    check(shutil.which("strace"), "strace is not installed")
+    d = trap_dir()
+    exe = os.path.join(d, "devlink")
+    cc(exe, CFI_LOCKS, "-fomit-frame-pointer")
+    link = b"../../../../../../../../dev/ptmx\0"
+    link += b"\0" * (-len(link) % 4) + b"\0\0\0\0"     # name, padding, CRC
+    sec = os.path.join(d, "link.bin")
+    open(sec, "wb").write(link)
+    os.chown(sec, NOBODY, NOBODY)
+    sh_nobody("strip -s devlink; objcopy --add-section .gnu_debuglink=link.bin devlink", d)
+    p = start_nobody([exe, "-t", "4", "-s", str(TRACE_S + 12)], d)
+    log = os.path.join(TMP, "ptmx.strace")
+    try:
+        final, _, _ = trace([p.pid], wrap=["strace", "-f", "-qq", "-e", "trace=open,openat,openat2", "-o", log])
+        check_reports_waits(final, p.pid, "debuglink to /dev/ptmx")
+    finally:
+        stop([p])
+    opened = [l for l in open(log) if "dev/ptmx" in l]
+    check(not opened, f"parktrace opened the device the debuglink named: {opened[:3]}")
+
+
+def build_id_of(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    check(m, f"{path} has no build-id")
+    return m.group(1)
+
+
+def libc_path():
+    out = subprocess.run(["ldd", "/bin/true"], capture_output=True, text=True).stdout
+    m = re.search(r"libc\.so\.6 => (\S+)", out)
+    check(m, f"libc not found in {out}")
+    return os.path.realpath(m.group(1))
+
+
+@test
+def forged_build_id_does_not_poison_libc_stacks():
+    """nobody's binary carries libc's build-id and CFI of its own. Traced
+    first, with a cache, its table must be neither stored under libc's key
+    nor shared with libc: a root process's stacks through libc, traced next
+    with that cache, stay whole."""
+    libc_id = build_id_of(libc_path())
+    d = trap_dir()
+    cache = os.path.join(TMP, "forged-cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    forger = os.path.join(d, "forger")
+    cc(forger, CFI_LOCKS, "-fomit-frame-pointer", f"-Wl,--build-id=0x{libc_id}")
+    check(build_id_of(forger) == libc_id, "the forged build-id did not take")
+    p = start_nobody([forger, "-t", "4", "-s", str(TRACE_S + 8)], d)
+    try:
+        final, _, _ = trace([p.pid], "--unwind-cache", cache)
+        check_reports_waits(final, p.pid, "forger")
+    finally:
+        stop([p])
+    under_libc = [n for n in os.listdir(cache) if n.startswith(libc_id)]
+    check(len(under_libc) <= 1, f"two tables are cached under libc's build-id: {under_libc}")
+    # The victim: root's own copy of the workload, its waits in libc.
+    victim = os.path.join(TMP, "forged-victim")
+    cc(victim, CFI_LOCKS, "-fomit-frame-pointer")
+    os.chown(victim, 0, 0)
+    v = subprocess.Popen([victim, "-t", "4", "-s", str(TRACE_S + 8)], stdout=subprocess.DEVNULL)
+    time.sleep(0.5)
+    try:
+        final, lines, _ = trace([v.pid], "--unwind-cache", cache)
+        check_reports_waits(final, v.pid, "victim")
+    finally:
+        stop([v])
+    mine = [l for l in lines if l.startswith("forged-victim;") and "[pthread_mutex]" in l]
+    check(mine, f"no mutex stacks of the victim: {lines[:5]}")
+    cut = [l for l in mine if "[truncated]" in l or "start_thread" not in l]
+    check(not cut, f"the victim's stacks through libc were cut short: {cut[:3]}")
+
+
+@test
+def far_apart_code_costs_no_megabytes_of_tables():
+    """Twelve binaries, each with one function linked 1 GiB from the rest:
+    a page index over the gap would cost 2 MiB of locked kernel memory
+    each. No table may be made for such holes."""
+    d = trap_dir()
+    procs = []
+    try:
+        for i in range(12):
+            exe = os.path.join(d, f"far{i}")
+            # Twelve binaries, not one: each its own build-id.
+            cc(exe, FAR_CODE, "-no-pie", "-Wl,--section-start=farcode=0x40000000", f"-Wl,--build-id=0x{i + 1:040x}")
+            procs.append(start_nobody([exe, str(TRACE_S + 10)], d))
+        final, _, err = trace([p.pid for p in procs], "--self-stats")
+        check_reports_waits(final, procs[0].pid, "far0")
+    finally:
+        stop(procs)
+    m = re.search(r"unwind_table_kb=(\d+)", err)
+    check(m, f"no unwind_table_kb in --self-stats: {err.strip()[-400:]}")
+    kb = int(m.group(1))
+    check(kb < 4096, f"twelve far-apart binaries took {kb} KiB of unwind tables (want < 4 MiB: libc's alone)")
+
+
+@test
+def many_mapped_files_do_not_leave_others_unnamed():
+    """nobody maps 4200 small ELF files (more than the old 4096-file symbol
+    table) and waits on a futex, so naming its blocker reads them all; a
+    root workload traced at the same time still gets its frames named."""
+    d = trap_dir()
+    lib_src = os.path.join(d, "tiny.c")
+    open(lib_src, "w").write("int tiny_value = 1;\nint tiny(void) { return tiny_value; }\n")
+    lib = os.path.join(d, "tiny0.so")
+    c = subprocess.run(["cc", "-shared", "-fPIC", "-o", lib, lib_src], capture_output=True, text=True)
+    check(c.returncode == 0, f"building the small library: {c.stderr[-300:]}")
+    mapper_src = os.path.join(d, "mapper.c")
+    # Its mutex lives on main's stack, above every mapping: naming the
+    # blocker looks for the image holding it through all of them.
+    open(mapper_src, "w").write(r'''
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+static void *hold(void *a) {
+    pthread_mutex_t *m = a;
+    for (;;) { pthread_mutex_lock(m); usleep(3000); pthread_mutex_unlock(m); }
+}
+int main(int argc, char **argv) {
+    (void)argc;
+    char p[512];
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    for (int i = 0; i < 4200; i++) {
+        snprintf(p, sizeof(p), "%s/tiny%d.so", argv[1], i);
+        int fd = open(p, O_RDONLY);
+        if (fd < 0 || mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED) return 1;
+        close(fd);
+    }
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, hold, &m);
+    pthread_join(t[0], NULL);
+    return 0;
+}
+''')
+    mapper = os.path.join(d, "mapper")
+    cc(mapper, mapper_src)
+    for i in range(1, 4200):
+        shutil.copy(lib, os.path.join(d, f"tiny{i}.so"))
+    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", d], check=True)
+    p = start_nobody([mapper, d], d)
+    # The victim waits only after the first interval's report has named the
+    # mapper's blocker (and read its 4200 files); exec keeps its PID.
+    victim = subprocess.Popen(["sh", "-c", f'sleep 2; exec "$0" -t 4 -m 1 -s {TRACE_S + 8}', MC],
+                              stdout=subprocess.DEVNULL)
+    try:
+        final, lines, _ = trace([p.pid, victim.pid], "--top", "0", "-i", "1s")
+        check_reports_waits(final, p.pid, "mapper")
+        check_reports_waits(final, victim.pid, "victim")
+    finally:
+        stop([p, victim])
+    # worker() is the workload's own function: its binary is read last.
+    named = [l for l in lines if l.startswith("mutex_contenti") and ";worker;pthread_mutex_lock;" in l]
+    check(named, "the root workload's frames went unnamed: "
+                 f"{[l for l in lines if l.startswith('mutex_contenti')][:3]}")
+
+
+if __name__ == "__main__":
+    main()
