@@ -11,9 +11,9 @@
 
 #define FUSE_SUPER_MAGIC 0x65735546
 
-static int openat2_path(int dirfd, const char *path, uint64_t resolve)
+int safe_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
 {
-    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = resolve};
+    struct open_how how = {.flags = flags | O_CLOEXEC, .resolve = resolve};
     int fd = -1;
     /* EAGAIN: a rename raced with the lookup; the kernel asks for a retry. */
     for (int tries = 0; tries < 3; tries++) {
@@ -26,7 +26,7 @@ static int openat2_path(int dirfd, const char *path, uint64_t resolve)
 
 int safe_open_at(int dirfd, const char *path, uint64_t resolve)
 {
-    int p = openat2_path(dirfd, path, resolve);
+    int p = safe_openat2(dirfd, path, O_PATH, resolve);
     if (p < 0)
         return -1;
     struct stat st;

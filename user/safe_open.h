@@ -27,6 +27,10 @@ int safe_open(const char *path);
  * container's absolute links stay in the container. */
 int safe_open_in_root(int pid, const char *path);
 
+/* openat2(2) with FLAGS and RESOLVE, retried when a rename raced with the
+ * lookup (EAGAIN); -1 with errno set. */
+int safe_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve);
+
 /* An O_PATH descriptor of PID's root directory, or -1. */
 int safe_proc_root(int pid);
 
