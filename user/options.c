@@ -328,6 +328,9 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             return fail("option '%s' needs a value (see parktrace --help)", name);
         default:
             option_named(argv, name, sizeof(name));
+            /* getopt names a known long option given a value it does not take. */
+            if (optopt && name[1] == '-')
+                return fail("option '%s' takes no value (see parktrace --help)", name);
             return fail("unknown option '%s' (see parktrace --help)", name);
         }
     }

@@ -255,6 +255,7 @@ def usage_errors_are_one_line_with_a_hint():
     one_line_error(run_pt(["--bogus"]), 1, "unknown option '--bogus' (see parktrace --help)", "--bogus")
     one_line_error(run_pt(["-zq"]), 1, "unknown option '-z' (see parktrace --help)", "-zq")
     one_line_error(run_pt(["-o"]), 1, "option '-o' needs a value", "-o")
+    one_line_error(run_pt(["--waker=1"]), 1, "option '--waker' takes no value", "--waker=1")
     one_line_error(run_pt(["-d", "1s", "extra"]), 1, "unexpected argument 'extra'", "extra argument")
     for bad in (["-p", "1,,2"], ["-p", "1,"], ["-p", ",1"]):
         one_line_error(run_pt(bad), 1, "invalid PID list", " ".join(bad))
