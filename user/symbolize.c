@@ -10,8 +10,18 @@
 /* From libstdc++'s C ABI. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
+/* Longer names come from a hostile or broken symbol table: the demangler's
+ * recursion grows with its input, and a report has no use for them whole. */
+#define MAX_NAME 1024
+
 char *symbolize_demangle(const char *name)
 {
+    if (strnlen(name, MAX_NAME + 1) > MAX_NAME) {
+        char *cut = malloc(MAX_NAME + 4);
+        if (cut)
+            snprintf(cut, MAX_NAME + 4, "%.*s...", MAX_NAME, name);
+        return cut;
+    }
     /* Debug symbol tables keep version suffixes: pthread_mutex_lock@@GLIBC_2.2.5. */
     const char *at = strchr(name, '@');
     if (at && at != name) {

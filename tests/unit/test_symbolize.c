@@ -109,6 +109,18 @@ int main(void)
     char *d = symbolize_demangle("_ZN5store6lookupEi");
     CHECK(strcmp(d, "store::lookup(int)") == 0, "demangles _ZN5store6lookupEi (got %s)", d);
     free(d);
+    /* A hostile symbol table's name: 200 000 nested template arguments
+     * would recurse in the demangler as deep as they nest. */
+    size_t big = 200000;
+    char *bomb = malloc(big + 1);
+    memcpy(bomb, "_Z1fI", 5);
+    for (size_t i = 5; i < big; i++)
+        bomb[i] = "1aI"[i % 3];
+    bomb[big] = '\0';
+    d = symbolize_demangle(bomb);
+    CHECK(d && strlen(d) <= 1027 && strncmp(d, "_Z1fI", 5) == 0, "a 200 KB name is cut to 1 KiB, not demangled");
+    free(d);
+    free(bomb);
     d = symbolize_demangle("pthread_mutex_lock@@GLIBC_2.2.5");
     CHECK(strcmp(d, "pthread_mutex_lock") == 0, "drops symbol versions (got %s)", d);
     free(d);
