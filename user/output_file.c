@@ -79,7 +79,7 @@ static int open_in_place(struct output_file *o, bool through_link)
     struct stat st;
     if (fd < 0)
         return refuse(o->path, errno == ELOOP   ? "a symbolic link (not followed)"
-                               : errno == ENXIO ? "a FIFO with no reader"
+                               : errno == ENXIO ? "a FIFO or socket with no reader"
                                                 : strerror(errno));
     /* What was opened, not what was looked at before: either may change. */
     if (fstat(fd, &st) || (!through_link && (S_ISREG(st.st_mode) || foreign_in_sticky_dir(o->path, &st)))) {
