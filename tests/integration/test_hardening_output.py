@@ -4,9 +4,11 @@ the reader (item 6); -o and --collapsed cannot be pointed at another file by
 another user (item 7); a failed write is an error (item 9); the command line
 says what is wrong in one line (item 11). Traps are set as nobody; parktrace
 runs as root."""
+import atexit
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -36,8 +38,9 @@ def as_nobody(cmd):
 
 def sticky_dir():
     """A fresh directory like /tmp: world-writable and sticky."""
-    d = tempfile.mkdtemp(prefix="pt-hard-", dir="/tmp")
-    os.chmod(d, 0o1777)
+    d = tempfile.mkdtemp(prefix="pt-hard-out-", dir="/tmp")
+    os.chmod(d, 0o1777)   # in /tmp, not in TMP (0700), so that nobody can get in
+    atexit.register(shutil.rmtree, d, ignore_errors=True)
     return d
 
 
