@@ -191,7 +191,8 @@ static int open_outputs(struct run *r)
     return 0;
 }
 
-/* The last reports and files; 0, or -1 when any could not be written. */
+/* The last reports, then the stacks; 0, or -1 when any could not be
+ * written. A file is published only whole. */
 static int finish_outputs(struct run *r)
 {
     if (!r->write_failed) {
@@ -201,6 +202,10 @@ static int finish_outputs(struct run *r)
         if (!r->write_failed)
             emit(r, PT_REPORT_FINAL);
     }
+    if (r->write_failed)
+        output_file_discard(&r->out_file);
+    else if (output_file_close(&r->out_file))
+        r->write_failed = true;
     if (r->o.collapsed && !r->write_failed) {
         if (collapsed_write(r->collapsed.f, &r->c, r->o.collapsed_count, r->o.waker) < 0) {
             output_file_failed(&r->collapsed, errno);
@@ -209,11 +214,7 @@ static int finish_outputs(struct run *r)
             r->write_failed = true;
         }
     }
-    output_file_discard(&r->collapsed);   /* after a failure: no partial file */
-    if (r->write_failed)
-        output_file_discard(&r->out_file);
-    else if (output_file_close(&r->out_file))
-        r->write_failed = true;
+    output_file_discard(&r->collapsed);   /* unless closed above */
     return r->write_failed ? -1 : 0;
 }
 

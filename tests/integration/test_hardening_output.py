@@ -233,8 +233,10 @@ def failed_writes_exit_2_with_one_line():
     one_line_error(run_pt(["-o", "/dev/full"] + sleep), 2, "cannot write /dev/full: No space left",
                    "-o /dev/full")
     contended = ["--", MC, "-s", "1", "-r", os.path.join(TMP, "full.json")]   # some stacks to write
-    one_line_error(run_pt(["-f", "json", "-o", "/dev/null", "--collapsed", "/dev/full"] + contended), 2,
+    report = os.path.join(TMP, "whole-report.json")
+    one_line_error(run_pt(["-f", "json", "-o", report, "--collapsed", "/dev/full"] + contended), 2,
                    "cannot write /dev/full", "--collapsed /dev/full")
+    check(final_of(json_reports(open(report).read())), "the report, written whole, was lost")
     with open("/dev/full", "w") as full:
         p = subprocess.run([PT] + sleep, stdout=full, stderr=subprocess.PIPE, text=True, timeout=30)
     one_line_error(p, 2, "cannot write standard output", "stdout on /dev/full")
