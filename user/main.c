@@ -218,6 +218,13 @@ static int finish_outputs(struct run *r)
     return r->write_failed ? -1 : 0;
 }
 
+/* A run that never traced leaves no file behind. */
+static void discard_outputs(struct run *r)
+{
+    output_file_discard(&r->collapsed);
+    output_file_discard(&r->out_file);
+}
+
 static void free_tracing(struct run *r)
 {
     tracer_close(&r->t);
@@ -247,14 +254,14 @@ int main(int argc, char **argv)
     r.child = -1;
     if (r.o.command && (r.child = launch_prepare(r.o.command)) < 0) {
         fprintf(stderr, "parktrace: cannot start %s: %s\n", r.o.command[0], strerror(errno));
+        discard_outputs(&r);
         return 2;
     }
     int sfd = open_signals();
     int stats_fd = r.o.self_stats ? selfstats_enable() : -1;
     if (tracer_open(&r.t, &r.o, r.o.command != NULL)) {
         launch_abort();
-        output_file_discard(&r.collapsed);
-        output_file_discard(&r.out_file);
+        discard_outputs(&r);
         return 2;
     }
     if (r.child > 0)
@@ -274,8 +281,7 @@ int main(int argc, char **argv)
     int exec_err = launch_release();
     if (exec_err) {
         fprintf(stderr, "parktrace: cannot start %s: %s\n", r.o.command[0], strerror(exec_err));
-        output_file_discard(&r.collapsed);
-        output_file_discard(&r.out_file);
+        discard_outputs(&r);
         free_tracing(&r);
         return 2;
     }

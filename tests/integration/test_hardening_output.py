@@ -288,10 +288,14 @@ def output_options_take_file_names_only():
 
 @test
 def command_that_cannot_start_exits_2():
+    d = sticky_dir()
     t0 = time.monotonic()
     p = run_pt(["--", "/nonexistent"])
     one_line_error(p, 2, "cannot start /nonexistent: No such file or directory", "-- /nonexistent")
     check("report" not in p.stdout, "a report for a command that never ran")
+    p = run_pt(["-o", "r.txt", "--collapsed", "c.folded", "--", "/nonexistent"], cwd=d)
+    one_line_error(p, 2, "cannot start /nonexistent", "-- /nonexistent with files")
+    check(os.listdir(d) == [], f"files left by a run that never traced: {os.listdir(d)}")
     check(time.monotonic() - t0 < 20, "slow")
     one_line_error(run_pt(["--", "/etc/passwd"]), 2, "cannot start /etc/passwd: Permission denied", "not executable")
 
