@@ -163,23 +163,22 @@ static void option_named(char **argv, char *buf, size_t len)
         snprintf(buf, len, "-%c", optopt);
 }
 
+/* "KIND[,KIND...]": as with -p, an empty item is refused. */
 static int parse_kinds(const char *arg, struct pt_options *o)
 {
-    char *copy = strdup(arg), *save = NULL;
+    char *copy = strdup(arg), *rest = copy;
     int rc = 0;
     o->kinds = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int k;
-        for (k = 0; k < PT_KIND_COUNT && strcmp(tok, pt_kind_names[k]); k++)
-            ;
-        if (k == PT_KIND_COUNT) {
+    while (rest && !rc) {
+        char *tok = strsep(&rest, ",");
+        int k = choice(tok, pt_kind_names, PT_KIND_COUNT);
+        if (!*tok)
+            rc = fail("invalid --kinds '%s' (KIND[,KIND...])", arg);
+        else if (k < 0)
             rc = fail("unknown kind '%s' (futex, jvm-park, jvm-monitor, jvm-wait)", tok);
-            break;
-        }
-        o->kinds |= 1u << k;
+        else
+            o->kinds |= 1u << k;
     }
-    if (!rc && !o->kinds)
-        rc = fail("empty --kinds '%s'", arg);
     free(copy);
     return rc;
 }

@@ -264,6 +264,7 @@ def usage_errors_are_one_line_with_a_hint():
     one_line_error(run_pt(["-d", "1s", "extra"]), 1, "unexpected argument 'extra'", "extra argument")
     for bad in (["-p", "1,,2"], ["-p", "1,"], ["-p", ",1"]):
         one_line_error(run_pt(bad), 1, "invalid PID list", " ".join(bad))
+    one_line_error(run_pt(["--kinds", "futex,,jvm-park"]), 1, "invalid --kinds", "--kinds futex,,jvm-park")
     for bad in ("0x10ms", " 1s", "1e3ms", "inf"):
         one_line_error(run_pt(["-d", bad]), 1, f"invalid duration '{bad}'", f"-d {bad!r}")
     p = run_pt(["--help"])
