@@ -24,6 +24,7 @@
 #include "check.h"
 #include "jvm_attach.h"
 #include "perfmap.h"
+#include "procstatus.h"
 
 #define NOBODY 65534
 
@@ -439,6 +440,54 @@ static void check_fake_jvms(void)
     }
 }
 
+/* The number of SIGQUITs a QUIT_COUNTER actor caught; it exits then. */
+static int quits_of(struct actor *a)
+{
+    char c = -1;
+    close(a->in);
+    a->in = -1;
+    if (read(a->ready, &c, 1) != 1)
+        c = -1;
+    return c;
+}
+
+static struct timespec mtime_of(const char *path)
+{
+    struct stat st = {0};
+    stat(path, &st);
+    return st.st_mtim;
+}
+
+/* A pid that names another process than the one meant is never signalled,
+ * and the trigger goes to the JVM's /tmp, not to its working directory (its
+ * user may not be able to write there; root can). */
+static void check_pid_reuse_and_trigger_place(void)
+{
+    char out[64], err[256], cwd[] = "/tmp/pt-attach-cwd-XXXXXX", back[PATH_MAX];
+    CHECK(mkdtemp(cwd) && getcwd(back, sizeof(back)) && chdir(cwd) == 0, "a working directory for the JVM");
+    struct actor a = spawn(QUIT_COUNTER);
+    CHECK(chdir(back) == 0, "back");
+    uint64_t start = 0;
+    CHECK(procstatus_start_time(a.pid, &start) == 0 && start > 0, "its start time: %llu", (unsigned long long)start);
+    struct timespec before = mtime_of(cwd);
+
+    int rc = jvm_attach_command_to(a.pid, start + 1, perfmap_cmd, out, sizeof(out), 300, err, sizeof(err));
+    CHECK(rc == -1 && strstr(err, "no longer"), "a process started at another time is refused: %s", err);
+    rc = jvm_attach_command_to(a.pid, start, perfmap_cmd, out, sizeof(out), 300, err, sizeof(err));
+    CHECK(rc == -1 && strstr(err, "no attach socket"), "the process meant is signalled: %s", err);
+    struct timespec after = mtime_of(cwd);
+    CHECK(before.tv_sec == after.tv_sec && before.tv_nsec == after.tv_nsec,
+          "nothing was created in its working directory");
+    char trigger[64];
+    snprintf(trigger, sizeof(trigger), "/tmp/.attach_pid%d", a.pid);
+    CHECK(access(trigger, F_OK) != 0, "the trigger in /tmp was removed");
+    int n = quits_of(&a);
+    CHECK(n == 1, "one SIGQUIT, for the right start time only (%d)", n);
+    reap(a.pid, 2);
+    close(a.ready);
+    rmdir(cwd);
+}
+
 /* A listener that never accepts, its backlog taken: retried, never signalled. */
 static void check_busy(void)
 {
@@ -552,6 +601,7 @@ int main(int argc, char **argv)
     check_fake_jvms();
     check_planted_files();
     check_busy();
+    check_pid_reuse_and_trigger_place();
     check_not_jvms();
     return CHECK_DONE();
 }

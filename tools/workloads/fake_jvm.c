@@ -1,0 +1,169 @@
+/* Looks like a JVM to parktrace, with hostile numbers in it: the trap an
+ * unprivileged user can set for a root parktrace (tests/integration/
+ * test_hardening_jvm.py). Copied to a file named libjvm.so and run from
+ * there, it maps "libjvm.so" and exports what parktrace reads from HotSpot:
+ * the vmStructs and vmTypes tables (our own layout, described by the
+ * exported strides and offsets, as HotSpot describes its own) and the few
+ * symbols read directly. Then it waits to be killed.
+ *
+ * usage: libjvm.so MODE
+ *   valid    a one-thread JVM whose tables all read well
+ *   heaps    a code-heap array of 2^31 - 1 entries in unmapped memory
+ *   threads  a thread list of 65 536 readable entries (one real thread)
+ *   names    a vmStructs table of 8191 entries whose names are unmapped */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+struct field_entry {
+    const char *type, *field, *type_string;
+    int32_t is_static;
+    uint64_t offset;
+    void *address;
+};
+
+struct type_entry {
+    const char *name, *super;
+    int32_t is_oop, is_int, is_unsigned;
+    uint64_t size;
+};
+
+/* The shapes the tables describe (offsets below). */
+struct fake_thread {
+    char pad[0x20];
+    struct fake_osthread *osthread;   /* JavaThread::_osthread at 0x20 */
+};
+struct fake_osthread {
+    char pad[8];
+    int32_t tid;                      /* OSThread::_thread_id at 8 */
+};
+struct fake_list {
+    char pad[8];
+    uint32_t length;                  /* ThreadsList::_length at 8 */
+    uint64_t *threads;                /* ThreadsList::_threads at 0x10 */
+};
+struct fake_array {
+    int32_t len;                      /* GrowableArrayBase::_len at 0 */
+    void *data;                       /* GrowableArray<int>::_data at 8 */
+};
+struct fake_heap {
+    uint64_t low, low_boundary, high_boundary;   /* CodeHeap::_memory (a VirtualSpace) */
+    char pad[0x18];
+    uint64_t segmap_low;                          /* CodeHeap::_segmap at 0x30 */
+    char pad2[0x28];
+    int32_t log2_segment;                         /* at 0x60 */
+};
+
+static struct fake_osthread osthread;
+static struct fake_thread thread = {.osthread = &osthread};
+static struct fake_list list;
+static struct fake_array heap_array;
+static struct fake_heap heap;
+static uint64_t one_thread[1];
+static uint64_t zero64;
+static uint32_t zero32;
+
+void *java_thread_list = &list;
+void *code_heaps = &heap_array;
+
+#define FIELD(t, f, off) {t, f, NULL, 0, off, NULL}
+#define STATIC(t, f, addr) {t, f, NULL, 1, 0, addr}
+
+static struct field_entry fields[8192] = {
+    FIELD("JavaThread", "_threadObj", 0x10),
+    FIELD("OopHandle", "_obj", 0),
+    FIELD("Klass", "_name", 0x10),
+    FIELD("Symbol", "_length", 4),
+    FIELD("Symbol", "_body", 6),
+    FIELD("oopDesc", "_metadata._compressed_klass", 8),
+    FIELD("JavaThread", "_osthread", 0x20),
+    FIELD("OSThread", "_thread_id", 8),
+    FIELD("ThreadsList", "_length", 8),
+    FIELD("ThreadsList", "_threads", 0x10),
+    FIELD("GrowableArrayBase", "_len", 0),
+    FIELD("GrowableArray<int>", "_data", 8),
+    FIELD("CodeHeap", "_memory", 0),
+    FIELD("CodeHeap", "_segmap", 0x30),
+    FIELD("CodeHeap", "_log2_segment_size", 0x60),
+    FIELD("VirtualSpace", "_low", 0),
+    FIELD("VirtualSpace", "_low_boundary", 0),
+    FIELD("VirtualSpace", "_high_boundary", 0x10),
+    FIELD("CodeBlob", "_frame_size", 0x20),
+    STATIC("ThreadsSMRSupport", "_java_thread_list", &java_thread_list),
+    STATIC("CodeCache", "_heaps", &code_heaps),
+    STATIC("CompressedOops", "_narrow_oop._base", &zero64),
+    STATIC("CompressedOops", "_narrow_oop._shift", &zero32),
+    STATIC("CompressedKlassPointers", "_narrow_klass._base", &zero64),
+    STATIC("CompressedKlassPointers", "_narrow_klass._shift", &zero32),
+};
+
+static struct type_entry types[] = {
+    {"JavaThread", "Thread", 0, 0, 0, 0x400},
+    {"HeapBlock", NULL, 0, 0, 0, 16},
+    {NULL, NULL, 0, 0, 0, 0},
+};
+
+/* What parktrace reads by symbol. */
+struct field_entry *gHotSpotVMStructs = fields;
+uint64_t gHotSpotVMStructEntryArrayStride = sizeof(struct field_entry);
+uint64_t gHotSpotVMStructEntryTypeNameOffset = offsetof(struct field_entry, type);
+uint64_t gHotSpotVMStructEntryFieldNameOffset = offsetof(struct field_entry, field);
+uint64_t gHotSpotVMStructEntryIsStaticOffset = offsetof(struct field_entry, is_static);
+uint64_t gHotSpotVMStructEntryOffsetOffset = offsetof(struct field_entry, offset);
+uint64_t gHotSpotVMStructEntryAddressOffset = offsetof(struct field_entry, address);
+struct type_entry *gHotSpotVMTypes = types;
+uint64_t gHotSpotVMTypeEntryArrayStride = sizeof(struct type_entry);
+uint64_t gHotSpotVMTypeEntryTypeNameOffset = offsetof(struct type_entry, name);
+uint64_t gHotSpotVMTypeEntrySuperclassNameOffset = offsetof(struct type_entry, super);
+uint64_t gHotSpotVMTypeEntrySizeOffset = offsetof(struct type_entry, size);
+uint32_t park_blocker_offset __asm__("_ZN16java_lang_Thread20_park_blocker_offsetE") = 0x40;
+bool UseCompressedOops = true, UseCompressedClassPointers = true;
+/* Never asked for a perf map, so never sent SIGQUIT. */
+bool DisableAttachMechanism = true;
+
+/* An address nothing is mapped at. */
+static void *unmapped(size_t len)
+{
+    void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        exit(1);
+    munmap(p, len);
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "valid";
+    osthread.tid = getpid();
+    one_thread[0] = (uint64_t)(uintptr_t)&thread;
+    list = (struct fake_list){.length = 1, .threads = one_thread};
+    heap = (struct fake_heap){.low = 0x100000, .high_boundary = 0x200000, .segmap_low = 0x300000,
+                              .log2_segment = 7};
+    static void *one_heap[1] = {&heap};
+    heap_array = (struct fake_array){.len = 1, .data = one_heap};
+    if (strcmp(mode, "heaps") == 0) {
+        /* 16 GiB of entries from 64 KiB up: nothing of a PIE process is there. */
+        heap_array = (struct fake_array){.len = INT32_MAX, .data = (void *)0x10000};
+    } else if (strcmp(mode, "threads") == 0) {
+        uint64_t *many = malloc(65536 * sizeof(*many));
+        for (int i = 0; i < 65536; i++)
+            many[i] = (uint64_t)(uintptr_t)&thread;
+        list = (struct fake_list){.length = 65536, .threads = many};
+    } else if (strcmp(mode, "names") == 0) {
+        char *nowhere = unmapped(1 << 20);
+        for (int i = 0; i < 8191; i++)
+            fields[i] = (struct field_entry){nowhere, nowhere, NULL, 0, 0, NULL};
+    } else if (strcmp(mode, "valid") != 0) {
+        fprintf(stderr, "usage: libjvm.so valid|heaps|threads|names\n");
+        return 2;
+    }
+    printf("ready\n");
+    fflush(stdout);
+    for (;;)
+        pause();
+}
