@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "csp.h"
@@ -27,12 +28,15 @@
 #define MAX_JAVA_THREADS 16384
 #define THREADS_PER_UID 16384        /* of java_threads' 65 536 */
 #define SETTLE_NS 2000000000ULL   /* a new process may map libjvm a moment after exec */
-#define STARTING_RETRY_NS 250000000ULL   /* a JVM still starting: read its tables again */
+#define STARTING_RETRY_NS 40000000ULL   /* a JVM still starting: read its tables again (each named tick) */
 /* Discovery stops for this tick after this much work, so the main loop
- * (signals, -d) is never held up by many processes or slow ones. */
+ * (signals, -d) is never held up by many processes or slow ones. The first
+ * tick, before the main loop, may do more: the JVMs already running. */
 #define DISCOVERY_BUDGET_NS 20000000ULL
+#define FIRST_DISCOVERY_BUDGET_NS 250000000ULL
 /* HotSpot's code cache has at most three heaps; more is garbage. */
 #define MAX_CODE_HEAPS 8
+#define PROBED_FILES_PER_UID (TRACER_MAX_JVMS / 8)
 
 struct tracked {
     int pid;
@@ -204,6 +208,31 @@ static struct tracked *slot_for(uid_t uid)
     return victim;
 }
 
+/* The loader probes at most TRACER_MAX_JVMS distinct libjvm files: a user
+ * may have uprobes put on a few files they own, root's files always. */
+static bool probe_share_left(const char *libjvm)
+{
+    static struct { dev_t dev; ino_t ino; uid_t owner; } seen[TRACER_MAX_JVMS];
+    static int nseen;
+    struct stat st;
+    if (stat(libjvm, &st) != 0)
+        return false;
+    int owned = 0;
+    for (int i = 0; i < nseen; i++) {
+        if (seen[i].dev == st.st_dev && seen[i].ino == st.st_ino)
+            return true;
+        owned += seen[i].owner == st.st_uid;
+    }
+    if ((st.st_uid != 0 && owned >= PROBED_FILES_PER_UID) || nseen == TRACER_MAX_JVMS) {
+        stats.probes_refused++;
+        return false;
+    }
+    seen[nseen].dev = st.st_dev;
+    seen[nseen].ino = st.st_ino;
+    seen[nseen++].owner = st.st_uid;
+    return true;
+}
+
 /* Returns true when PID is settled: tracked, or reported as unreadable;
  * false when its JVM is still starting and should be looked at again. */
 static bool start_tracking(int pid, bool last_chance)
@@ -270,7 +299,8 @@ static bool start_tracking(int pid, bool last_chance)
     }
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "/proc/%d/root%s", pid, t->j.libjvm);
-    tracer_attach_jvm(tr, path);
+    if (probe_share_left(path))
+        tracer_attach_jvm(tr, path);
     /* Its code cache is walked as Java frames from now on. */
     unwind_tables_add_process(pid);
     t->live = true;
@@ -298,11 +328,11 @@ static struct tracked *tracked_pid(int pid)
     return NULL;
 }
 
-static uint64_t tick_start;
+static uint64_t tick_start, tick_budget = FIRST_DISCOVERY_BUDGET_NS;
 
 static bool over_budget(void)
 {
-    return monotonic_ns() - tick_start > DISCOVERY_BUDGET_NS;
+    return monotonic_ns() - tick_start > tick_budget;
 }
 
 static void consider(struct jvm_candidate *c, uint64_t now)
@@ -388,6 +418,7 @@ static void discover(uint64_t now)
             consider_again((int)pid, now);
         consider_pending(now);
     }
+    tick_budget = DISCOVERY_BUDGET_NS;
 }
 
 struct java_thread {

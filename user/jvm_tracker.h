@@ -36,6 +36,7 @@ struct jvm_tracker_stats {
     uint64_t given_up;            /* live JVMs whose thread list could not be believed */
     uint64_t threads_refused;     /* Java threads over their user's share of the kernel's map */
     uint64_t candidates_evicted;  /* processes dropped unexamined from a full candidate table */
+    uint64_t probes_refused;      /* libjvm files left unprobed: their owner had their share */
 };
 
 void jvm_tracker_stats(struct jvm_tracker_stats *s);

@@ -48,8 +48,9 @@ void selfstats_print(FILE *f, struct tracer *t, double elapsed_s)
     struct jvm_tracker_stats js;
     jvm_tracker_stats(&js);
     fprintf(f, "parktrace: self jvms=%d jvms_evicted=%" PRIu64 " jvms_given_up=%" PRIu64
-               " java_threads_refused=%" PRIu64 " jvm_candidates_evicted=%" PRIu64 "\n",
-            js.tracked, js.evicted, js.given_up, js.threads_refused, js.candidates_evicted);
+               " java_threads_refused=%" PRIu64 " jvm_candidates_evicted=%" PRIu64 " jvm_probes_refused=%" PRIu64
+               "\n",
+            js.tracked, js.evicted, js.given_up, js.threads_refused, js.candidates_evicted, js.probes_refused);
     if (u.binaries)
         unwind_tables_print(f);
 }

@@ -3,6 +3,7 @@
 parktrace. Each test sets its trap as nobody, runs parktrace as root with -d,
 and checks that it ends in time, reports, exits 0 and touches nothing it
 should not."""
+import atexit
 import json
 import os
 import re
@@ -24,6 +25,7 @@ def public_dir():
     """A directory nobody can read and run from (the harness's TMP is root's)."""
     d = tempfile.mkdtemp(prefix="pt-hard-jvm-", dir="/tmp")
     os.chmod(d, 0o755)
+    atexit.register(shutil.rmtree, d, True)
     return d
 
 
