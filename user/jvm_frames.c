@@ -25,6 +25,11 @@
 /* A JVM answers in about 11 ms the first time: a JVM (or a fake) that does
  * not answer must not hold up the main loop for long. */
 #define PERFMAP_TIMEOUT_MS 1000
+/* Across all JVMs, after a request that took this long, none is made for
+ * PERFMAP_SLOW_PAUSE times as long: many slow fakes cannot add up to more
+ * than a tenth of the main loop's time. */
+#define PERFMAP_SLOW_NS 50000000ULL
+#define PERFMAP_SLOW_PAUSE 10
 
 static bool read_flag(const struct jvm *j, const char *name, bool *v)
 {
@@ -182,8 +187,9 @@ static void refresh_perfmap(struct jvm_frames *f, const struct jvm *j)
     int pid = j->pid;
     uint64_t now = monotonic_ns();
     uint64_t gap = f->perf_requests < PERFMAP_QUICK_REQUESTS ? PERFMAP_QUICK_GAP_NS : PERFMAP_GAP_NS;
+    static uint64_t paused_until;
     if (f->attach_disabled || f->perf_failures >= PERFMAP_MAX_FAILURES ||
-        (f->perf_requests && now - f->perf_asked_ns < gap))
+        (f->perf_requests && now - f->perf_asked_ns < gap) || now < paused_until)
         return;
     f->perf_asked_ns = now;
     f->perf_requests++;
@@ -198,11 +204,14 @@ static void refresh_perfmap(struct jvm_frames *f, const struct jvm *j)
     uint64_t asked = monotonic_ns();
     int rc = jvm_attach_command_to(pid, j->start_time, args, out, sizeof(out), PERFMAP_TIMEOUT_MS, err,
                                    sizeof(err));
+    uint64_t took = monotonic_ns() - asked;
+    if (took >= PERFMAP_SLOW_NS)
+        paused_until = monotonic_ns() + PERFMAP_SLOW_PAUSE * took;
     if (rc != 0) {
         if (made == 1)
             perfmap_remove(pid);
         /* A JVM that let the whole timeout pass holds up naming: once is enough. */
-        perfmap_failed(f, pid, rc < 0 ? err : out, monotonic_ns() - asked >= PERFMAP_TIMEOUT_MS * 1000000ULL);
+        perfmap_failed(f, pid, rc < 0 ? err : out, took >= PERFMAP_TIMEOUT_MS * 1000000ULL);
         return;
     }
     /* The listener thread this started is parktrace's doing, not the

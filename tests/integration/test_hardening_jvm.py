@@ -106,6 +106,22 @@ def signals_end_a_run_with_hostile_fakes():
 
 
 @test
+def fakes_that_never_answer_an_attach_do_not_hold_up_the_run():
+    # Each takes SIGQUIT and opens no socket: every request waits its whole
+    # timeout. 3 s each, three times, for every fake held the loop for minutes.
+    fakes = start_fakes(["attach"] * 12)
+    try:
+        final, err, took = run_in_time([], 3)
+        check(took < 3 + 5, f"a 3 s run took {took:.1f} s")
+        check("totals" in final, "no report")
+    finally:
+        stop(fakes)
+    left = [f for f in os.listdir("/tmp") if f.startswith(".attach_pid") or f.startswith("perf-")
+            and any(f == f"perf-{p.pid}.map" for p in fakes)]
+    check(not left, f"files left in /tmp: {left}")
+
+
+@test
 def many_fake_jvms_do_not_hide_a_real_one():
     # 260 fakes of one user used to fill the 256-entry JVM table before a
     # real JVM started: its parks then stayed futex waits, without a word.

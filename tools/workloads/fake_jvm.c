@@ -10,14 +10,21 @@
  *   valid    a one-thread JVM whose tables all read well
  *   heaps    a code-heap array of 2^31 - 1 entries in unmapped memory
  *   threads  a thread list of 65 536 readable entries (one real thread)
- *   names    a vmStructs table of 8191 entries whose names are unmapped */
+ *   names    a vmStructs table of 8191 entries whose names are unmapped
+ *   attach   valid, but all its code is "JIT-compiled" and it takes attach
+ *            requests (catches SIGQUIT) without ever opening a socket; it
+ *            waits on a futex in a loop so that its stacks get named */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 struct field_entry {
@@ -65,7 +72,7 @@ static struct fake_list list;
 static struct fake_array heap_array;
 static struct fake_heap heap;
 static uint64_t one_thread[1];
-static uint64_t zero64;
+static uint64_t zero64, code_low, code_high = UINT64_MAX;
 static uint32_t zero32;
 
 void *java_thread_list = &list;
@@ -96,6 +103,8 @@ static struct field_entry fields[8192] = {
     FIELD("CodeBlob", "_frame_size", 0x20),
     STATIC("ThreadsSMRSupport", "_java_thread_list", &java_thread_list),
     STATIC("CodeCache", "_heaps", &code_heaps),
+    STATIC("CodeCache", "_low_bound", &code_low),
+    STATIC("CodeCache", "_high_bound", &code_high),
     STATIC("CompressedOops", "_narrow_oop._base", &zero64),
     STATIC("CompressedOops", "_narrow_oop._shift", &zero32),
     STATIC("CompressedKlassPointers", "_narrow_klass._base", &zero64),
@@ -125,6 +134,20 @@ uint32_t park_blocker_offset __asm__("_ZN16java_lang_Thread20_park_blocker_offse
 bool UseCompressedOops = true, UseCompressedClassPointers = true;
 /* Never asked for a perf map, so never sent SIGQUIT. */
 bool DisableAttachMechanism = true;
+
+static void ignore(int sig)
+{
+    (void)sig;
+}
+
+/* Timed futex waits, 10 ms each, for ever: waits with stacks to name. */
+static void wait_forever(void)
+{
+    static uint32_t word;
+    struct timespec ts = {0, 10000000};
+    for (;;)
+        syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+}
 
 /* An address nothing is mapped at. */
 static void *unmapped(size_t len)
@@ -158,12 +181,17 @@ int main(int argc, char **argv)
         char *nowhere = unmapped(1 << 20);
         for (int i = 0; i < 8191; i++)
             fields[i] = (struct field_entry){nowhere, nowhere, NULL, 0, 0, NULL};
+    } else if (strcmp(mode, "attach") == 0) {
+        DisableAttachMechanism = false;
+        signal(SIGQUIT, ignore);
     } else if (strcmp(mode, "valid") != 0) {
-        fprintf(stderr, "usage: libjvm.so valid|heaps|threads|names\n");
+        fprintf(stderr, "usage: libjvm.so valid|heaps|threads|names|attach\n");
         return 2;
     }
     printf("ready\n");
     fflush(stdout);
+    if (strcmp(mode, "attach") == 0)
+        wait_forever();
     for (;;)
         pause();
 }
