@@ -20,6 +20,7 @@
 #include "procmaps.h"
 #include "safe_open.h"
 #include "unwind_cache.h"
+#include "unwind_isolated.h"
 #include "unwind_rows.h"
 
 /* A binary, known by its file identity; bin < 0 when it has no usable CFI. */
@@ -36,6 +37,7 @@ struct binary {
      * file a non-root user can write, which shares and stores nothing. */
     uint8_t key[UNWIND_CACHE_KEY_MAX];
     size_t key_len;
+    bool root_only;           /* else its CFI is read in a child (unwind_isolated.h) */
 };
 
 static struct binary *bins;
@@ -166,7 +168,7 @@ static int table_of(const struct file_ref *f, struct binary *b)
     uint64_t *table = b->key_len ? unwind_cache_load(b->key, b->key_len, &n, &nrows) : NULL;
     if (!table) {
         struct unwind_rows rows;
-        if (unwind_rows_build_ref(f, &rows) == 0) {
+        if ((b->root_only ? unwind_rows_build_ref(f, &rows) : unwind_rows_build_isolated(f, &rows)) == 0) {
             table = unwind_rows_table(&rows, &n);
             nrows = rows.n;
             unwind_rows_free(&rows);
@@ -209,7 +211,8 @@ static struct binary *binary_of(const struct file_ref *f)
     const char *slash = strrchr(f->name, '/');
     snprintf(b->name, sizeof(b->name), "%.63s", slash ? slash + 1 : f->name);
     double t0 = now_s();
-    read_loads(f->fd, root_only(&st), b);
+    b->root_only = root_only(&st);
+    read_loads(f->fd, b->root_only, b);
     b->bin = table_of(f, b);
     if (b->bin >= 0)
         usage.binaries++;

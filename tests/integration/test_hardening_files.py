@@ -257,6 +257,63 @@ def far_apart_code_costs_no_megabytes_of_tables():
     check(kb < 4096, f"twelve far-apart binaries took {kb} KiB of unwind tables (want < 4 MiB: libc's alone)")
 
 
+MAPPER_SRC = r'''
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+static void *hold(void *a) {
+    pthread_mutex_t *m = a;
+    for (;;) { pthread_mutex_lock(m); usleep(3000); pthread_mutex_unlock(m); }
+}
+/* mapper r|x FILE...: maps each FILE (readable, or executable too), then
+ * two threads contend on a mutex on main's stack, above every mapping, so
+ * that naming the blocker looks through all of them. */
+int main(int argc, char **argv) {
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    int prot = PROT_READ | (argv[1][0] == 'x' ? PROT_EXEC : 0);
+    for (int i = 2; i < argc; i++) {
+        int fd = open(argv[i], O_RDONLY);
+        if (fd < 0 || mmap(NULL, 4096, prot, MAP_PRIVATE, fd, 0) == MAP_FAILED) return 1;
+        close(fd);
+    }
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, hold, &m);
+    pthread_join(t[0], NULL);
+    return 0;
+}
+'''
+
+
+def build_mapper(d):
+    src = os.path.join(d, "mapper.c")
+    open(src, "w").write(MAPPER_SRC)
+    exe = os.path.join(d, "mapper")
+    cc(exe, src)
+    return exe
+
+
+@test
+def cfi_asking_for_gigabytes_is_read_in_a_bounded_child():
+    """A 2 KB library whose one FDE names register 200 000 000 (found by
+    the ELF fuzz target): libdw's CFI interpreter allocates 8 bytes per
+    register number, 1.6 GB. A binary a user could write is read in a
+    child under a memory limit, so parktrace's own memory stays small."""
+    d = trap_dir()
+    lib = os.path.join(d, "huge.so")
+    shutil.copy(os.path.join(ROOT, "tests", "fuzz", "crashes", "elf_unwind-huge-register"), lib)
+    os.chown(lib, NOBODY, NOBODY)
+    p = start_nobody([build_mapper(d), "x", lib], d)
+    try:
+        final, _, err = trace([p.pid], "--self-stats")
+        check_reports_waits(final, p.pid, "mapper of huge.so")
+    finally:
+        stop([p])
+    m = re.search(r"rss_kb=(\d+)", err)
+    check(m, f"no rss_kb in --self-stats: {err.strip()[-300:]}")
+    check(int(m.group(1)) < 400 * 1024, f"parktrace grew to {int(m.group(1)) // 1024} MiB reading huge.so's CFI")
+
+
 @test
 def many_mapped_files_do_not_leave_others_unnamed():
     """nobody maps 4200 small ELF files (more than the old 4096-file symbol
@@ -268,41 +325,11 @@ def many_mapped_files_do_not_leave_others_unnamed():
     lib = os.path.join(d, "tiny0.so")
     c = subprocess.run(["cc", "-shared", "-fPIC", "-o", lib, lib_src], capture_output=True, text=True)
     check(c.returncode == 0, f"building the small library: {c.stderr[-300:]}")
-    mapper_src = os.path.join(d, "mapper.c")
-    # Its mutex lives on main's stack, above every mapping: naming the
-    # blocker looks for the image holding it through all of them.
-    open(mapper_src, "w").write(r'''
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <sys/mman.h>
-#include <unistd.h>
-static void *hold(void *a) {
-    pthread_mutex_t *m = a;
-    for (;;) { pthread_mutex_lock(m); usleep(3000); pthread_mutex_unlock(m); }
-}
-int main(int argc, char **argv) {
-    (void)argc;
-    char p[512];
-    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-    for (int i = 0; i < 4200; i++) {
-        snprintf(p, sizeof(p), "%s/tiny%d.so", argv[1], i);
-        int fd = open(p, O_RDONLY);
-        if (fd < 0 || mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED) return 1;
-        close(fd);
-    }
-    pthread_t t[2];
-    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, hold, &m);
-    pthread_join(t[0], NULL);
-    return 0;
-}
-''')
-    mapper = os.path.join(d, "mapper")
-    cc(mapper, mapper_src)
+    mapper = build_mapper(d)
     for i in range(1, 4200):
         shutil.copy(lib, os.path.join(d, f"tiny{i}.so"))
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", d], check=True)
-    p = start_nobody([mapper, d], d)
+    p = start_nobody([mapper, "r"] + [os.path.join(d, f"tiny{i}.so") for i in range(4200)], d)
     # The victim waits only after the first interval's report has named the
     # mapper's blocker (and read its 4200 files); exec keeps its PID.
     victim = subprocess.Popen(["sh", "-c", f'sleep 2; exec "$0" -t 4 -m 1 -s {TRACE_S + 8}', MC],

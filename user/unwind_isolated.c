@@ -1,0 +1,121 @@
+#include "unwind_isolated.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "monotonic.h"
+
+#define CHILD_MEMORY (512ull << 20)   /* beyond what parktrace has mapped: libjvm needs ~100 MiB */
+#define CHILD_CPU_S 10
+#define CHILD_WALL_MS 30000
+#define MAX_ROWS (1u << 25)
+
+struct reply_head {
+    uint64_t n;
+    char build_id[sizeof(((struct unwind_rows *)0)->build_id)];
+};
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+    for (size_t put = 0; put < len;) {
+        ssize_t w = write(fd, (const char *)buf + put, len - put);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        put += (size_t)w;
+    }
+    return true;
+}
+
+/* The address space parktrace has now: the child's limit is on top of it. */
+static uint64_t mapped_bytes(void)
+{
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "re");
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static void child(const struct file_ref *f, int out, uint64_t limit)
+{
+    struct rlimit as = {limit, limit}, cpu = {CHILD_CPU_S, CHILD_CPU_S};
+    struct unwind_rows r;
+    signal(SIGINT, SIG_IGN);       /* parktrace's Ctrl-C is the parent's to handle */
+    signal(SIGTERM, SIG_DFL);
+    if (setrlimit(RLIMIT_AS, &as) || setrlimit(RLIMIT_CPU, &cpu) || unwind_rows_build_ref(f, &r))
+        _exit(1);
+    struct reply_head h = {.n = r.n};
+    memcpy(h.build_id, r.build_id, sizeof(h.build_id));
+    _exit(write_all(out, &h, sizeof(h)) && write_all(out, r.rows, r.n * sizeof(*r.rows)) ? 0 : 1);
+}
+
+/* Reads LEN bytes from FD before DEADLINE (ms, monotonic). */
+static bool read_by(int fd, void *buf, size_t len, int64_t deadline)
+{
+    for (size_t got = 0; got < len;) {
+        int64_t left = deadline - (int64_t)(monotonic_ns() / 1000000);
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            return false;
+        ssize_t r = read(fd, (char *)buf + got, len - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return false;
+        got += (size_t)r;
+    }
+    return true;
+}
+
+int unwind_rows_build_isolated(const struct file_ref *f, struct unwind_rows *out)
+{
+    memset(out, 0, sizeof(*out));
+    int p[2];
+    if (pipe2(p, O_CLOEXEC))
+        return -1;
+    uint64_t limit = mapped_bytes() + CHILD_MEMORY;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        child(f, p[1], limit);
+    }
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        return -1;
+    }
+    int64_t deadline = (int64_t)(monotonic_ns() / 1000000) + CHILD_WALL_MS;
+    struct reply_head h;
+    bool ok = read_by(p[0], &h, sizeof(h), deadline) && h.n && h.n <= MAX_ROWS &&
+              (out->rows = malloc(h.n * sizeof(*out->rows))) &&
+              read_by(p[0], out->rows, h.n * sizeof(*out->rows), deadline);
+    close(p[0]);
+    kill(pid, SIGKILL);          /* gone already, or out of time */
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    if (!ok) {
+        free(out->rows);
+        memset(out, 0, sizeof(*out));
+        return -1;
+    }
+    out->n = h.n;
+    memcpy(out->build_id, h.build_id, sizeof(out->build_id));
+    out->build_id[sizeof(out->build_id) - 1] = '\0';
+    return 0;
+}
