@@ -126,8 +126,12 @@ struct {
     __type(value, struct pt_jvm_layout);
 } jvm_layouts SEC(".maps");
 
+/* LRU: threads BPF learns itself (from park futexes, thread starts) are
+ * not in user space's lists, so a user's fake JVMs could fill a plain hash
+ * for good; the least recently used entry goes instead, and user space puts
+ * back a live JVM's thread at its next refresh. */
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
     __uint(max_entries, 65536);
     __type(key, __u32);
     __type(value, __u64);

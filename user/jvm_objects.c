@@ -49,6 +49,13 @@ int jvm_layout_read(struct jvm *j, struct jvm_layout *l)
                  "settings (libjvm without symbols?)", j->pid);
         return -1;
     }
+    /* HotSpot shifts by 0 or 3 (object alignment); 64 or more would be
+     * undefined here and meaningless in the kernel's decoding. */
+    if (l->oop_shift > 31 || l->klass_shift > 31) {
+        snprintf(j->error, sizeof(j->error), "JVM %d: compressed-pointer shift %u/%u is not a JVM's", j->pid,
+                 l->oop_shift, l->klass_shift);
+        return -1;
+    }
     l->park_blocker = blocker_off;
     if (!jvm_offset(j, "Klass", "_super", &l->klass_super))
         l->klass_super = 0;

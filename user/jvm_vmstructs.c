@@ -82,8 +82,9 @@ static int read_table(struct jvm *j, const struct elf_file *ef)
         !symbol_u64(j, ef, "gHotSpotVMStructEntryOffsetOffset", &o_offset) ||
         !symbol_u64(j, ef, "gHotSpotVMStructEntryAddressOffset", &o_address))
         return fail(j, "libjvm exports no readable vmStructs table (gHotSpotVMStructs)");
-    if (!table || stride == 0 || stride > 256 || o_type + 8 > stride || o_field + 8 > stride ||
-        o_static + 4 > stride || o_offset + 8 > stride || o_address + 8 > stride)
+    /* Compared without adding to them: an offset near 2^64 must not wrap into range. */
+    if (!table || stride < 8 || stride > 256 || o_type > stride - 8 || o_field > stride - 8 ||
+        o_static > stride - 4 || o_offset > stride - 8 || o_address > stride - 8)
         return fail(j, "vmStructs table has an unexpected shape");
     static struct table_reader r;
     r = (struct table_reader){.j = j, .table = table, .stride = stride};
@@ -132,8 +133,8 @@ static int read_types(struct jvm *j, const struct elf_file *ef)
         !symbol_u64(j, ef, "gHotSpotVMTypeEntrySuperclassNameOffset", &o_super) ||
         !symbol_u64(j, ef, "gHotSpotVMTypeEntrySizeOffset", &o_size))
         return fail(j, "libjvm exports no readable vmTypes table (gHotSpotVMTypes)");
-    if (!table || stride == 0 || stride > 256 || o_name + 8 > stride || o_super + 8 > stride ||
-        o_size + 8 > stride)
+    if (!table || stride < 8 || stride > 256 || o_name > stride - 8 || o_super > stride - 8 ||
+        o_size > stride - 8)
         return fail(j, "vmTypes table has an unexpected shape");
     static struct table_reader r;
     r = (struct table_reader){.j = j, .table = table, .stride = stride};
