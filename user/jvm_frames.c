@@ -10,6 +10,7 @@
 
 #include "jvm_attach.h"
 #include "monotonic.h"
+#include "sanitize.h"
 
 /* x86-64 HotSpot interpreter frames (frame_x86.hpp): below the saved rbp
  * come the sender's sp, the last sp, then the Method*. Not in vmStructs; a
@@ -169,13 +170,18 @@ static int thread_named(int pid, const char *name)
     return tid;
 }
 
+/* WHY may quote the JVM's reply, which its owner chose: it reaches root's
+ * terminal only as printable characters. */
 static void perfmap_failed(struct jvm_frames *f, int pid, const char *why, bool for_good)
 {
+    char clean[256];
     if (for_good)
         f->perf_failures = PERFMAP_MAX_FAILURES - 1;
-    if (++f->perf_failures == PERFMAP_MAX_FAILURES)
+    if (++f->perf_failures == PERFMAP_MAX_FAILURES) {
+        sanitize_copy(clean, sizeof(clean), why, 200);
         fprintf(stderr, "parktrace: JVM %d: cannot get its perf map (%s); JIT-compiled frames stay unnamed\n",
-                pid, why);
+                pid, clean);
+    }
 }
 
 /* Asks the JVM for a fresh perf map, spaced as above and never for a JVM

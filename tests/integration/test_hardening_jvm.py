@@ -122,6 +122,20 @@ def fakes_that_never_answer_an_attach_do_not_hold_up_the_run():
 
 
 @test
+def an_attach_reply_cannot_write_escapes_to_roots_terminal():
+    fakes = start_fakes(["reply"])
+    try:
+        _, err, _ = run_in_time(["-p", str(fakes[0].pid)], 3)
+        check("cannot get its perf map" in err, f"the fake's refusals were not said: {err[-300:]}")
+        check("\x1b" not in err and "\x07" not in err, f"escapes reached stderr: {err[-300:]!r}")
+    finally:
+        stop(fakes)
+        for p in fakes:
+            if os.path.lexists(f"/tmp/.java_pid{p.pid}"):
+                os.unlink(f"/tmp/.java_pid{p.pid}")
+
+
+@test
 def many_fake_jvms_do_not_hide_a_real_one():
     # 260 fakes of one user used to fill the 256-entry JVM table before a
     # real JVM started: its parks then stayed futex waits, without a word.

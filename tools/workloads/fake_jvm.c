@@ -13,7 +13,9 @@
  *   names    a vmStructs table of 8191 entries whose names are unmapped
  *   attach   valid, but all its code is "JIT-compiled" and it takes attach
  *            requests (catches SIGQUIT) without ever opening a socket; it
- *            waits on a futex in a loop so that its stacks get named */
+ *            waits on a futex in a loop so that its stacks get named
+ *   reply    the same, but with an attach socket that answers every
+ *            request with an error carrying terminal escapes */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,8 +24,11 @@
 #include <string.h>
 #include <linux/futex.h>
 #include <signal.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,6 +154,34 @@ static void wait_forever(void)
         syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
 }
 
+/* Serves /tmp/.java_pid<pid>: reads a request, replies with escapes. */
+static void *serve(void *arg)
+{
+    int l = *(int *)arg;
+    static const char reply[] = "-1\n\033]0;owned\007\033[2J\033[31mforged\n";
+    for (;;) {
+        int s = accept(l, NULL, NULL);
+        char req[512];
+        if (s < 0)
+            continue;
+        (void)!read(s, req, sizeof(req));
+        (void)!write(s, reply, sizeof(reply) - 1);
+        close(s);
+    }
+    return NULL;
+}
+
+static void listen_for_attach(void)
+{
+    static int l;
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "/tmp/.java_pid%d", getpid());
+    l = socket(AF_UNIX, SOCK_STREAM, 0);
+    pthread_t t;
+    if (bind(l, (struct sockaddr *)&addr, sizeof(addr)) || listen(l, 4) || pthread_create(&t, NULL, serve, &l))
+        exit(1);
+}
+
 /* An address nothing is mapped at. */
 static void *unmapped(size_t len)
 {
@@ -181,16 +214,18 @@ int main(int argc, char **argv)
         char *nowhere = unmapped(1 << 20);
         for (int i = 0; i < 8191; i++)
             fields[i] = (struct field_entry){nowhere, nowhere, NULL, 0, 0, NULL};
-    } else if (strcmp(mode, "attach") == 0) {
+    } else if (strcmp(mode, "attach") == 0 || strcmp(mode, "reply") == 0) {
         DisableAttachMechanism = false;
         signal(SIGQUIT, ignore);
+        if (strcmp(mode, "reply") == 0)
+            listen_for_attach();
     } else if (strcmp(mode, "valid") != 0) {
-        fprintf(stderr, "usage: libjvm.so valid|heaps|threads|names|attach\n");
+        fprintf(stderr, "usage: libjvm.so valid|heaps|threads|names|attach|reply\n");
         return 2;
     }
     printf("ready\n");
     fflush(stdout);
-    if (strcmp(mode, "attach") == 0)
+    if (strcmp(mode, "attach") == 0 || strcmp(mode, "reply") == 0)
         wait_forever();
     for (;;)
         pause();
