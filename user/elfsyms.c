@@ -170,7 +170,8 @@ static void read_symbols(struct elf_file *ef, Elf *elf, const struct file_ref *f
         add_debug_symbols(ef, elf, f, &cap);
     for (size_t i = 0; i < ef->nsyms; i++)
         ef->syms[i].name = ef->strings + (uintptr_t)ef->syms[i].name - 1;
-    qsort(ef->syms, ef->nsyms, sizeof(*ef->syms), sym_cmp);
+    if (ef->nsyms)     /* qsort(NULL, 0) is undefined (fuzz: elfsyms-no-symbols) */
+        qsort(ef->syms, ef->nsyms, sizeof(*ef->syms), sym_cmp);
     ef->evicted = false;
     symbol_bytes += symbols_size(ef);
     make_room(0, ef);

@@ -377,21 +377,22 @@ static uint8_t cie_fde_encoding(const Dwarf_CIE *cie)
 struct cie_enc {
     Dwarf_Off off;
     uint8_t enc;
+    bool z;                   /* 'z' augmentation: FDEs carry augmentation data */
 };
 
-static uint8_t lookup_enc(const struct cie_enc *c, size_t n, Dwarf_Off off)
+static const struct cie_enc *lookup_cie(const struct cie_enc *c, size_t n, Dwarf_Off off)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (c[mid].off == off)
-            return c[mid].enc;
+            return &c[mid];
         if (c[mid].off < off)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return DW_EH_PE_omit;
+    return NULL;
 }
 
 /* FDE starts by reading every entry of a CFI section: .debug_frame (an
@@ -414,7 +415,7 @@ static void cfi_section_starts(Elf *elf, Elf_Data *d, uint64_t addr, bool eh, st
             struct cie_enc *c = eh ? grow(cies, &cap, ncies + 1, sizeof(*c)) : NULL;
             if (c) {
                 cies = c;
-                cies[ncies++] = (struct cie_enc){off, cie_fde_encoding(&e.cie)};
+                cies[ncies++] = (struct cie_enc){.off = off, .enc = cie_fde_encoding(&e.cie)};
             } else if (eh) {
                 out->oom = true;
             }
@@ -423,7 +424,8 @@ static void cfi_section_starts(Elf *elf, Elf_Data *d, uint64_t addr, bool eh, st
             uint64_t loc;
             /* .debug_frame holds absolute 8-byte addresses; 0 marks the FDE
              * of code the linker discarded. */
-            uint8_t enc = eh ? lookup_enc(cies, ncies, e.fde.CIE_pointer) : DW_EH_PE_udata8;
+            const struct cie_enc *c = eh ? lookup_cie(cies, ncies, e.fde.CIE_pointer) : NULL;
+            uint8_t enc = eh ? (c ? c->enc : DW_EH_PE_omit) : DW_EH_PE_udata8;
             if (read_encoded(&p, e.fde.end, enc, addr + (uint64_t)(p - (const uint8_t *)d->d_buf), UINT64_MAX,
                              &loc) &&
                 loc != 0)
@@ -434,6 +436,128 @@ static void cfi_section_starts(Elf *elf, Elf_Data *d, uint64_t addr, bool eh, st
         off = next;
     }
     free(cies);
+}
+
+/* ---- CFI a reader can afford ---- */
+
+/* libdw sizes a frame's register array by the highest register number its
+ * instructions name: DW_CFA_undefined r200000000 costs 1.6 GB. x86-64's
+ * DWARF numbers end near 130. */
+#define MAX_CFI_REG 255
+
+static bool reg_ok(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t r;
+    return read_leb(p, end, false, &r) && r <= MAX_CFI_REG;
+}
+
+static bool skip_leb(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t v;
+    return read_leb(p, end, false, &v);
+}
+
+static bool skip_block(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t len;
+    if (!read_leb(p, end, false, &len) || len > (uint64_t)(end - *p))
+        return false;
+    *p += len;
+    return true;
+}
+
+/* Whether the call-frame instructions in [P, END) are all known and name
+ * no register above MAX_CFI_REG. DW_CFA_set_loc, whose operand's size
+ * depends on the FDE, is not needed by linked code and not accepted. */
+static bool insns_ok(const uint8_t *p, const uint8_t *end)
+{
+    while (p < end) {
+        uint8_t op = *p++;
+        if (op & 0xc0) {               /* advance_loc, offset, restore: the register fits in 6 bits */
+            if ((op & 0xc0) == DW_CFA_offset && !skip_leb(&p, end))
+                return false;
+            continue;
+        }
+        bool ok;
+        switch (op) {
+        case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state:
+            ok = true;
+            break;
+        case DW_CFA_advance_loc1: case DW_CFA_advance_loc2: case DW_CFA_advance_loc4: {
+            long n = op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 : 4;
+            ok = end - p >= n;
+            p += ok ? n : 0;
+            break;
+        }
+        case DW_CFA_restore_extended: case DW_CFA_undefined: case DW_CFA_same_value:
+        case DW_CFA_def_cfa_register:
+            ok = reg_ok(&p, end);
+            break;
+        case DW_CFA_offset_extended: case DW_CFA_def_cfa: case DW_CFA_offset_extended_sf: case DW_CFA_def_cfa_sf:
+        case DW_CFA_val_offset: case DW_CFA_val_offset_sf: case DW_CFA_GNU_negative_offset_extended:
+            ok = reg_ok(&p, end) && skip_leb(&p, end);
+            break;
+        case DW_CFA_register:
+            ok = reg_ok(&p, end) && reg_ok(&p, end);
+            break;
+        case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf: case DW_CFA_GNU_args_size:
+            ok = skip_leb(&p, end);
+            break;
+        case DW_CFA_def_cfa_expression:
+            ok = skip_block(&p, end);
+            break;
+        case DW_CFA_expression: case DW_CFA_val_expression:
+            ok = reg_ok(&p, end) && skip_block(&p, end);
+            break;
+        default:
+            ok = false;
+        }
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/* Whether every CIE and FDE of section D (.eh_frame when EH) has
+ * instructions libdw can run at a bounded cost. One that does not spoils
+ * the section: real compilers never write such a thing. */
+static bool cfi_section_ok(Elf *elf, Elf_Data *d, bool eh)
+{
+    const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+    struct cie_enc *cies = NULL;
+    size_t ncies = 0, cap = 0;
+    Dwarf_Off off = 0, next;
+    Dwarf_CFI_Entry e;
+    bool ok = ident != NULL;
+    int rc;
+    while (ok) {
+        next = (Dwarf_Off)-1;
+        if ((rc = dwarf_next_cfi(ident, d, eh, off, &next, &e)) == 1)
+            break;
+        if (rc == 0 && dwarf_cfi_cie_p(&e)) {
+            struct cie_enc *c = grow(cies, &cap, ncies + 1, sizeof(*c));
+            ok = c && insns_ok(e.cie.initial_instructions, e.cie.initial_instructions_end);
+            if (c) {
+                cies = c;
+                cies[ncies++] = (struct cie_enc){off, eh ? cie_fde_encoding(&e.cie) : DW_EH_PE_udata8,
+                                                 e.cie.augmentation && e.cie.augmentation[0] == 'z'};
+            }
+        } else if (rc == 0) {
+            const struct cie_enc *c = lookup_cie(cies, ncies, e.fde.CIE_pointer);
+            const uint8_t *p = e.fde.start, *end = e.fde.end;
+            uint64_t skip;
+            /* Instructions follow the initial location, the range and, with
+             * a 'z' augmentation, its data. */
+            ok = c && read_encoded(&p, end, c->enc & 0x0f, 0, 0, &skip) &&
+                 read_encoded(&p, end, c->enc & 0x0f, 0, 0, &skip) && (!c->z || skip_block(&p, end)) &&
+                 insns_ok(p, end);
+        }
+        if (next == (Dwarf_Off)-1 || next <= off)
+            break;
+        off = next;
+    }
+    free(cies);
+    return ok;
 }
 
 /* ---- rules ---- */
@@ -549,16 +673,18 @@ static void walk_fdes(Dwarf_CFI *cfi, const struct addrvec *starts, const struct
 
 static void eh_frame_rows(Elf *elf, const struct plts *plt, struct rowvec *rows)
 {
+    uint64_t addr;
+    Elf_Data *eh = section_data(elf, ".eh_frame", &addr);
+    if (eh && !cfi_section_ok(elf, eh, true))
+        return;
     Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
     if (!cfi)
         return;
     struct addrvec starts = {0};
     if (eh_hdr_starts(elf, &starts) != 0) {
-        uint64_t addr;
-        Elf_Data *d = section_data(elf, ".eh_frame", &addr);
         starts.n = 0;
-        if (d)
-            cfi_section_starts(elf, d, addr, true, &starts);
+        if (eh)
+            cfi_section_starts(elf, eh, addr, true, &starts);
     }
     addr_sort_unique(&starts);
     rows->oom |= starts.oom;
@@ -585,7 +711,7 @@ static void debug_frame_rows(Elf *elf, const struct file_ref *f, const struct pl
         return;
     uint64_t addr;
     Elf_Data *d = section_data(src, ".debug_frame", &addr);
-    Dwarf *dw = d ? dwarf_begin_elf(src, DWARF_C_READ, NULL) : NULL;
+    Dwarf *dw = d && cfi_section_ok(src, d, false) ? dwarf_begin_elf(src, DWARF_C_READ, NULL) : NULL;
     Dwarf_CFI *cfi = dw ? dwarf_getcfi(dw) : NULL;
     if (cfi) {
         struct addrvec starts = {0};
