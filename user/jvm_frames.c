@@ -227,8 +227,8 @@ static void refresh_perfmap(struct jvm_frames *f, const struct jvm *j)
         f->listener_since = now;
     }
     perfmap_free(&f->perf);
-    if (perfmap_load(&f->perf, pid, err, sizeof(err)) != 0 && ++f->perf_failures == PERFMAP_MAX_FAILURES)
-        fprintf(stderr, "parktrace: JVM %d: %s; JIT-compiled frames stay unnamed\n", pid, err);
+    if (perfmap_load(&f->perf, pid, err, sizeof(err)) != 0)
+        perfmap_failed(f, pid, err, false);
     /* Leave no file behind that only parktrace asked for: it is in memory now. */
     if (made == 1)
         perfmap_remove(pid);
