@@ -10,6 +10,7 @@
 #include "debug_file.h"
 #include "elfsyms.h"
 #include "procmaps.h"
+#include "unwind_rows.h"
 
 #define MAX_DWFLS 256
 
@@ -82,12 +83,6 @@ static int no_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_
     return -1;
 }
 
-static bool any_debug_file(Elf *dbg)
-{
-    (void)dbg;
-    return true;
-}
-
 static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                            const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                            char **debuginfo_file_name)
@@ -98,8 +93,8 @@ static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modnam
     Elf *elf = dwfl_module_getelf(mod, &bias);
     int fd = -1;
     struct file_ref f = {.fd = -1, .name = file_name};
-    Elf *d = elf ? debug_file_open(elf, &f, any_debug_file, &fd) : NULL;
-    elf_end(d);
+    /* A debug file whose CFI libdw cannot run at a bounded cost is none. */
+    elf_end(elf ? debug_file_open(elf, &f, unwind_rows_cfi_ok, &fd) : NULL);
     return fd;
 }
 
@@ -130,6 +125,13 @@ static Dwfl *build_dwfl(int pid, struct unwind_ctx *ctx)
         int fd = procmaps_open(p, m);
         if (fd < 0)
             continue;
+        Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        bool ok = elf && unwind_rows_cfi_ok(elf);
+        elf_end(elf);
+        if (!ok) {
+            close(fd);
+            continue;
+        }
         if (dwfl_report_elf(dwfl, m->path, m->path, fd, m->bias, true))
             reported++;
         else

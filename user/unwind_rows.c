@@ -836,6 +836,13 @@ static int build_from_elf(Elf *elf, const struct file_ref *f, struct unwind_rows
     return rc;
 }
 
+bool unwind_rows_cfi_ok(Elf *elf)
+{
+    Elf_Data *d;
+    return (!(d = section_data(elf, ".eh_frame", NULL)) || cfi_section_ok(elf, d, true)) &&
+           (!(d = section_data(elf, ".debug_frame", NULL)) || cfi_section_ok(elf, d, false));
+}
+
 int unwind_rows_build_ref(const struct file_ref *f, struct unwind_rows *out)
 {
     memset(out, 0, sizeof(*out));

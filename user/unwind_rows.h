@@ -3,6 +3,8 @@
  * struct pt_urow), and into the table layout of one binary's map. */
 #ifndef PT_UNWIND_ROWS_H
 #define PT_UNWIND_ROWS_H
+#include <libelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "../bpf/parktrace.h"
@@ -23,6 +25,10 @@ int unwind_rows_build(const char *path, struct unwind_rows *out);
 struct file_ref;
 /* The same for a file a process maps (its debuglink found as it sees it). */
 int unwind_rows_build_ref(const struct file_ref *f, struct unwind_rows *out);
+
+/* Whether ELF's CFI sections hold only instructions libdw can run at a
+ * bounded cost (the --unwind copy unwinder asks before using a file). */
+bool unwind_rows_cfi_ok(Elf *elf);
 
 void unwind_rows_free(struct unwind_rows *r);
 
