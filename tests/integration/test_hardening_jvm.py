@@ -49,6 +49,19 @@ def stop(procs):
         p.wait()
 
 
+def stop_jvm(jvm):
+    """Ends a JVM the way that lets it remove its attach socket."""
+    jvm.terminate()
+    try:
+        jvm.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        jvm.kill()
+        jvm.wait()
+    for leftover in (f"/tmp/.java_pid{jvm.pid}", f"/tmp/.attach_pid{jvm.pid}"):
+        if os.path.lexists(leftover):
+            os.unlink(leftover)
+
+
 def self_stats(stderr):
     return dict(re.findall(r"(\w+)=(\d+(?:\.\d+)?)", "".join(l for l in stderr.splitlines() if "self " in l)))
 
@@ -188,8 +201,7 @@ def a_root_jvm_never_writes_its_perf_map_through_a_planted_link():
         check("symlink" in err, f"the refusal was not said: {err[-300:]}")
         check(any(b["kind"] == "jvm-park" for b in final["blockers"]), "no jvm-park rows")
     finally:
-        jvm.kill()
-        jvm.wait()
+        stop_jvm(jvm)
         if os.path.lexists(link):
             os.unlink(link)
 
@@ -206,8 +218,7 @@ def a_perf_map_file_planted_by_another_user_gets_no_code_map():
         check("owned by uid 65534" in err, f"the refusal was not said: {err[-300:]}")
         check(any(b["kind"] == "jvm-park" for b in final["blockers"]), "no jvm-park rows")
     finally:
-        jvm.kill()
-        jvm.wait()
+        stop_jvm(jvm)
         os.unlink(path)
 
 
@@ -231,8 +242,7 @@ def attach_trigger_is_not_made_in_a_working_directory_the_jvm_cannot_write():
         check("PingPong.lambda$main$" in stacks, "no Java frames named from the perf map")
         check(not os.path.exists(f"/tmp/.attach_pid{jvm.pid}"), "the trigger was left in /tmp")
     finally:
-        jvm.kill()
-        jvm.wait()
+        stop_jvm(jvm)
 
 
 if __name__ == "__main__":
