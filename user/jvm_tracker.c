@@ -19,6 +19,7 @@
 #include "monotonic.h"
 #include "procmaps.h"
 #include "procstatus.h"
+#include "safe_open.h"
 #include "unwind_tables.h"
 
 #define MAX_JVMS 256
@@ -210,12 +211,12 @@ static struct tracked *slot_for(uid_t uid)
 
 /* The loader probes at most TRACER_MAX_JVMS distinct libjvm files: a user
  * may have uprobes put on a few files they own, root's files always. */
-static bool probe_share_left(const char *libjvm)
+static bool probe_share_left(int fd)
 {
     static struct { dev_t dev; ino_t ino; uid_t owner; } seen[TRACER_MAX_JVMS];
     static int nseen;
     struct stat st;
-    if (stat(libjvm, &st) != 0)
+    if (fstat(fd, &st) != 0)
         return false;
     int owned = 0;
     for (int i = 0; i < nseen; i++) {
@@ -297,10 +298,12 @@ static bool start_tracking(int pid, bool last_chance)
         untrack(t);   /* an entry that stays unused, not live: reused first */
         return true;
     }
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "/proc/%d/root%s", pid, t->j.libjvm);
-    if (probe_share_left(path))
-        tracer_attach_jvm(tr, path);
+    /* Opened as the JVM sees it, never a FIFO a user put at its name. */
+    int fd = safe_open_in_root(pid, t->j.libjvm);
+    if (fd >= 0 && probe_share_left(fd))
+        tracer_attach_jvm(tr, fd, t->j.libjvm);
+    if (fd >= 0)
+        close(fd);
     /* Its code cache is walked as Java frames from now on. */
     unwind_tables_add_process(pid);
     t->live = true;

@@ -1,5 +1,7 @@
 #include "loader.h"
 
+#include "sanitize.h"
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -184,27 +186,29 @@ void tracer_start_window(struct tracer *t, uint64_t now)
 
 /* Attaches one program to FUNC in the libjvm at PATH, for every process. */
 static int attach_jvm_probe(struct tracer *t, struct bpf_program *prog, bool ret, const char *path,
-                            const char *func)
+                            const char *name, const char *func)
 {
     if (t->nlinks == TRACER_MAX_LINKS)
         return -1;
     LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret);
     struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
     if (!link) {
-        fprintf(stderr, "parktrace: cannot attach a uprobe to %s in %s: %s\n", func, path, strerror(errno));
+        fprintf(stderr, "parktrace: cannot attach a uprobe to %s in %s: %s\n", func, name, strerror(errno));
         return -1;
     }
     t->links[t->nlinks++] = link;
     return 0;
 }
 
-int tracer_attach_jvm(struct tracer *t, const char *libjvm)
+int tracer_attach_jvm(struct tracer *t, int fd, const char *libjvm)
 {
     struct stat st;
+    char name[256], path[32];
     if (!t->skel || !bpf_program__autoload(t->skel->progs.java_thread_start))
         return 0;
-    if (stat(libjvm, &st)) {
-        fprintf(stderr, "parktrace: cannot put uprobes on %s: %s\n", libjvm, strerror(errno));
+    sanitize_copy(name, sizeof(name), libjvm, 200);     /* the JVM's owner chose it */
+    if (fstat(fd, &st)) {
+        fprintf(stderr, "parktrace: cannot put uprobes on %s: %s\n", name, strerror(errno));
         return -1;
     }
     /* One file seen through several paths (containers) is probed once. */
@@ -213,18 +217,21 @@ int tracer_attach_jvm(struct tracer *t, const char *libjvm)
             return 0;
     if (t->njvm_files == TRACER_MAX_JVMS) {
         fprintf(stderr, "parktrace: more than %d different libjvm files; %s is not probed\n", TRACER_MAX_JVMS,
-                libjvm);
+                name);
         return -1;
     }
     t->jvm_files[t->njvm_files].dev = st.st_dev;
     t->jvm_files[t->njvm_files++].ino = st.st_ino;
-    if (attach_jvm_probe(t, t->skel->progs.java_thread_start, false, libjvm, "_ZN10JavaThread3runEv"))
+    /* libbpf reads the symbols and the kernel finds the inode through the
+     * descriptor: no path that could be swapped for a FIFO meanwhile. */
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    if (attach_jvm_probe(t, t->skel->progs.java_thread_start, false, path, name, "_ZN10JavaThread3runEv"))
         return -1;
     if (!bpf_program__autoload(t->skel->progs.unsafe_park))
         return 0;
-    if (attach_jvm_probe(t, t->skel->progs.unsafe_park, false, libjvm, "Unsafe_Park") ||
-        attach_jvm_probe(t, t->skel->progs.unsafe_park_exit, true, libjvm, "Unsafe_Park") ||
-        attach_jvm_probe(t, t->skel->progs.unsafe_unpark, false, libjvm, "Unsafe_Unpark"))
+    if (attach_jvm_probe(t, t->skel->progs.unsafe_park, false, path, name, "Unsafe_Park") ||
+        attach_jvm_probe(t, t->skel->progs.unsafe_park_exit, true, path, name, "Unsafe_Park") ||
+        attach_jvm_probe(t, t->skel->progs.unsafe_unpark, false, path, name, "Unsafe_Unpark"))
         return -1;
     return 0;
 }

@@ -43,10 +43,11 @@ uint64_t tracer_drop(const struct tracer *t, int which);
 /* Starts a new window at NOW for the kernel's per-window thread counting. */
 void tracer_start_window(struct tracer *t, uint64_t now);
 
-/* Puts the JVM's uprobes on the libjvm at PATH, once per file, for every
- * process that maps it: thread start, and with --probes uprobes park and
- * unpark. 0, or -1 after saying why in one line. */
-int tracer_attach_jvm(struct tracer *t, const char *libjvm);
+/* Puts the JVM's uprobes on the libjvm open at FD (LIBJVM is its path, for
+ * messages), once per file, for every process that maps it: thread start,
+ * and with --probes uprobes park and unpark. 0, or -1 after saying why in
+ * one line. */
+int tracer_attach_jvm(struct tracer *t, int fd, const char *libjvm);
 
 /* A descriptor that polls readable when new stack samples wait, and the
  * call that clears it. */
