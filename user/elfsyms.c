@@ -20,7 +20,7 @@
 
 static struct elf_file **files;
 static size_t nfiles, capfiles;
-static size_t symbol_bytes;
+static size_t symbol_bytes, symbols_evicted;
 static uint64_t use_clock;
 
 void elfsyms_set_debug_root(const char *dir)
@@ -142,6 +142,7 @@ static void drop_symbols(struct elf_file *ef)
     ef->strings = NULL;
     ef->nsyms = ef->strings_len = ef->strings_cap = 0;
     ef->evicted = true;
+    symbols_evicted++;
 }
 
 /* Frees symbol memory, the least recently used files' first, until NEED
@@ -243,6 +244,12 @@ struct elf_file *elfsyms_get(const struct file_ref *f)
     return ef;
 }
 
+void elfsyms_usage(size_t *bytes, size_t *evicted)
+{
+    *bytes = symbol_bytes;
+    *evicted = symbols_evicted;
+}
+
 bool elfsyms_evicted(const struct elf_file *ef)
 {
     return ef->evicted;
@@ -320,5 +327,5 @@ void elfsyms_free_all(void)
     free(files);
     files = NULL;
     nfiles = capfiles = 0;
-    symbol_bytes = 0;
+    symbol_bytes = symbols_evicted = 0;
 }

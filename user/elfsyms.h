@@ -3,6 +3,7 @@
 #ifndef PT_ELFSYMS_H
 #define PT_ELFSYMS_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -45,6 +46,9 @@ struct elf_file *elfsyms_get_path(const char *path);
 /* Whether EF's symbols were dropped to stay within the memory budget: the
  * caller gets them back with elfsyms_get on the file. */
 bool elfsyms_evicted(const struct elf_file *ef);
+
+/* Symbol memory held now, and how many files' symbols were dropped. */
+void elfsyms_usage(size_t *bytes, size_t *evicted);
 
 /* The symbol covering VADDR (the file's own virtual address), FUNC or
  * OBJECT as asked, or NULL. */

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <sys/resource.h>
 
+#include "elfsyms.h"
 #include "jvm_tracker.h"
 #include "loader.h"
 #include "parktrace.skel.h"
@@ -45,6 +46,10 @@ void selfstats_print(FILE *f, struct tracer *t, double elapsed_s)
             u.binaries, u.without_cfi, u.rows, u.bytes / 1024, u.build_seconds, u.cached, u.cache_stored, walks,
             walks ? (uint64_t)t->skel->bss->unwind_walk_ns / walks : 0,
             walks ? (uint64_t)t->skel->bss->unwind_frames / walks : 0);
+    size_t sym_bytes, sym_evicted;
+    elfsyms_usage(&sym_bytes, &sym_evicted);
+    fprintf(f, "parktrace: self unwind_over_budget=%zu symbol_kb=%zu symbols_evicted=%zu\n", u.over_budget,
+            sym_bytes / 1024, sym_evicted);
     struct jvm_tracker_stats js;
     jvm_tracker_stats(&js);
     fprintf(f, "parktrace: self jvms=%d jvms_evicted=%" PRIu64 " jvms_given_up=%" PRIu64
