@@ -302,19 +302,29 @@ int perfmap_load_file(struct perfmap *pm, const char *path, uid_t owner, char *e
     return rc;
 }
 
+/* The JVM's /tmp, resolved in its root, and its perf map's PATH (for
+ * messages) and status; -1 with ERR said. */
+static int jvm_tmp(int pid, struct procstatus *ps, char path[96], char *err, size_t errlen)
+{
+    if (procstatus_read(pid, ps) != 0) {
+        snprintf(err, errlen, "perf map of %d: no such process", pid);
+        return -1;
+    }
+    snprintf(path, 96, "/proc/%d/root/tmp/perf-%d.map", pid, ps->nspid);
+    int dir = procroot_dir(pid, "/tmp");
+    if (dir < 0)
+        fail(err, errlen, path, strerror(errno));
+    return dir;
+}
+
 int perfmap_load(struct perfmap *pm, int pid, char *err, size_t errlen)
 {
     memset(pm, 0, sizeof(*pm));
     struct procstatus ps;
-    if (procstatus_read(pid, &ps) != 0) {
-        snprintf(err, errlen, "perf map of %d: no such process", pid);
-        return -1;
-    }
     char path[96];
-    snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", pid, ps.nspid);
-    int dir = procroot_dir(pid, "/tmp");
+    int dir = jvm_tmp(pid, &ps, path, err, errlen);
     if (dir < 0)
-        return fail(err, errlen, path, strerror(errno));
+        return -1;
     int fd = openat(dir, strrchr(path, '/') + 1, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     int saved = errno;
     close(dir);
@@ -390,15 +400,10 @@ static int prepare_at(int dir, const char *name, const struct procstatus *ps, co
 int perfmap_prepare(int pid, char *err, size_t errlen)
 {
     struct procstatus ps;
-    if (procstatus_read(pid, &ps) != 0) {
-        snprintf(err, errlen, "perf map of %d: no such process", pid);
-        return -1;
-    }
     char path[96];
-    snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", pid, ps.nspid);
-    int dir = procroot_dir(pid, "/tmp");
+    int dir = jvm_tmp(pid, &ps, path, err, errlen);
     if (dir < 0)
-        return fail(err, errlen, path, strerror(errno));
+        return -1;
     int rc = prepare_at(dir, strrchr(path, '/') + 1, &ps, path, err, errlen);
     close(dir);
     return rc;

@@ -22,8 +22,7 @@
 #define REG_RBP 6
 #define REG_RSP 7
 #define ROW_GAP 5             /* internal kind: no FDE covers the pc (PT_CFA_NONE outside) */
-#define MAX_PLTS 8
-#define MAX_EXEC_SEGS 8
+#define MAX_RANGES 8
 /* A table indexes every 4 KiB page between its first and last row: one
  * whose pages outnumber its rows by this much is mostly holes (a function
  * linked far away) and is not made. */
@@ -53,10 +52,10 @@ struct addrvec {
     bool oom;
 };
 
-/* Address ranges of the PLT sections, where an expression CFA is the
- * standard PLT rule. */
-struct plts {
-    uint64_t lo[MAX_PLTS], hi[MAX_PLTS];
+/* A few address ranges: the PLT sections (where an expression CFA is the
+ * standard PLT rule), the executable segments (where code can be). */
+struct ranges {
+    uint64_t lo[MAX_RANGES], hi[MAX_RANGES];
     int n;
 };
 
@@ -197,20 +196,20 @@ static Elf_Data *section_data(Elf *elf, const char *name, uint64_t *addr)
     return d;
 }
 
-static void find_plts(Elf *elf, struct plts *p)
+static void find_plts(Elf *elf, struct ranges *p)
 {
     static const char *const names[] = {".plt", ".plt.sec", ".plt.got"};
     p->n = 0;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         GElf_Shdr sh;
-        if (find_section(elf, names[i], &sh) && sh.sh_size && p->n < MAX_PLTS) {
+        if (find_section(elf, names[i], &sh) && sh.sh_size && p->n < MAX_RANGES) {
             p->lo[p->n] = sh.sh_addr;
             p->hi[p->n++] = sh.sh_addr + sh.sh_size;
         }
     }
 }
 
-static bool in_plt(const struct plts *p, uint64_t pc)
+static bool in_ranges(const struct ranges *p, uint64_t pc)
 {
     for (int i = 0; i < p->n; i++)
         if (pc >= p->lo[i] && pc < p->hi[i])
@@ -644,7 +643,7 @@ static struct row classify(Dwarf_Frame *f, int ra_reg, bool plt, uint64_t pc)
 /* Rows of the FDE starting at START, one per CFI row, up to LIMIT (the next
  * FDE's start). Where libdw finds no FDE (past this one's end) a gap row
  * goes in, so the rule does not run on into uncovered code. */
-static void walk_fde(Dwarf_CFI *cfi, uint64_t start, uint64_t limit, const struct plts *plt, struct rowvec *rows)
+static void walk_fde(Dwarf_CFI *cfi, uint64_t start, uint64_t limit, const struct ranges *plt, struct rowvec *rows)
 {
     uint64_t pc = start;
     while (pc < limit) {
@@ -655,7 +654,7 @@ static void walk_fde(Dwarf_CFI *cfi, uint64_t start, uint64_t limit, const struc
         }
         Dwarf_Addr s, e;
         int ra = dwarf_frame_info(f, &s, &e, NULL);
-        row_push(rows, classify(f, ra, in_plt(plt, pc), pc));
+        row_push(rows, classify(f, ra, in_ranges(plt, pc), pc));
         free(f);
         if (e <= pc)
             return;
@@ -663,7 +662,7 @@ static void walk_fde(Dwarf_CFI *cfi, uint64_t start, uint64_t limit, const struc
     }
 }
 
-static void walk_fdes(Dwarf_CFI *cfi, const struct addrvec *starts, const struct plts *plt, struct rowvec *rows)
+static void walk_fdes(Dwarf_CFI *cfi, const struct addrvec *starts, const struct ranges *plt, struct rowvec *rows)
 {
     for (size_t i = 0; i < starts->n && !rows->oom; i++)
         walk_fde(cfi, starts->v[i], i + 1 < starts->n ? starts->v[i + 1] : UINT64_MAX, plt, rows);
@@ -671,7 +670,7 @@ static void walk_fdes(Dwarf_CFI *cfi, const struct addrvec *starts, const struct
 
 /* ---- the two CFI sources ---- */
 
-static void eh_frame_rows(Elf *elf, const struct plts *plt, struct rowvec *rows)
+static void eh_frame_rows(Elf *elf, const struct ranges *plt, struct rowvec *rows)
 {
     uint64_t addr;
     Elf_Data *eh = section_data(elf, ".eh_frame", &addr);
@@ -701,7 +700,7 @@ static bool has_debug_frame(Elf *d)
 }
 
 /* Rows from .debug_frame, of the file itself or of its debug file. */
-static void debug_frame_rows(Elf *elf, const struct file_ref *f, const struct plts *plt, struct rowvec *rows)
+static void debug_frame_rows(Elf *elf, const struct file_ref *f, const struct ranges *plt, struct rowvec *rows)
 {
     int dfd = -1;
     Elf *src = elf;
@@ -752,18 +751,13 @@ static void overlay(const struct rowvec *base, const struct rowvec *extra, struc
  * NONE rows go (a pc before the first row has no rule anyway), and rows
  * past the walker's 32-bit pcs are cut. -1 when no usable row remains. */
 /* The file's executable segments: code, where a pc can be. */
-struct exec_segs {
-    uint64_t lo[MAX_EXEC_SEGS], hi[MAX_EXEC_SEGS];
-    int n;
-};
-
-static void find_exec_segs(Elf *elf, struct exec_segs *x)
+static void find_exec_segs(Elf *elf, struct ranges *x)
 {
     size_t n = 0;
     x->n = 0;
     if (elf_getphdrnum(elf, &n))
         return;
-    for (size_t i = 0; i < n && x->n < MAX_EXEC_SEGS; i++) {
+    for (size_t i = 0; i < n && x->n < MAX_RANGES; i++) {
         GElf_Phdr ph;
         if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
             x->lo[x->n] = ph.p_vaddr;
@@ -772,17 +766,9 @@ static void find_exec_segs(Elf *elf, struct exec_segs *x)
     }
 }
 
-static bool in_exec_seg(const struct exec_segs *x, uint64_t pc)
-{
-    for (int i = 0; i < x->n; i++)
-        if (pc >= x->lo[i] && pc < x->hi[i])
-            return true;
-    return false;
-}
-
 /* The kernel's rows from V: only in executable segments (CFI claiming
  * code elsewhere becomes a gap), and only as far as the 32-bit pc goes. */
-static int finish(const struct rowvec *v, const struct exec_segs *x, struct unwind_rows *out)
+static int finish(const struct rowvec *v, const struct ranges *x, struct unwind_rows *out)
 {
     struct pt_urow *rows = malloc((v->n ? v->n : 1) * sizeof(*rows));
     if (!rows)
@@ -791,7 +777,7 @@ static int finish(const struct rowvec *v, const struct exec_segs *x, struct unwi
     for (size_t i = 0; i < v->n && v->v[i].pc <= UINT32_MAX; i++) {
         struct pt_urow r = {.pc = (uint32_t)v->v[i].pc,
                             .cfa_words = v->v[i].cfa_words,
-                            .kind = v->v[i].kind == ROW_GAP || !in_exec_seg(x, v->v[i].pc) ? PT_CFA_NONE
+                            .kind = v->v[i].kind == ROW_GAP || !in_ranges(x, v->v[i].pc) ? PT_CFA_NONE
                                                                                           : v->v[i].kind,
                             .rbp_words = v->v[i].rbp_words};
         if (k == 0 && r.kind == PT_CFA_NONE)
@@ -814,7 +800,7 @@ static int finish(const struct rowvec *v, const struct exec_segs *x, struct unwi
 static int build_from_elf(Elf *elf, const struct file_ref *f, struct unwind_rows *out)
 {
     char id[2 * BUILD_ID_MAX + 1];
-    struct plts plt;
+    struct ranges plt;
     struct rowvec eh = {0}, dbg = {0}, all = {0};
     elf_build_id_hex(elf, id);
     find_plts(elf, &plt);
@@ -825,7 +811,7 @@ static int build_from_elf(Elf *elf, const struct file_ref *f, struct unwind_rows
         overlay(&eh, &dbg, &all);
         final = &all;
     }
-    struct exec_segs x;
+    struct ranges x;
     find_exec_segs(elf, &x);
     int rc = eh.oom || dbg.oom || all.oom ? -1 : finish(final, &x, out);
     if (rc == 0 && strlen(id) < sizeof(out->build_id))

@@ -52,6 +52,27 @@ def run_pt(args, timeout=60, **kw):
     return subprocess.run([PT] + args, capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def run_on_terminal(argv, timeout=30):
+    """Runs ARGV with a pseudo-terminal as its stdout (parktrace's live
+    view); everything it wrote there, as bytes."""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen(argv, stdout=slave, stderr=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:      # EIO: the terminal's last writer has gone
+            break
+        if not data:
+            break
+        chunks.append(data)
+    p.wait(timeout=timeout)
+    os.close(master)
+    return b"".join(chunks)
+
+
 def json_reports(text):
     """parktrace's reports; other lines (a workload's own output) are skipped."""
     return [json.loads(line) for line in text.splitlines() if line.startswith('{"type":')]

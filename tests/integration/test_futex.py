@@ -271,23 +271,8 @@ def shared_futex_is_one_blocker_across_processes():
 
 @test
 def live_view_redraws_on_a_terminal():
-    import pty
-    master, slave = pty.openpty()
-    p = subprocess.Popen([PT, "-i", "300ms", "--", MC, "-s", "1.2", "-r", os.path.join(TMP, "live.json")],
-                         stdout=slave, stderr=subprocess.DEVNULL)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    p.wait(timeout=30)
-    os.close(master)
-    out = b"".join(chunks).decode(errors="replace")
+    out = run_on_terminal([PT, "-i", "300ms", "--", MC, "-s", "1.2", "-r", os.path.join(TMP, "live.json")])
+    out = out.decode(errors="replace")
     check(out.count("\033[H\033[J") >= 3, "no in-place redraws on a terminal")
     check("final report" in out, "no final report on the terminal")
     # Not on a terminal: the same reports are appended, without escapes.

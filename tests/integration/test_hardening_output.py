@@ -125,22 +125,7 @@ def hostile_names_in_the_text_report_and_live_view():
           f"a row that is not a row: {rows!r}")
     check(any(HOSTILE_COMM in l and "contended" in l for l in rows), f"no safe COMM in {rows!r}")
 
-    import pty
-    master, slave = pty.openpty()
-    q = subprocess.Popen([PT, "-i", "300ms", "--", HOSTILE, "-s", "1.2"], stdout=slave, stderr=subprocess.DEVNULL)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    q.wait(timeout=30)
-    os.close(master)
-    screen = b"".join(chunks)
+    screen = run_on_terminal([PT, "-i", "300ms", "--", HOSTILE, "-s", "1.2"])
     redraws = screen.count(b"\033[H\033[J")
     check(redraws >= 2, "no live view")
     # parktrace's own redraw is the only escape sequence on the terminal.
