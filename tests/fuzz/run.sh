@@ -27,6 +27,9 @@ seed() {   # seed TARGET DIR
 
 fail=0
 mkdir -p "$build/crashes" "$build/logs"
+# The targets' input files (fuzz_util.h), left behind by a target that dies.
+export TMPDIR=$build/tmp
+rm -rf "$TMPDIR" && mkdir -p "$TMPDIR"
 for t in "$@"; do
     corpus=$build/corpus/$t log=$build/logs/$t.log
     mkdir -p "$corpus"
