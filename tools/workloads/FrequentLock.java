@@ -12,12 +12,16 @@ import java.util.concurrent.locks.ReentrantLock;
  *  wake-up at least some tens; on a busy machine a free take that was
  *  descheduled can take longer, so the time alone would overcount), and each
  *  lock's mean hold (timed:
- *  a sleep overshoots its request), as JSON.
- *  usage: java FrequentLock [SECONDS] [THREADS] */
+ *  a sleep overshoots its request), as JSON. DELAY_MS holds the threads
+ *  back at first, so that a tracer that recognises JVMs after a while sees
+ *  every park.
+ *  usage: java FrequentLock [SECONDS] [THREADS] [DELAY_MS] */
 public class FrequentLock {
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3;
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 8;
+        if (args.length > 2)
+            Thread.sleep(Long.parseLong(args[2]));
         ReentrantLock often = new ReentrantLock(true), rarely = new ReentrantLock(true);
         long start = System.nanoTime();
         long end = start + (long) (seconds * 1e9);
