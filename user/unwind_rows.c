@@ -325,7 +325,7 @@ static const uint8_t *eh_hdr_bytes(Elf *elf, size_t *len, uint64_t *addr)
 /* FDE starts from .eh_frame_hdr's binary-search table: version 1, then the
  * encodings of the .eh_frame pointer, the count and the table entries
  * (initial location, FDE address), datarel meaning "from the header". */
-static int eh_hdr_starts(Elf *elf, struct addrvec *out)
+static int eh_hdr_starts(Elf *elf, struct addrvec *out, struct addrvec *fdes)
 {
     size_t len;
     uint64_t base, v, count;
@@ -343,6 +343,7 @@ static int eh_hdr_starts(Elf *elf, struct addrvec *out)
             !read_encoded(&p, end, d[3], base + (p - d), base, &fde))
             return -1;
         addr_push(out, loc);
+        addr_push(fdes, fde);
     }
     return out->n ? 0 : -1;
 }
@@ -376,7 +377,6 @@ static uint8_t cie_fde_encoding(const Dwarf_CIE *cie)
 struct cie_enc {
     Dwarf_Off off;
     uint8_t enc;
-    bool z;                   /* 'z' augmentation: FDEs carry augmentation data */
 };
 
 static const struct cie_enc *lookup_cie(const struct cie_enc *c, size_t n, Dwarf_Off off)
@@ -414,7 +414,7 @@ static void cfi_section_starts(Elf *elf, Elf_Data *d, uint64_t addr, bool eh, st
             struct cie_enc *c = eh ? grow(cies, &cap, ncies + 1, sizeof(*c)) : NULL;
             if (c) {
                 cies = c;
-                cies[ncies++] = (struct cie_enc){.off = off, .enc = cie_fde_encoding(&e.cie)};
+                cies[ncies++] = (struct cie_enc){off, cie_fde_encoding(&e.cie)};
             } else if (eh) {
                 out->oom = true;
             }
@@ -517,46 +517,52 @@ static bool insns_ok(const uint8_t *p, const uint8_t *end)
     return true;
 }
 
-/* Whether every CIE and FDE of section D (.eh_frame when EH) has
- * instructions libdw can run at a bounded cost. One that does not spoils
- * the section: real compilers never write such a thing. */
-static bool cfi_section_ok(Elf *elf, Elf_Data *d, bool eh)
+/* The FDE at OFF in section D and its CIE: instructions libdw can run at
+ * a bounded cost. */
+static bool fde_at_ok(const unsigned char *ident, Elf_Data *d, bool eh, Dwarf_Off off)
+{
+    Dwarf_CFI_Entry f, c;
+    Dwarf_Off next;
+    if (dwarf_next_cfi(ident, d, eh, off, &next, &f) != 0 || dwarf_cfi_cie_p(&f) ||
+        dwarf_next_cfi(ident, d, eh, f.fde.CIE_pointer, &next, &c) != 0 || !dwarf_cfi_cie_p(&c) ||
+        !insns_ok(c.cie.initial_instructions, c.cie.initial_instructions_end))
+        return false;
+    uint8_t enc = eh ? cie_fde_encoding(&c.cie) & 0x0f : DW_EH_PE_udata8;
+    const uint8_t *p = f.fde.start, *end = f.fde.end;
+    uint64_t skip;
+    /* Instructions follow the initial location, the range and, with a 'z'
+     * augmentation, its data. */
+    return read_encoded(&p, end, enc, 0, 0, &skip) && read_encoded(&p, end, enc, 0, 0, &skip) &&
+           (!c.cie.augmentation || c.cie.augmentation[0] != 'z' || skip_block(&p, end)) && insns_ok(p, end);
+}
+
+/* Whether every FDE of section D (.eh_frame when EH) that libdw may run is
+ * one it can run at a bounded cost: those met entry by entry, and those
+ * .eh_frame_hdr's table names (FDES: their addresses, EH_ADDR the
+ * section's), which could lie hidden inside another entry. One that is not
+ * spoils the section: real compilers never write such a thing. */
+static bool cfi_section_ok(Elf *elf, Elf_Data *d, bool eh, uint64_t eh_addr, const struct addrvec *fdes)
 {
     const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
-    struct cie_enc *cies = NULL;
-    size_t ncies = 0, cap = 0;
     Dwarf_Off off = 0, next;
     Dwarf_CFI_Entry e;
-    bool ok = ident != NULL;
-    int rc;
-    while (ok) {
+    if (!ident)
+        return false;
+    for (size_t i = 0; fdes && i < fdes->n; i++)
+        if (fdes->v[i] < eh_addr || !fde_at_ok(ident, d, eh, fdes->v[i] - eh_addr))
+            return false;
+    for (;;) {
         next = (Dwarf_Off)-1;
-        if ((rc = dwarf_next_cfi(ident, d, eh, off, &next, &e)) == 1)
-            break;
-        if (rc == 0 && dwarf_cfi_cie_p(&e)) {
-            struct cie_enc *c = grow(cies, &cap, ncies + 1, sizeof(*c));
-            ok = c && insns_ok(e.cie.initial_instructions, e.cie.initial_instructions_end);
-            if (c) {
-                cies = c;
-                cies[ncies++] = (struct cie_enc){off, eh ? cie_fde_encoding(&e.cie) : DW_EH_PE_udata8,
-                                                 e.cie.augmentation && e.cie.augmentation[0] == 'z'};
-            }
-        } else if (rc == 0) {
-            const struct cie_enc *c = lookup_cie(cies, ncies, e.fde.CIE_pointer);
-            const uint8_t *p = e.fde.start, *end = e.fde.end;
-            uint64_t skip;
-            /* Instructions follow the initial location, the range and, with
-             * a 'z' augmentation, its data. */
-            ok = c && read_encoded(&p, end, c->enc & 0x0f, 0, 0, &skip) &&
-                 read_encoded(&p, end, c->enc & 0x0f, 0, 0, &skip) && (!c->z || skip_block(&p, end)) &&
-                 insns_ok(p, end);
-        }
+        int rc = dwarf_next_cfi(ident, d, eh, off, &next, &e);
+        if (rc == 1)
+            return true;
+        if (rc == 0 && (dwarf_cfi_cie_p(&e) ? !insns_ok(e.cie.initial_instructions, e.cie.initial_instructions_end)
+                                            : !fde_at_ok(ident, d, eh, off)))
+            return false;
         if (next == (Dwarf_Off)-1 || next <= off)
-            break;
+            return true;
         off = next;
     }
-    free(cies);
-    return ok;
 }
 
 /* ---- rules ---- */
@@ -670,26 +676,40 @@ static void walk_fdes(Dwarf_CFI *cfi, const struct addrvec *starts, const struct
 
 /* ---- the two CFI sources ---- */
 
+/* .eh_frame as libdw will reach it, and the FDE starts .eh_frame_hdr
+ * lists (none without it): false when libdw could run instructions the
+ * scan refuses, or could find CFI the scan cannot see (no section headers:
+ * through PT_GNU_EH_FRAME alone). */
+static bool eh_frame_ok(Elf *elf, Elf_Data **eh, uint64_t *addr, struct addrvec *starts)
+{
+    struct addrvec fdes = {0};
+    size_t len;
+    uint64_t hdr_addr;
+    *eh = section_data(elf, ".eh_frame", addr);
+    bool hdr = eh_hdr_starts(elf, starts, &fdes) == 0;
+    if (!hdr)
+        starts->n = 0;
+    bool ok = *eh ? !fdes.oom && cfi_section_ok(elf, *eh, true, *addr, hdr ? &fdes : NULL)
+                  : !eh_hdr_bytes(elf, &len, &hdr_addr);
+    free(fdes.v);
+    return ok;
+}
+
 static void eh_frame_rows(Elf *elf, const struct ranges *plt, struct rowvec *rows)
 {
     uint64_t addr;
-    Elf_Data *eh = section_data(elf, ".eh_frame", &addr);
-    if (eh && !cfi_section_ok(elf, eh, true))
-        return;
-    Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
-    if (!cfi)
-        return;
+    Elf_Data *eh;
     struct addrvec starts = {0};
-    if (eh_hdr_starts(elf, &starts) != 0) {
-        starts.n = 0;
-        if (eh)
+    Dwarf_CFI *cfi = NULL;
+    if (eh_frame_ok(elf, &eh, &addr, &starts) && (cfi = dwarf_getcfi_elf(elf))) {
+        if (!starts.n && eh)
             cfi_section_starts(elf, eh, addr, true, &starts);
+        addr_sort_unique(&starts);
+        rows->oom |= starts.oom;
+        walk_fdes(cfi, &starts, plt, rows);
+        dwarf_cfi_end(cfi);
     }
-    addr_sort_unique(&starts);
-    rows->oom |= starts.oom;
-    walk_fdes(cfi, &starts, plt, rows);
     free(starts.v);
-    dwarf_cfi_end(cfi);
 }
 
 static bool has_debug_frame(Elf *d)
@@ -710,7 +730,7 @@ static void debug_frame_rows(Elf *elf, const struct file_ref *f, const struct ra
         return;
     uint64_t addr;
     Elf_Data *d = section_data(src, ".debug_frame", &addr);
-    Dwarf *dw = d && cfi_section_ok(src, d, false) ? dwarf_begin_elf(src, DWARF_C_READ, NULL) : NULL;
+    Dwarf *dw = d && cfi_section_ok(src, d, false, 0, NULL) ? dwarf_begin_elf(src, DWARF_C_READ, NULL) : NULL;
     Dwarf_CFI *cfi = dw ? dwarf_getcfi(dw) : NULL;
     if (cfi) {
         struct addrvec starts = {0};
@@ -824,9 +844,12 @@ static int build_from_elf(Elf *elf, const struct file_ref *f, struct unwind_rows
 
 bool unwind_rows_cfi_ok(Elf *elf)
 {
-    Elf_Data *d;
-    return (!(d = section_data(elf, ".eh_frame", NULL)) || cfi_section_ok(elf, d, true)) &&
-           (!(d = section_data(elf, ".debug_frame", NULL)) || cfi_section_ok(elf, d, false));
+    Elf_Data *eh, *d;
+    uint64_t addr;
+    struct addrvec starts = {0};
+    bool ok = eh_frame_ok(elf, &eh, &addr, &starts);
+    free(starts.v);
+    return ok && (!(d = section_data(elf, ".debug_frame", NULL)) || cfi_section_ok(elf, d, false, 0, NULL));
 }
 
 int unwind_rows_build_ref(const struct file_ref *f, struct unwind_rows *out)
