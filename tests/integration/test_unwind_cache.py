@@ -178,6 +178,24 @@ def cache_path_that_is_a_file_is_one_line():
 
 
 @test
+def cache_is_kept_under_its_budget():
+    """The cache holds 256 MiB at most, the files written longest ago going
+    first: an old 260 MiB file is deleted to make room, and the run's own
+    tables are stored."""
+    d = cache_dir("cache-budget")
+    os.makedirs(d, mode=0o700)
+    old = os.path.join(d, "00" * 24 + ".v2")
+    with open(old, "wb") as f:
+        os.posix_fallocate(f.fileno(), 0, 260 << 20)      # blocks on disk, not a sparse file
+    os.utime(old, (1, 1))
+    st, _, _ = traced(d, "budget")
+    check(not os.path.exists(old), "the oldest file was kept past the cache's 256 MiB")
+    check(st["unwind_cache_stored"] >= 2, f"the run stored {st['unwind_cache_stored']} tables")
+    used = sum(os.stat(os.path.join(d, n)).st_blocks * 512 for n in os.listdir(d))
+    check(used <= 256 << 20, f"the cache holds {used >> 20} MiB")
+
+
+@test
 def no_cache_with_none():
     st, err, _ = traced("none", "none")
     check(st["unwind_cached"] == 0 and st["unwind_cache_stored"] == 0 and "unwind cache" not in err,
