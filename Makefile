@@ -37,7 +37,7 @@ $(BUILD)/%.o: user/%.c $(wildcard user/*.h) bpf/parktrace.h $(BUILD)/parktrace.s
 $(BUILD)/parktrace: $(BUILD)/main.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(LIB_OBJS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS)
 

@@ -1,29 +1,45 @@
 #!/usr/bin/env bash
-# Runs the unit tests and the integration tests (real BPF, needs root).
-# The last line is "N passed, N failed" for CI.
+# Runs the unit tests, the fuzz targets and the integration tests (real BPF,
+# needs root). The last line is "N passed, N failed, N skipped" for CI.
+#
+# Each unit binary and integration file ends with a DONE line (check.h,
+# harness.py); the integration files' says how many of their registered tests
+# ran. A file that dies, or stops before all its tests ran, fails here: it
+# must not just pass fewer checks.
 set -u
 cd "$(dirname "$0")/.."
 pass=0
 fail=0
+skip=0
 
-tally() {   # tally NAME RC OUTPUT
-    local p f
+tally() {   # tally NAME RC OUTPUT [fuzz]
+    local p f s done ran
     p=$(grep -c '^PASS' <<<"$3")
     f=$(grep -c '^FAIL' <<<"$3")
-    # A test that dies without reporting a failure still fails.
-    if [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then
+    s=$(grep -c '^SKIP' <<<"$3")
+    done=$(grep '^DONE' <<<"$3" | tail -n 1)
+    # "R of N ran": the harness's count of what ran against what was registered.
+    ran=$(sed -n 's/.* \([0-9]*\) of \([0-9]*\) ran.*/\1 \2/p' <<<"$done")
+    if [ -z "$done" ] && [ "${4:-}" != fuzz ]; then
+        echo "FAIL $1: stopped before its end (exit status $2, no DONE line)"
+        f=$((f + 1))
+    elif [ -n "$ran" ] && [ "${ran% *}" != "${ran#* }" ]; then
+        echo "FAIL $1: only ${ran% *} of its ${ran#* } tests ran"
+        f=$((f + 1))
+    elif [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then
+        # A test that dies without reporting a failure still fails.
         echo "FAIL $1: exited with status $2"
-        f=1
+        f=$((f + 1))
     fi
     pass=$((pass + p))
     fail=$((fail + f))
+    skip=$((skip + s))
 }
 
 for t in build/tests/test_*; do
     out=$(timeout 120 "$t" 2>&1)
     rc=$?
     grep -v '^PASS' <<<"$out"
-    echo "$(basename "$t"): $(grep -c '^PASS' <<<"$out") checks passed"
     tally "$(basename "$t")" "$rc" "$out"
 done
 
@@ -32,7 +48,7 @@ done
 out=$(make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-7}" 2>&1)
 rc=$?
 echo "$out"
-tally fuzz "$rc" "$out"
+tally fuzz "$rc" "$out" fuzz
 
 if [ "$(id -u)" != 0 ]; then
     echo "FAIL integration: needs root (real BPF)"
@@ -46,5 +62,5 @@ else
     done
 fi
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

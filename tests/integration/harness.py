@@ -1,7 +1,14 @@
 """Shared pieces of the integration tests: paths, the tiny test registry,
-checks, and helpers to run parktrace and read its JSON reports."""
+checks, and helpers to run parktrace and read its JSON reports.
+
+main() ends with a DONE line, "R of N ran: P passed, F failed, S skipped",
+that tests/run.sh holds against the N tests registered. Every run uses its
+own unwind cache in TMP, removed at exit (kept with PT_KEEP_TMP=1)."""
+import atexit
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -16,8 +23,32 @@ TW = os.path.join(BUILD, "workloads", "timed_waits")
 FLAMEGRAPH = "/usr/share/perl5/Devel/NYTProf/flamegraph.pl"
 JAVA_CP = os.path.join(BUILD, "java")
 TMP = tempfile.mkdtemp(prefix="pt-itest-")
+UNWIND_CACHE = os.path.join(TMP, "unwind-cache")
 
-results = []
+
+def _remove_tmp():
+    if os.environ.get("PT_KEEP_TMP") == "1":
+        print(f"INFO kept {TMP} (PT_KEEP_TMP=1)", flush=True)
+    else:
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+atexit.register(_remove_tmp)
+# timeout(1) ends a file with SIGTERM: exit through atexit (and the tests'
+# finally blocks) rather than die with TMP left behind.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+
+results = []   # (name, None) passed, (name, SkipTest) skipped, (name, exception) failed
+
+
+class SkipTest(Exception):
+    pass
+
+
+def skip(reason):
+    """Ends the running test as skipped, not failed: only for a test that
+    needs what this machine may lack (say which package gives it)."""
+    raise SkipTest(reason)
 
 
 def test(fn):
@@ -26,6 +57,9 @@ def test(fn):
             fn()
             results.append((fn.__name__, None))
             print(f"PASS {fn.__name__}", flush=True)
+        except SkipTest as e:
+            results.append((fn.__name__, e))
+            print(f"SKIP {fn.__name__}: {e}", flush=True)
         except Exception as e:  # a failing check or a crash: both fail the test
             results.append((fn.__name__, e))
             print(f"FAIL {fn.__name__}: {e}", flush=True)
@@ -48,14 +82,26 @@ def within(got, want, rel, what, ref="workload"):
     check(err <= rel, f"{what}: parktrace {got} vs {ref} {want} ({err:.1%} > {rel:.0%})")
 
 
+def pt_cmd(args):
+    """parktrace's command line for ARGS, with this run's own unwind cache
+    unless ARGS choose one: tests never touch /var/cache/parktrace."""
+    own = args[:args.index("--")] if "--" in args else args
+    if any(a == "--unwind-cache" or a.startswith("--unwind-cache=") for a in own):
+        return [PT] + list(args)
+    return [PT, "--unwind-cache", UNWIND_CACHE] + list(args)
+
+
 def run_pt(args, timeout=60, **kw):
-    return subprocess.run([PT] + args, capture_output=True, text=True, timeout=timeout, **kw)
+    return subprocess.run(pt_cmd(args), capture_output=True, text=True, timeout=timeout, **kw)
 
 
 def run_on_terminal(argv, timeout=30):
     """Runs ARGV with a pseudo-terminal as its stdout (parktrace's live
-    view); everything it wrote there, as bytes."""
+    view); everything it wrote there, as bytes. ARGV starting with PT gets
+    pt_cmd's unwind cache."""
     import pty
+    if argv and argv[0] == PT:
+        argv = pt_cmd(argv[1:])
     master, slave = pty.openpty()
     p = subprocess.Popen(argv, stdout=slave, stderr=subprocess.DEVNULL)
     os.close(slave)
@@ -84,14 +130,15 @@ def final_of(reports):
     return finals[0]
 
 
-
-
 def main():
     only = sys.argv[1:]
-    for t in TESTS:
-        if not only or t.__name__ in only:
-            t()
-    failed = sum(1 for _, e in results if e)
+    chosen = [t for t in TESTS if not only or t.__name__ in only]
+    for t in chosen:
+        t()
+    skipped = sum(1 for _, e in results if isinstance(e, SkipTest))
+    failed = sum(1 for _, e in results if e) - skipped
+    ran = len(results)
     name = os.path.basename(sys.argv[0])
-    print(f"{name}: {len(results) - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    print(f"DONE {name}: {ran} of {len(chosen)} ran: {ran - failed - skipped} passed, {failed} failed, "
+          f"{skipped} skipped", flush=True)
+    sys.exit(1 if failed or ran != len(chosen) else 0)

@@ -126,8 +126,7 @@ static void check_real_jvm(const char *dir)
 {
     struct jvm_child j = {0};
     bool up = start_jvm(dir, &j);
-    CHECK(up, "starts ParkedThreads from %s (pid %d)", dir, j.pid);
-    if (!up) {
+    if (!REQUIRE(up, "starts ParkedThreads from %s (pid %d)", dir, j.pid)) {
         if (j.pid > 0) {
             kill(j.pid, SIGKILL);
             reap(j.pid, 1);
@@ -254,7 +253,7 @@ static void container_init(const char *dir, int in, int out)
 static void check_container_jvm(const char *dir)
 {
     int in[2], out[2], report[2];
-    if (pipe(in) || pipe(out) || pipe(report))
+    if (!REQUIRE(pipe(in) == 0 && pipe(out) == 0 && pipe(report) == 0, "makes pipes"))
         return;
     pid_t helper = fork();
     if (helper == 0) {

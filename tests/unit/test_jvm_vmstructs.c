@@ -44,7 +44,7 @@ static int named_threads(int pid, const char *prefix, int *tids, int max)
 static void check_jvm(const char *dir, const char *flag)
 {
     int in_pipe[2], out_pipe[2];
-    if (pipe(in_pipe) || pipe(out_pipe))
+    if (!REQUIRE(pipe(in_pipe) == 0 && pipe(out_pipe) == 0, "%s: makes pipes", flag))
         return;
     pid_t java = fork();
     if (java == 0) {
@@ -59,7 +59,12 @@ static void check_jvm(const char *dir, const char *flag)
     close(out_pipe[1]);
     FILE *out = fdopen(out_pipe[0], "r");
     int pid = 0;
-    CHECK(fscanf(out, "ready %d", &pid) == 1 && pid == java, "%s: the JVM started (pid %d)", flag, pid);
+    if (!REQUIRE(fscanf(out, "ready %d", &pid) == 1 && pid == java, "%s: the JVM started (pid %d)", flag, pid)) {
+        close(in_pipe[1]);
+        fclose(out);
+        waitpid(java, NULL, 0);
+        return;
+    }
 
     struct jvm j;
     int rc = jvm_open(&j, java);
@@ -136,18 +141,18 @@ static void check_jvm(const char *dir, const char *flag)
 int main(void)
 {
     char dir[] = "/tmp/pt-jvmtest-XXXXXX", cmd[512];
-    if (!mkdtemp(dir))
-        return 1;
+    if (!REQUIRE(mkdtemp(dir), "makes a directory in /tmp"))
+        return CHECK_DONE();
     snprintf(cmd, sizeof(cmd), "javac -d %s tools/workloads/ParkedThreads.java", dir);
-    CHECK(system(cmd) == 0, "compiles ParkedThreads.java");
-
-    check_jvm(dir, "-XX:+UseCompressedOops");
-    check_jvm(dir, "-XX:-UseCompressedOops");
+    if (REQUIRE(system(cmd) == 0, "compiles ParkedThreads.java")) {
+        check_jvm(dir, "-XX:+UseCompressedOops");
+        check_jvm(dir, "-XX:-UseCompressedOops");
+    }
 
     struct jvm self;
     CHECK(jvm_open(&self, getpid()) == -1, "a process without libjvm is not a JVM");
     jvm_close(&self);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    CHECK(system(cmd) == 0, "cleans up");
+    REQUIRE(system(cmd) == 0, "cleans up");
     return CHECK_DONE();
 }

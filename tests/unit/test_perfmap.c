@@ -18,12 +18,14 @@
 
 static char dir[] = "/tmp/pt-perfmap-XXXXXX";
 
-static void write_file(const char *path, const char *text, size_t len)
+/* A precondition of the check that calls it, which gives up when it fails. */
+static bool write_file(const char *path, const char *text, size_t len)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    CHECK(fd >= 0 && write(fd, text, len) == (ssize_t)len, "writes %s", path);
+    bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;
     if (fd >= 0)
         close(fd);
+    return REQUIRE(ok, "writes %s", path);
 }
 
 static const char *name_at(const struct perfmap *pm, uint64_t pc)
@@ -53,7 +55,8 @@ static void check_parsing(void)
         "1000   40\t  plain hex, extra blanks  \n"
         "0x00007f77494021c0 0x00000000000002f0 java.util.concurrent.ConcurrentHashMap$Node "
         "java.util.concurrent.ConcurrentHashMap.tabAt(java.util.concurrent.ConcurrentHashMap$Node[], int)";
-    write_file(path, text, sizeof(text) - 1);
+    if (!write_file(path, text, sizeof(text) - 1))
+        return;
 
     struct perfmap pm;
     int rc = perfmap_load_file(&pm, path, getuid(), err, sizeof(err));
@@ -78,7 +81,8 @@ static void check_parsing(void)
     perfmap_free(&pm);
 
     /* An empty map is a map with no entries. */
-    write_file(path, "", 0);
+    if (!write_file(path, "", 0))
+        return;
     rc = perfmap_load_file(&pm, path, getuid(), err, sizeof(err));
     CHECK(rc == 0 && pm.n == 0 && !perfmap_find(&pm, 0x1000), "an empty file loads, finds nothing");
     perfmap_free(&pm);
@@ -96,8 +100,10 @@ static void check_overlaps_and_long_names(void)
                                 "3000 10 first\n3000 10 second\n4000 10 ");
     memset(text + n, 'x', big - (size_t)n - 1);
     memcpy(text + big - 1, "\n5000 10 after\n", 15);
-    write_file(path, text, big + 14);
+    bool written = write_file(path, text, big + 14);
     free(text);
+    if (!written)
+        return;
 
     struct perfmap pm;
     int rc = perfmap_load_file(&pm, path, getuid(), err, sizeof(err));
@@ -116,7 +122,8 @@ static void check_overlaps_and_long_names(void)
 
     /* Control bytes and a NUL inside a name do not cut or corrupt it. */
     static const char ctl[] = "6000 10 a\tb\001c\000d\n";
-    write_file(path, ctl, sizeof(ctl) - 1);
+    if (!write_file(path, ctl, sizeof(ctl) - 1))
+        return;
     rc = perfmap_load_file(&pm, path, getuid(), err, sizeof(err));
     CHECK(rc == 0 && pm.n == 1 && strcmp(pm.e[0].name, "a?b?c?d") == 0, "control bytes become '?' (%s)",
           pm.n ? pm.e[0].name : "-");
@@ -180,21 +187,21 @@ static void check_hostile(void)
 {
     char good[64], path[64], err[256];
     snprintf(good, sizeof(good), "%s/good.map", dir);
-    write_file(good, "1000 10 x\n", 10);
-
     snprintf(path, sizeof(path), "%s/link.map", dir);
-    CHECK(symlink(good, path) == 0, "makes a symlink");
+    if (!write_file(good, "1000 10 x\n", 10) || !REQUIRE(symlink(good, path) == 0, "makes a symlink"))
+        return;
     expect_refused(path, getuid(), "symlink", "a symlink to a good map");
 
     snprintf(path, sizeof(path), "%s/fifo.map", dir);
-    CHECK(mkfifo(path, 0644) == 0, "makes a fifo");
+    if (!REQUIRE(mkfifo(path, 0644) == 0, "makes a fifo"))
+        return;
     expect_refused(path, getuid(), "not a regular file", "a fifo nobody writes to");
 
     expect_refused(dir, getuid(), "not a regular file", "a directory");
 
     snprintf(path, sizeof(path), "%s/nobody.map", dir);
-    write_file(path, "1000 10 x\n", 10);
-    CHECK(chown(path, NOBODY, NOBODY) == 0, "chowns a map to nobody");
+    if (!write_file(path, "1000 10 x\n", 10) || !REQUIRE(chown(path, NOBODY, NOBODY) == 0, "chowns a map to nobody"))
+        return;
     expect_refused(path, getuid(), "owned by uid 65534", "a map owned by another user");
     struct perfmap pm;
     int rc = perfmap_load_file(&pm, path, NOBODY, err, sizeof(err));
@@ -207,8 +214,11 @@ static void check_hostile(void)
 
     snprintf(path, sizeof(path), "%s/huge.map", dir);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    CHECK(fd >= 0 && ftruncate(fd, PERFMAP_MAX_BYTES + 1) == 0, "makes a sparse 64 MiB + 1 file");
-    close(fd);
+    bool made = fd >= 0 && ftruncate(fd, PERFMAP_MAX_BYTES + 1) == 0;
+    if (fd >= 0)
+        close(fd);
+    if (!REQUIRE(made, "makes a sparse 64 MiB + 1 file"))
+        return;
     expect_refused(path, getuid(), "more than the 64 MiB", "an oversized map");
     expect_refused("/nonexistent/perf-1.map", getuid(), "No such file", "a missing map");
 }
@@ -229,7 +239,8 @@ static void check_by_pid(void)
     int rc = perfmap_load(&pm, getpid(), err, sizeof(err));
     CHECK(rc == -1 && strstr(err, "No such file"), "no map yet: %s", err);
     static const char line[] = "0x00007f0000001000 0x0000000000000100 void Main.main(java.lang.String[])\n";
-    write_file(path, line, sizeof(line) - 1);
+    if (!write_file(path, line, sizeof(line) - 1))
+        return;
     rc = perfmap_load(&pm, getpid(), err, sizeof(err));
     CHECK(rc == 0 && pm.n == 1, "loads its own map through /proc/%d/root/tmp (%s)", getpid(), rc ? err : "ok");
     char name[64];
@@ -249,11 +260,12 @@ static void check_in_chroot(void)
     char root[96], path[160], err[256];
     snprintf(root, sizeof(root), "%s/root", dir);
     snprintf(path, sizeof(path), "%s/inner", root);
-    CHECK(mkdir(root, 0755) == 0 && mkdir(path, 01777) == 0, "makes a root with /inner");
+    if (!REQUIRE(mkdir(root, 0755) == 0 && mkdir(path, 01777) == 0, "makes a root with /inner"))
+        return;
     snprintf(path, sizeof(path), "%s/tmp", root);
-    CHECK(symlink("/inner", path) == 0, "its /tmp is a symlink to /inner");
     int ready[2];
-    if (pipe(ready))
+    if (!REQUIRE(symlink("/inner", path) == 0, "its /tmp is a symlink to /inner") ||
+        !REQUIRE(pipe(ready) == 0, "makes a pipe"))
         return;
     pid_t child = fork();
     if (child == 0) {
@@ -263,14 +275,15 @@ static void check_in_chroot(void)
         _exit(0);
     }
     char c = 0;
-    CHECK(read(ready[0], &c, 1) == 1 && c == 'y', "a child runs chrooted there");
     snprintf(path, sizeof(path), "%s/inner/perf-%d.map", root, child);
-    write_file(path, "2000 10 inside\n", 15);
-    struct perfmap pm;
-    int rc = perfmap_load(&pm, child, err, sizeof(err));
-    CHECK(rc == 0 && pm.n == 1 && strcmp(pm.e[0].name, "inside") == 0, "its map is read from its own root (%s)",
-          rc ? err : "ok");
-    perfmap_free(&pm);
+    if (REQUIRE(read(ready[0], &c, 1) == 1 && c == 'y', "a child runs chrooted there") &&
+        write_file(path, "2000 10 inside\n", 15)) {
+        struct perfmap pm;
+        int rc = perfmap_load(&pm, child, err, sizeof(err));
+        CHECK(rc == 0 && pm.n == 1 && strcmp(pm.e[0].name, "inside") == 0, "its map is read from its own root (%s)",
+              rc ? err : "ok");
+        perfmap_free(&pm);
+    }
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
     close(ready[0]);
@@ -313,8 +326,10 @@ static void check_index_against_linear(void)
             len += (size_t)snprintf(text + len, cap - len, "%llx %llx e%d\n", (unsigned long long)start,
                                     (unsigned long long)size, i);
         }
-        write_file(path, text, len);
+        bool written = write_file(path, text, len);
         free(text);
+        if (!written)
+            return;
         struct perfmap pm;
         if (perfmap_load_file(&pm, path, getuid(), err, sizeof(err)) != 0) {
             wrong++;
@@ -347,8 +362,10 @@ static void check_lookup_time(void)
     len += (size_t)snprintf(text, cap, "10000 %x all\n", N * 0x40);
     for (int i = 1; i < N; i++)
         len += (size_t)snprintf(text + len, cap - len, "%x 20 m%x\n", 0x10000 + i * 0x40, i);
-    write_file(path, text, len);
+    bool written = write_file(path, text, len);
     free(text);
+    if (!written)
+        return;
     struct perfmap pm;
     double t0 = seconds();
     int rc = perfmap_load_file(&pm, path, getuid(), err, sizeof(err));
@@ -385,8 +402,8 @@ static void check_lookup_time(void)
 
 int main(void)
 {
-    if (!mkdtemp(dir))
-        return 1;
+    if (!REQUIRE(mkdtemp(dir), "makes a directory in /tmp"))
+        return CHECK_DONE();
     check_parsing();
     check_overlaps_and_long_names();
     check_index_against_linear();
@@ -397,6 +414,6 @@ int main(void)
     check_in_chroot();
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    CHECK(system(cmd) == 0, "cleans up");
+    REQUIRE(system(cmd) == 0, "cleans up");
     return CHECK_DONE();
 }

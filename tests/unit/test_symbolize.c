@@ -59,11 +59,9 @@ static void stop(struct child *c)
 
 static void expect_names(const char *bin, const char *what)
 {
-    struct child c;
-    if (start(bin, &c)) {
-        CHECK(0, "%s: could not start %s", what, bin);
+    struct child c = {0};
+    if (!REQUIRE(start(bin, &c) == 0, "%s: starts %s", what, bin))
         return;
-    }
     struct pt_frame f = {0};
     symbolize_code(c.pid, c.fn + 4, false, &f);
     CHECK(f.name && strcmp(f.name, "store::lookup(int)") == 0, "%s: code named store::lookup(int) (got %s)",
@@ -93,18 +91,16 @@ static int sh(const char *cmd)
 int main(void)
 {
     char dir[] = "/tmp/pt-symtest-XXXXXX", cmd[1024], bin[256], stripped[256];
-    if (!mkdtemp(dir)) {
-        CHECK(0, "mkdtemp");
-        return 1;
-    }
+    if (!REQUIRE(mkdtemp(dir), "makes a directory in /tmp"))
+        return CHECK_DONE();
     snprintf(cmd, sizeof(cmd), "%s/prog.cc", dir);
     FILE *f = fopen(cmd, "w");
-    fputs(source, f);
-    fclose(f);
+    bool written = f && fputs(source, f) >= 0;
+    written &= f && fclose(f) == 0;
     snprintf(bin, sizeof(bin), "%s/prog", dir);
     snprintf(stripped, sizeof(stripped), "%s/prog-stripped", dir);
     snprintf(cmd, sizeof(cmd), "g++ -O1 -Wl,--build-id -o %s %s/prog.cc", bin, dir);
-    CHECK(sh(cmd) == 0, "builds the test program");
+    bool built = REQUIRE(written, "writes %s/prog.cc", dir) && REQUIRE(sh(cmd) == 0, "builds the test program");
 
     char *d = symbolize_demangle("_ZN5store6lookupEi");
     CHECK(strcmp(d, "store::lookup(int)") == 0, "demangles _ZN5store6lookupEi (got %s)", d);
@@ -125,18 +121,21 @@ int main(void)
     CHECK(strcmp(d, "pthread_mutex_lock") == 0, "drops symbol versions (got %s)", d);
     free(d);
 
-    expect_names(bin, "unstripped");
+    if (built) {
+        expect_names(bin, "unstripped");
 
-    /* Strip it and keep the symbols only in a build-id debug file. */
-    snprintf(cmd, sizeof(cmd),
-             "set -e; cd %s; objcopy --only-keep-debug prog prog.debug; strip -s -o prog-stripped prog; "
-             "id=$(readelf -n prog | sed -n 's/.*Build ID: //p'); mkdir -p debug/.build-id/${id%%${id#??}}; "
-             "mv prog.debug debug/.build-id/${id%%${id#??}}/${id#??}.debug",
-             dir);
-    CHECK(sh(cmd) == 0, "strips the program and files its debug symbols by build-id");
-    snprintf(cmd, sizeof(cmd), "%s/debug", dir);
-    elfsyms_set_debug_root(cmd);
-    expect_names(stripped, "stripped+build-id");
+        /* Strip it and keep the symbols only in a build-id debug file. */
+        snprintf(cmd, sizeof(cmd),
+                 "set -e; cd %s; objcopy --only-keep-debug prog prog.debug; strip -s -o prog-stripped prog; "
+                 "id=$(readelf -n prog | sed -n 's/.*Build ID: //p'); mkdir -p debug/.build-id/${id%%${id#??}}; "
+                 "mv prog.debug debug/.build-id/${id%%${id#??}}/${id#??}.debug",
+                 dir);
+        if (REQUIRE(sh(cmd) == 0, "strips the program and files its debug symbols by build-id")) {
+            snprintf(cmd, sizeof(cmd), "%s/debug", dir);
+            elfsyms_set_debug_root(cmd);
+            expect_names(stripped, "stripped+build-id");
+        }
+    }
 
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     sh(cmd);

@@ -313,7 +313,8 @@ static void check_program(const char *dir, const char *name, const char *flags, 
     snprintf(bin, sizeof(bin), "%s/%s", dir, name);
     snprintf(what, sizeof(what), "%s (%s)", name, flags);
     snprintf(cmd, sizeof(cmd), "cc %s -Wl,--build-id -o %s %s/prog.c", flags, bin, dir);
-    CHECK(sh(cmd) == 0, "%s: compiles", what);
+    if (!REQUIRE(sh(cmd) == 0, "%s: compiles", what))
+        return;
     struct unwind_rows r;
     if (!build(bin, &r, what))
         return;
@@ -357,7 +358,8 @@ static void check_debug_frame(const char *dir)
              "objcopy --only-keep-debug dbgf dbgf.debug; "
              "objcopy --strip-debug --add-gnu-debuglink=dbgf.debug dbgf dbgf-stripped",
              dir);
-    CHECK(sh(cmd) == 0, "builds a program with its CFI in .debug_frame, and a stripped copy with a debuglink");
+    if (!REQUIRE(sh(cmd) == 0, "builds a program with its CFI in .debug_frame, and a stripped copy with a debuglink"))
+        return;
     struct unwind_rows r, rs;
     if (!build(bin, &r, "dbgf"))
         return;
@@ -394,7 +396,8 @@ static void check_no_cfi(const char *dir)
              "objcopy --remove-section .eh_frame --remove-section .eh_frame_hdr nocfi nocfi-stripped; "
              "echo 'not an ELF file' > data.txt",
              dir);
-    CHECK(sh(cmd) == 0, "builds a program without unwind tables and strips .eh_frame");
+    if (!REQUIRE(sh(cmd) == 0, "builds a program without unwind tables and strips .eh_frame"))
+        return;
     const char *files[] = {"nocfi-stripped", "data.txt", "does-not-exist"};
     for (int i = 0; i < 3; i++) {
         snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
@@ -439,10 +442,8 @@ int main(void)
 {
     elf_version(EV_CURRENT);
     char dir[] = "/tmp/pt-unwindrows-XXXXXX", path[512], cmd[600];
-    if (!mkdtemp(dir)) {
-        CHECK(0, "mkdtemp");
-        return 1;
-    }
+    if (!REQUIRE(mkdtemp(dir), "makes a directory in /tmp"))
+        return CHECK_DONE();
     snprintf(path, sizeof(path), "%s/prog.c", dir);
     FILE *f = fopen(path, "w");
     fputs(source, f);
