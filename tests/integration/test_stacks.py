@@ -7,7 +7,12 @@ own blocked lock calls and the time they blocked per path. parktrace's collapsed
 paths apart, name every frame from the thread's start function down to the
 libc call, end a cut-short stack in `[truncated]` next to the root, and
 count in the final report's totals the stacks ("stacks") and the truncated
-ones ("truncated_stacks")."""
+ones ("truncated_stacks").
+
+tests/workloads_src/truncated_waits.c makes stacks the walk must cut short
+(code without CFI, a library loaded after the tables were made, a deep
+recursion, a signal handler) beside ones it must not; parktrace's
+[truncated] stacks and totals are held against what it knows."""
 import json
 import os
 import re
@@ -222,8 +227,11 @@ def waits_per_call_path_match_workload(variant):
 
 
 def truncated_frame_follows_root(variant):
-    r = traced(variant)
-    for line in r["lines"]:
+    check_truncation_markers(traced(variant)["lines"])
+
+
+def check_truncation_markers(lines):
+    for line in lines:
         frames, _ = parse(line)
         at = [i for i, f in enumerate(frames) if f == "[truncated]"]
         check(not at or at == [1], f"[truncated] is not (only) the frame right after the root: {line}")
@@ -272,6 +280,132 @@ for _v in VARIANTS:
             c(v)
         _run.__name__ = f"{_v}_{_c.__name__}"
         test(_run)
+
+
+# ---- Cut-short stacks: tests/workloads_src/truncated_waits.c waits through
+# code the walk cannot follow (no CFI; a library loaded with dlopen after its
+# tables were made; more than 127 frames; a signal handler) and, as
+# controls, through the same functions where it can. It reports per scenario
+# the function that calls pthread_mutex_lock, the thread's start function,
+# whether the stack must be cut short, and the time its lock calls blocked.
+WALK_LIMIT = 127        # bpf/parktrace.h PT_MAX_FRAMES
+# The frames right after [truncated] in each cut-short stack (None: any
+# name): the walk must stop at the code it cannot follow, no sooner.
+CUT_AT = {"plugin_early": ["plugin_lock"], "nocfi": ["nocfi_hop"], "nocfi_fp": ["nocfi_fp_hop"],
+          "deep": ["deep_recurse"],
+          # libc's signal trampoline (__restore_rt, unnamed in a stripped libc), then the handler
+          "signal": [None, "sig_handler"]}
+_cut = []
+
+
+def cut_traced():
+    """Compiles truncated_waits and its plugin and runs them under parktrace
+    once; later calls get the same run (or the same failure)."""
+    if not _cut:
+        try:
+            _cut.append(_cut_trace())
+        except Exception as e:
+            _cut.append(e)
+    if isinstance(_cut[0], Exception):
+        raise AssertionError(f"truncated_waits: {_cut[0]}")
+    return _cut[0]
+
+
+def _compile(cmd, src, out):
+    try:
+        c = subprocess.run(cmd + ["-o", out, os.path.join(SRC, src)], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise AssertionError(f"cannot run the compiler {cmd[0]}: {e}")
+    check(c.returncode == 0, f"compiling {src} failed ({' '.join(cmd)}): {c.stderr.strip()[-2000:]}")
+
+
+def _cut_trace():
+    base = ["cc", "-O2", "-g", "-fomit-frame-pointer", "-Wall", "-Wextra"]
+    plugin, exe = os.path.join(TMP, "libtrunc_plugin.so"), os.path.join(TMP, "truncated_waits")
+    _compile(base + ["-shared", "-fPIC"], "trunc_plugin.c", plugin)
+    _compile(base + ["-pthread"], "truncated_waits.c", exe)
+    report, folded = os.path.join(TMP, "truncated_waits.json"), os.path.join(TMP, "truncated_waits.folded")
+    p = run_pt(["-f", "json", "--top", "0", "--collapsed", folded, "--collapsed-value", "time",
+                "--", exe, "-l", plugin, "-r", report], timeout=40)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
+    check(os.path.exists(report), f"the workload wrote no report; parktrace stderr: {p.stderr.strip()}")
+    with open(report) as f:
+        wl = json.load(f)
+    for s in wl["scenarios"]:
+        check(s["blocked"] >= 1, f"scenario {s['name']}: no lock call blocked ({s})")
+    check(os.path.exists(folded), "parktrace wrote no collapsed file")
+    lines = open(folded).read().splitlines()
+    check(lines, "the collapsed file is empty")
+    return {"wl": wl, "lines": lines, "final": final_of(json_reports(p.stdout))}
+
+
+def cut_stacks_are_where_the_workload_says():
+    """Per lock-calling function, the stacks cut short must hold the time of
+    the scenarios that must be cut short, and the whole ones the others'."""
+    r = cut_traced()
+    scen = r["wl"]["scenarios"]
+    starts = [s["thread_fn"] for s in scen]
+    bad = []
+    for fn in sorted({s["lock_fn"] for s in scen}):
+        mine = [s for s in scen if s["lock_fn"] == fn]
+        got = {True: 0, False: 0}
+        for line in r["lines"]:
+            frames, us = parse(line)
+            if frames[-1] != "[pthread_mutex]" or find(frames, [fn]) < 0:
+                continue
+            cut = "[truncated]" in frames
+            got[cut] += us
+            if cut:
+                # The root side is gone: no thread start function is left.
+                check(find(frames, starts) < 0, f"a cut-short stack names a thread start function: {line}")
+                for s in mine:
+                    want = CUT_AT[s["name"]] if s["truncated"] else None
+                    if want and all(w is None or frame_is(f, w) for w, f in zip(want, frames[2:])):
+                        break
+                else:
+                    raise AssertionError(f"a stack through {fn} is cut short where no scenario says: {line}")
+            else:
+                whole = [s["thread_fn"] for s in mine if not s["truncated"]]
+                check(whole and find(frames, whole) >= 0 and find(frames, [r"start_thread"]) >= 0,
+                      f"a whole stack through {fn} is not one of {whole} from start_thread: {line}")
+        for cut in (True, False):
+            want = sum(s["blocked_ns"] for s in mine if s["truncated"] == cut) / 1000
+            if abs(got[cut] - want) > tolerance(want):
+                bad.append(f"{fn}: {'cut-short' if cut else 'whole'} stacks hold {got[cut]} us, the workload's "
+                           f"{[s['name'] for s in mine if s['truncated'] == cut]} blocked {want:.0f} us")
+    check(not bad, "; ".join(bad) + "; lines:\n  " + "\n  ".join(l[:300] for l in r["lines"]))
+
+
+def cut_stack_of_a_deep_recursion_has_the_walk_limit():
+    """Cut at the walker's limit: exactly 127 frames, not sooner."""
+    r = cut_traced()
+    deep = [parse(l)[0] for l in r["lines"] if "[truncated]" in l and "deep_recurse" in l]
+    check(deep, "no cut-short stack through deep_recurse")
+    for frames in deep:
+        walked = frames[2:-1]   # between [truncated] and the leaf
+        check(len(walked) == WALK_LIMIT, f"a cut-short deep stack has {len(walked)} frames, not {WALK_LIMIT}")
+
+
+def cut_stacks_follow_root():
+    check_truncation_markers(cut_traced()["lines"])
+
+
+def totals_count_the_cut_stacks():
+    """Each scenario waits on its own mutex through one call path, so each
+    one that must be cut short is one truncated stack, and no other is."""
+    r = cut_traced()
+    t = r["final"]["totals"]
+    want = sum(1 for s in r["wl"]["scenarios"] if s["truncated"])
+    cut = [l for l in r["lines"] if "[truncated]" in l.split(";")]
+    check(t["truncated_stacks"] == want == len(cut),
+          f"totals truncated_stacks {t['truncated_stacks']}, {len(cut)} cut-short lines in the collapsed "
+          f"file, the workload made {want}: " + "\n  ".join(l[:200] for l in cut))
+    check(t["stacks"] >= len(r["lines"]), f"totals stacks {t['stacks']} < {len(r['lines'])} collapsed lines")
+
+
+for _c in (cut_stacks_are_where_the_workload_says, cut_stack_of_a_deep_recursion_has_the_walk_limit,
+           cut_stacks_follow_root, totals_count_the_cut_stacks):
+    test(_c)
 
 
 # ---- Java: jvm-park stacks walked in the kernel, with and without
