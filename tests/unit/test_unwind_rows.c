@@ -1,16 +1,23 @@
-/* Unwind rows built from CFI, checked address by address against libdw's
- * own reading of the same CFI: programs this test builds (omitted and kept
- * frame pointers, .debug_frame in the file and in a debuglink file, a
- * static executable without .eh_frame_hdr), libc and libjvm. Also the
- * table layout the kernel walks, and files without CFI. */
+/* Unwind rows built from CFI. The independent truth is real stacks: a
+ * stopped program walked with the rows, as the kernel walks, must give the
+ * frames libdw's own unwinder gives and the return addresses the program
+ * recorded itself. The rows are also held address by address against
+ * libdw's reading of the same CFI (programs this test builds: omitted and
+ * kept frame pointers, .debug_frame in the file and in a debuglink file, a
+ * static executable without .eh_frame_hdr; libc and libjvm), the table
+ * layout against its definition, and files without CFI are refused. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,7 +74,10 @@ static bool is_plt(const char *name)
 }
 
 /* libdw's rule at PC in the walker's terms, written from the row semantics
- * of bpf/parktrace.h; false when no FDE of CFI covers PC. */
+ * of bpf/parktrace.h; false when no FDE of CFI covers PC. This restates how
+ * the rows read a rule, so a misreading both share passes (check_real_stack
+ * catches that); what it checks on its own is coverage, every byte against
+ * rows the builder made only at FDE starts and row ends. */
 static bool libdw_rule(Dwarf_CFI *cfi, uint64_t pc, bool plt, struct pt_urow *want)
 {
     Dwarf_Frame *f;
@@ -175,9 +185,11 @@ static struct pt_urow entry_row(const uint64_t *t, size_t k)
     return r;
 }
 
-/* The kernel's lookup, step for step as bpf/unwind.bpf.h does it: head,
- * the pc's page entry, then a bounded binary search in [lo, hi]. Returns
- * the row index, -1 for no row. */
+/* The row in force at PC as the table's layout (bpf/parktrace.h) defines
+ * it: the pc's page entry, then the last of its rows [lo, hi] with
+ * row.pc <= pc. Returns the row index, -1 for no row. A plain scan, not the
+ * kernel's bounded search: what that search needs of the table (few rows a
+ * page) is checked on the page entries. */
 static long table_lookup(const uint64_t *t, size_t n, uint32_t pc)
 {
     struct pt_utable_head h;
@@ -187,19 +199,11 @@ static long table_lookup(const uint64_t *t, size_t n, uint32_t pc)
     if (page < h.first_page || page - h.first_page >= h.npages || 1 + (size_t)(page - h.first_page) >= n)
         return -1;
     memcpy(&pg, &t[1 + page - h.first_page], sizeof(pg));
-    uint32_t lo = pg.lo, hi = pg.hi, base = 1 + h.npages;
-    for (int i = 0; i < BPF_ROW_STEPS && lo < hi; i++) {
-        uint32_t mid = (lo + hi + 1) / 2;
-        if (base + (size_t)mid >= n)
-            return -1;
-        if (entry_row(t, base + mid).pc <= pc)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    if (base + (size_t)lo >= n || entry_row(t, base + lo).pc > pc)
-        return -1;
-    return lo;
+    size_t base = 1 + (size_t)h.npages;
+    for (long i = pg.hi; i >= (long)pg.lo; i--)
+        if (base + (size_t)i < n && entry_row(t, base + (size_t)i).pc <= pc)
+            return i;
+    return -1;
 }
 
 static void check_one_lookup(const struct unwind_rows *r, const uint64_t *t, size_t n, uint32_t pc, size_t *bad)
@@ -438,6 +442,239 @@ static struct unwind_rows check_library(const char *path, const char *what, unsi
     return r;
 }
 
+/* ---- Real stacks. A program stops itself (SIGSTOP, traced by this test)
+ * deep in a call chain through an 8 KiB frame, alloca (CFA on rbp) and a
+ * recursion. Walking its stack with the rows, as the kernel does (CFA =
+ * rsp or rbp + words * 8, the return address at CFA - 8, rbp restored from
+ * CFA + rbp_words * 8; pc - 1 past the first frame), must give every frame
+ * that two independent sources give: libdw's own unwinder on the stopped
+ * process (dwfl_getthread_frames, its DWARF interpreter, not our rows), and
+ * the return addresses the program's functions recorded themselves
+ * (__builtin_return_address(0), no CFI involved). */
+static const char *stack_source =
+    "#include <alloca.h>\n#include <signal.h>\n#include <stdio.h>\n#include <string.h>\n"
+    "void *ra[64]; int nra;\n"
+    "#define KEEP() __asm__ volatile(\"\" ::: \"memory\")\n"
+    "#define REC() (ra[nra++] = __builtin_return_address(0))\n"
+    "__attribute__((noinline)) int stop_here(int x) { REC();\n"
+    "  printf(\"%p %p\\n\", (void *)ra, (void *)&nra); fflush(stdout); raise(SIGSTOP); KEEP(); return x + 1; }\n"
+    "__attribute__((noinline)) int in_vla(int n) { char *p = alloca(n); memset(p, n, n); REC();\n"
+    "  int r = stop_here(p[n / 2]); KEEP(); return r + p[1]; }\n"
+    "__attribute__((noinline)) int in_big(int n) { volatile char b[8192]; b[n] = 1; REC();\n"
+    "  int r = in_vla(n + 16); KEEP(); return r + b[n / 2]; }\n"
+    "__attribute__((noinline)) int recurse(int n) { REC(); int r = n ? recurse(n - 1) : in_big(n + 5); KEEP();\n"
+    "  return r + n; }\n"
+    "int main(int argc, char **argv) { (void)argv; return recurse(argc + 2) == 12345; }\n";
+
+#define WALK_MAX 128
+#define WALK_MAPS 64
+
+struct walk_map {
+    uint64_t start, end, bias;
+    struct unwind_rows *rows;
+};
+
+struct walked {
+    struct walk_map maps[WALK_MAPS];
+    struct unwind_rows rows[WALK_MAPS];
+    int nmaps, nrows;
+    char paths[WALK_MAPS][256];
+};
+
+/* PID's executable file mappings, each with its file's rows and load bias. */
+static bool walk_maps(pid_t pid, struct walked *w)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    w->nmaps = w->nrows = 0;
+    while (fgets(line, sizeof(line), f) && w->nmaps < WALK_MAPS) {
+        unsigned long long start, end, off;
+        char perms[8], file[256] = "";
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %255s", &start, &end, perms, &off, file) < 4 ||
+            perms[2] != 'x' || file[0] != '/')
+            continue;
+        int r = 0;
+        while (r < w->nrows && strcmp(w->paths[r], file))
+            r++;
+        if (r == w->nrows) {
+            if (unwind_rows_build(file, &w->rows[r]) != 0)
+                continue;
+            snprintf(w->paths[r], sizeof(w->paths[r]), "%s", file);
+            w->nrows++;
+        }
+        struct elf_file *ef = elfsyms_get_path(file);
+        uint64_t vaddr;
+        if (!ef || !elfsyms_offset_to_vaddr(ef, off, &vaddr))
+            continue;
+        w->maps[w->nmaps++] = (struct walk_map){start, end, start - vaddr, &w->rows[r]};
+    }
+    fclose(f);
+    return w->nmaps > 0;
+}
+
+static bool read_word(int mem, uint64_t addr, uint64_t *v)
+{
+    return pread(mem, v, sizeof(*v), (off_t)addr) == (ssize_t)sizeof(*v);
+}
+
+/* The walk with the rows; true when it ends at an outermost (END) row. */
+static bool rows_walk(const struct walked *w, int mem, const struct user_regs_struct *regs, uint64_t *pcs,
+                      size_t *n)
+{
+    uint64_t ip = regs->rip, sp = regs->rsp, bp = regs->rbp;
+    for (*n = 0; *n < WALK_MAX;) {
+        uint64_t pc = *n ? ip - 1 : ip;
+        pcs[(*n)++] = ip;
+        const struct walk_map *m = NULL;
+        for (int i = 0; i < w->nmaps && !m; i++)
+            if (pc >= w->maps[i].start && pc < w->maps[i].end)
+                m = &w->maps[i];
+        const struct pt_urow *r = m ? unwind_rows_find(m->rows, (uint32_t)(pc - m->bias)) : NULL;
+        if (!r || r->kind == PT_CFA_NONE)
+            return false;
+        if (r->kind == PT_CFA_END)
+            return true;
+        uint64_t cfa = r->kind == PT_CFA_RSP   ? sp + 8ull * r->cfa_words
+                       : r->kind == PT_CFA_RBP ? bp + 8ull * r->cfa_words
+                                               : sp + 8 + ((ip & 15) >= 11 ? 8 : 0);
+        if (!read_word(mem, cfa - 8, &ip) || (r->rbp_words && !read_word(mem, cfa + 8ll * r->rbp_words, &bp)))
+            return false;
+        sp = cfa;
+    }
+    return false;
+}
+
+struct dw_frames {
+    uint64_t pcs[WALK_MAX];
+    size_t n;
+};
+
+static int dw_frame(Dwfl_Frame *state, void *arg)
+{
+    struct dw_frames *d = arg;
+    Dwarf_Addr pc;
+    if (d->n >= WALK_MAX || !dwfl_frame_pc(state, &pc, NULL))
+        return DWARF_CB_ABORT;
+    d->pcs[d->n++] = pc;
+    return DWARF_CB_OK;
+}
+
+/* libdw's unwind of the stopped, traced PID. */
+static bool libdw_walk(pid_t pid, struct dw_frames *d)
+{
+    static char *debuginfo_path;
+    static const Dwfl_Callbacks cb = {
+        .find_elf = dwfl_linux_proc_find_elf,
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .debuginfo_path = &debuginfo_path,
+    };
+    Dwfl *dwfl = dwfl_begin(&cb);
+    d->n = 0;
+    bool ok = dwfl && dwfl_linux_proc_report(dwfl, pid) == 0 && dwfl_report_end(dwfl, NULL, NULL) == 0 &&
+              dwfl_linux_proc_attach(dwfl, pid, true) == 0;
+    /* It returns -1 at the outermost frame too; what counts is the frames. */
+    if (ok)
+        dwfl_getthread_frames(dwfl, pid, dw_frame, d);
+    if (dwfl)
+        dwfl_end(dwfl);
+    return ok && d->n > 0;
+}
+
+static void say_stacks(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+    for (size_t i = 0; (i < na || i < nb) && i < 24; i++)
+        printf("  frame %2zu: rows %#14llx  truth %#14llx%s\n", i, i < na ? (unsigned long long)a[i] : 0ull,
+               i < nb ? (unsigned long long)b[i] : 0ull, i < na && i < nb && a[i] == b[i] ? "" : "  <--");
+}
+
+static void check_real_stack(const char *dir, const char *name, const char *flags)
+{
+    char cmd[1200], bin[512], src[512], what[96];
+    snprintf(bin, sizeof(bin), "%s/%s", dir, name);
+    snprintf(src, sizeof(src), "%s/stack.c", dir);
+    snprintf(what, sizeof(what), "real stack (%s)", flags);
+    FILE *f = fopen(src, "w");
+    if (!REQUIRE(f && fputs(stack_source, f) >= 0 && fclose(f) == 0, "writes %s", src))
+        return;
+    snprintf(cmd, sizeof(cmd), "cc %s -o %s %s", flags, bin, src);
+    if (!REQUIRE(sh(cmd) == 0, "%s: compiles", what))
+        return;
+    int out[2];
+    if (!REQUIRE(pipe(out) == 0, "makes a pipe"))
+        return;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], 1);
+        close(out[0]);
+        ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+        execl(bin, bin, (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    int st = 0;
+    bool stopped = pid > 0 && waitpid(pid, &st, 0) == pid && WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP &&
+                   ptrace(PTRACE_CONT, pid, NULL, NULL) == 0 && waitpid(pid, &st, 0) == pid && WIFSTOPPED(st) &&
+                   WSTOPSIG(st) == SIGSTOP;
+    FILE *o = fdopen(out[0], "r");
+    unsigned long long ra_addr = 0, nra_addr = 0;
+    char line[128];
+    stopped = stopped && o && fgets(line, sizeof(line), o) && sscanf(line, "%llx %llx", &ra_addr, &nra_addr) == 2;
+    struct user_regs_struct regs;
+    char mempath[64];
+    snprintf(mempath, sizeof(mempath), "/proc/%d/mem", (int)pid);
+    int mem = stopped ? open(mempath, O_RDONLY) : -1;
+    static struct walked w;
+    uint64_t recorded[64], nra = 0;
+    bool ready = REQUIRE(stopped && mem >= 0 && ptrace(PTRACE_GETREGS, pid, NULL, &regs) == 0 && walk_maps(pid, &w) &&
+                             read_word(mem, nra_addr, &nra) && (nra = (uint32_t)nra) <= 64 && nra > 0 &&
+                             pread(mem, recorded, nra * 8, (off_t)ra_addr) == (ssize_t)(nra * 8),
+                         "%s: the program stops itself, traced, and its registers, maps and records are read", what);
+    if (ready) {
+        uint64_t pcs[WALK_MAX];
+        size_t n = 0;
+        bool whole = rows_walk(&w, mem, &regs, pcs, &n);
+        static struct dw_frames d;
+        bool dw = libdw_walk(pid, &d);
+        CHECK(whole, "%s: the walk with the rows reaches the outermost frame (%zu frames)", what, n);
+        bool same = dw && d.n == n && memcmp(d.pcs, pcs, n * sizeof(*pcs)) == 0;
+        CHECK(same, "%s: libdw's unwinder gives the same %zu frames", what, d.n);
+        if (!same)
+            say_stacks(pcs, n, d.pcs, d.n);
+        /* The recorded return addresses, innermost first, one frame each,
+         * right after the frame that returns into stop_here. */
+        size_t at = 0;
+        while (at < n && pcs[at] != recorded[nra - 1])
+            at++;
+        bool in_order = at + nra <= n;
+        for (size_t i = 0; in_order && i < nra; i++)
+            in_order = pcs[at + i] == recorded[nra - 1 - i];
+        uint64_t rev[64];
+        for (size_t i = 0; i < nra; i++)
+            rev[i] = recorded[nra - 1 - i];
+        CHECK(in_order && at >= 2, "%s: the %llu return addresses the functions recorded are frames %zu.. in order",
+              what, (unsigned long long)nra, at);
+        if (!in_order)
+            say_stacks(pcs + (at < n ? at : 0), at < n ? n - at : n, rev, nra);
+    }
+    for (int i = 0; i < w.nrows; i++)
+        unwind_rows_free(&w.rows[i]);
+    w.nrows = w.nmaps = 0;
+    if (mem >= 0)
+        close(mem);
+    if (o)
+        fclose(o);
+    else
+        close(out[0]);
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+}
+
 int main(void)
 {
     elf_version(EV_CURRENT);
@@ -455,6 +692,8 @@ int main(void)
     check_program(dir, "static", "-O2 -fomit-frame-pointer -static", 3);
     check_debug_frame(dir);
     check_no_cfi(dir);
+    check_real_stack(dir, "stack-o2", "-O2 -fomit-frame-pointer");
+    check_real_stack(dir, "stack-fp", "-O2 -fno-omit-frame-pointer");
 
     struct unwind_rows libc = check_library(LIBC, "libc", 7);
     if (libc.n) {
