@@ -26,7 +26,9 @@ TMP = tempfile.mkdtemp(prefix="pt-itest-")
 UNWIND_CACHE = os.path.join(TMP, "unwind-cache")
 
 
-def _remove_tmp():
+def _remove_tmp(owner=os.getpid()):
+    if os.getpid() != owner:   # a forked child exiting: TMP is still its parent's
+        return
     if os.environ.get("PT_KEEP_TMP") == "1":
         print(f"INFO kept {TMP} (PT_KEEP_TMP=1)", flush=True)
     else:
