@@ -694,6 +694,7 @@ int main(void)
     check_no_cfi(dir);
     check_real_stack(dir, "stack-o2", "-O2 -fomit-frame-pointer");
     check_real_stack(dir, "stack-fp", "-O2 -fno-omit-frame-pointer");
+    check_real_stack(dir, "stack-static", "-O2 -fomit-frame-pointer -static");
 
     struct unwind_rows libc = check_library(LIBC, "libc", 7);
     if (libc.n) {
