@@ -24,49 +24,88 @@ def java(*args):
 @test
 def ping_pong_csp_is_one_half():
     # Two threads take turns holding one lock: one always holds, one always waits.
-    # The reference value holds in the steady state; the whole run also counts
-    # the JVM's start-up as working time, which can only lower it.
     cases = [("pthread mutex", [PINGPONG, "-s", "4"], "futex", "pthread_mutex"),
              ("ReentrantLock", java("LockPingPong", "juc", "4"), "jvm-park",
               "java.util.concurrent.locks.ReentrantLock$FairSync"),
              ("synchronized", java("LockPingPong", "sync", "4"), "jvm-monitor", "LockPingPong$Token")]
     for what, cmd, kind, cls in cases:
-        _, reports = traced(cmd, ("--interval", "1s"))
+        wl, reports = traced(cmd, ("--interval", "1s"))
 
         def csp_of(report):
             rows = [b for b in report["blockers"] if b["kind"] == kind and b["class"] == cls]
             check(len(rows) == 1, f"{what}: expected one {cls} row, got {len(rows)}")
             return rows[0]["csp"]
+        # The workload's own CSP: its players' time in lock() over their
+        # lifetimes (both always work: hold, or wait to). lock_pingpong's
+        # players live from their start to the deadline: 4 s each.
+        ref = wl["lock_ns"] / wl.get("alive_ns", 8e9)
         # The first and last windows are partial (start-up, exit): left out
         # before they are looked at; the last may hold no waits at all.
         steady = [csp_of(r) for r in [r for r in reports if r["type"] == "interval"][1:-1]]
         check(len(steady) >= 2 and None not in steady, f"{what}: steady intervals {steady}")
-        mid = sorted(steady)[len(steady) // 2]
-        check(abs(mid - 0.5) <= 0.05, f"{what}: steady CSP {steady}, want 0.50 +- 0.05")
+        # At most one of the two players waits at any time.
+        check(max(steady) <= 0.55, f"{what}: steady CSP {steady} above one half")
+        # The reference value needs a core for each player: on a busy machine
+        # they run in turn and seldom wait, which the workload sees too.
+        if ref >= 0.45:
+            mid = sorted(steady)[len(steady) // 2]
+            check(abs(mid - 0.5) <= 0.05, f"{what}: steady CSP {steady}, want 0.50 +- 0.05 (workload {ref:.3f})")
+        # Whole run against the workload's own figure. parktrace can only
+        # see less: a wait is the blocked part of lock(), not its spins nor a
+        # preemption before the park, and the working time adds the JVM's
+        # start-up (a few %) to the players' lives. How much less depends on
+        # the turns: when the players ping-pong most of lock() is blocked
+        # (0.85); when a busy machine runs them in turn, their rare waits are
+        # mostly spins (a monitor's adaptive spinning), so only the upper
+        # bound holds.
         whole = csp_of(final_of(reports))
-        check(whole is not None and 0.40 <= whole <= 0.55, f"{what}: whole-run CSP {whole}")
+        check(whole is not None and whole <= 1.02 * ref and (ref < 0.45 or whole >= 0.85 * ref),
+              f"{what}: whole-run CSP {whole}, the workload's {ref:.3f}")
 
 
 @test
 def one_thread_alone_makes_no_rows():
-    wl, reports = traced([PINGPONG, "-s", "1", "-t", "1"])
-    final = final_of(reports)
-    check(wl["rounds"] > 100, f"the thread took the lock only {wl['rounds']} times")
-    rows = [b for b in final["blockers"] if b["class"] == "pthread_mutex"]
-    check(not rows, f"an uncontended lock has rows: {rows}")
+    # A positive control in the same run: a second process whose two
+    # threads do contend must show, so an empty report cannot pass.
+    script = (f"{PINGPONG} -s 1.5 -t 1 & echo alone $!; {PINGPONG} -s 1.5 -t 2 & echo pair $!; wait")
+    p = run_pt(["-f", "json", "--top", "0", "--", "sh", "-c", script], timeout=60)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
+    pids = dict(l.split() for l in p.stdout.splitlines() if l.startswith(("alone ", "pair ")))
+    own = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"rounds"')]
+    check(len(pids) == 2 and len(own) == 2, f"the workloads did not both run: {p.stdout[-300:]}")
+    check(min(w["rounds"] for w in own) > 100, f"a workload took the lock only a few times: {own}")
+    rows = [b for b in final_of(json_reports(p.stdout))["blockers"] if b["class"] == "pthread_mutex"]
+    alone = [b for b in rows if b["pid"] == int(pids["alone"])]
+    check(not alone, f"an uncontended lock has rows: {alone}")
+    pair = [b for b in rows if b["pid"] == int(pids["pair"])]
+    pair_wait = max(w["lock_ns"] for w in own)
+    # lock_ns is the time in pthread_mutex_lock; the blocked part of it is
+    # nearly all of it (holds are 500 us sleeps, a take is under 1 us).
+    check(len(pair) == 1, f"the contended pair has {len(pair)} pthread_mutex rows")
+    within(pair[0]["thread_time_ns"], pair_wait, 0.10, "the pair's lock thread time")
 
 
 @test
-def fork_join_csp_rises_as_parallel_work_shrinks():
+def fork_join_csp_follows_the_parallel_work():
     # Free Lunch's Fig. 3: a master and 4 workers, one monitor, wait/notifyAll;
-    # each worker merges its result under the monitor (a fixed 200 us).
+    # each worker merges its result under the monitor (a fixed 200 us). The
+    # workload times its own join waits and its Object.wait (idle) time, so
+    # its CSP is join_wait / (alive - idle). parktrace sees less: HotSpot
+    # spins before a monitor blocks (up to ~15% of short entry waits), and
+    # its working time adds the JVM's start-up (a few % of 3 s x 5 threads).
+    # It also sees more: the workers' re-entries into the monitor after
+    # Object.wait, which the workload cannot time apart from the wait (with
+    # long work, when the join waits are few, some 0.003 of CSP).
     csps = []
     for work_us in ("4000", "1000", "250"):
-        _, reports = traced(java("ForkJoinCycle", "3", work_us))
+        wl, reports = traced(java("ForkJoinCycle", "3", work_us))
         final = final_of(reports)
         rows = [b for b in final["blockers"] if b["kind"] == "jvm-monitor" and b["class"] == "ForkJoinCycle$Board"]
         check(len(rows) == 1 and rows[0]["csp"] is not None, f"work {work_us} us: no monitor row with a CSP: {rows}")
-        csps.append(rows[0]["csp"])
+        csp = rows[0]["csp"]
+        ref = wl["join_wait_ns"] / (wl["alive_ns"] - wl["idle_ns"])
+        check(0.75 * ref <= csp <= 1.02 * ref + 0.005, f"work {work_us} us: CSP {csp}, the workload's {ref:.4f}")
+        csps.append(csp)
     check(csps[0] < csps[1] < csps[2], f"CSP does not rise as work per cycle shrinks: {csps}")
 
 
@@ -87,8 +126,29 @@ def contended_stretch_is_exactly_one_phase():
     true_from, true_to = wl["contended_from"] / 1000, wl["contended_to"] / 1000
     check(abs(start - true_from) <= 1.05, f"phase starts {start - true_from:+.2f} s from the switch")
     check(abs(end - true_to) <= 1.05, f"phase ends {end - true_to:+.2f} s from the switch")
-    check(p["peak_csp"] >= p["mean_csp"] >= 0.05, f"peak {p['peak_csp']} mean {p['mean_csp']}")
     intervals = [r for r in reports if r["type"] == "interval"]
+
+    def lock_row(r):
+        rows = [b for b in r["blockers"] if b["class"] == lock and b["csp"] is not None]
+        return rows[0] if rows else None
+    # The phase's peak and mean are those of the interval reports it spans.
+    inside = [lock_row(r) for r in intervals if start < wall(r["time"]) <= end + 0.01]
+    check(inside and None not in inside, f"the phase's intervals have no lock row: {inside}")
+    inside = [b["csp"] for b in inside]
+    check(abs(p["peak_csp"] - max(inside)) <= 1e-3 and abs(p["mean_csp"] - sum(inside) / len(inside)) <= 1e-3,
+          f"phase peak {p['peak_csp']} mean {p['mean_csp']}, its intervals' CSPs {inside}")
+    # The stretch's CSP as the workload timed it: its threads' time in lock()
+    # over their working time (the stretch less their sleeps), against the
+    # intervals wholly inside it, taken together: they cover two thirds of
+    # the stretch, and one interval differs from another by up to 15% on a
+    # busy machine (as its threads get a core or not).
+    ref = wl["contended_wait_ns"] / (4 * (true_to - true_from) * 1e9 - wl["contended_idle_ns"])
+    whole = [lock_row(r) for r in intervals
+             if true_from <= wall(r["time"]) - r["window_ns"] / 1e9 and wall(r["time"]) <= true_to]
+    check(len(whole) >= 1 and None not in whole, f"no interval wholly inside the stretch has a lock row: {whole}")
+    waited = sum(b["thread_time_ns"] for b in whole)
+    within(waited / sum(b["thread_time_ns"] / b["csp"] for b in whole), ref, 0.15,
+           "CSP of the intervals inside the stretch")
     check(len(intervals) >= 8, f"only {len(intervals)} interval reports")
 
 

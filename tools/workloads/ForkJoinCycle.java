@@ -2,7 +2,14 @@
  *  monitor. Each cycle the master hands out work with notifyAll and waits
  *  until every worker has merged its result under the monitor (a fixed
  *  MERGE_US of work there). The less parallel work per cycle, the more of
- *  the time goes to the monitor. Prints {"cycles":N}.
+ *  the time goes to the monitor. Prints {"cycles":N,...}: besides the
+ *  cycles, what the workload timed itself: work_ns, each worker's parallel
+ *  work per cycle (spun); join_wait_ns, the time workers waited to enter
+ *  the monitor for the merge (the join), summed; idle_ns, the time all five
+ *  threads spent in Object.wait (waiting for work or for the workers, and
+ *  getting the monitor back after it), summed; and alive_ns, the five
+ *  threads' lifetimes, summed (from the master's start, its first moment).
+ *  CSP's working time is alive_ns - idle_ns.
  *  usage: java ForkJoinCycle [SECONDS] [WORK_US] [MERGE_US] */
 public class ForkJoinCycle {
     static final class Board {
@@ -23,20 +30,29 @@ public class ForkJoinCycle {
         long mergeNs = (args.length > 2 ? Long.parseLong(args[2]) : 200) * 1000;
         Board b = new Board();
         Thread[] workers = new Thread[4];
+        long t0 = System.nanoTime();
+        long[] joinWait = new long[workers.length + 1], idle = new long[workers.length + 1],
+               alive = new long[workers.length + 1];
         for (int i = 0; i < workers.length; i++) {
+            final int me = i;
             workers[i] = new Thread(() -> {
-                long seen = 0;
+                long seen = 0, born = System.nanoTime();
                 try {
                     while (true) {
                         synchronized (b) {
-                            while (b.generation == seen && !b.done)
+                            while (b.generation == seen && !b.done) {
+                                long w = System.nanoTime();
                                 b.wait();
+                                idle[me] += System.nanoTime() - w;
+                            }
                             if (b.done)
-                                return;
+                                break;
                             seen = b.generation;
                         }
                         spin(workNs);
+                        long j = System.nanoTime();
                         synchronized (b) {
+                            joinWait[me] += System.nanoTime() - j;
                             spin(mergeNs);
                             if (--b.pending == 0)
                                 b.notifyAll();
@@ -45,6 +61,7 @@ public class ForkJoinCycle {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
+                alive[me] = System.nanoTime() - born;
             }, "worker-" + i);
             workers[i].start();
         }
@@ -54,15 +71,28 @@ public class ForkJoinCycle {
                 b.pending = workers.length;
                 b.generation++;
                 b.notifyAll();
-                while (b.pending > 0)
+                while (b.pending > 0) {
+                    long w = System.nanoTime();
                     b.wait();
+                    idle[workers.length] += System.nanoTime() - w;
+                }
                 cycles++;
             }
             b.done = true;
             b.notifyAll();
         }
+        long m = System.nanoTime();
         for (Thread t : workers)
             t.join();
-        System.out.println("{\"cycles\":" + cycles + "}");
+        idle[workers.length] += System.nanoTime() - m; // Thread.join: Object.wait on the thread
+        alive[workers.length] = System.nanoTime() - t0;
+        long joinNs = 0, idleNs = 0, aliveNs = 0;
+        for (int i = 0; i <= workers.length; i++) {
+            joinNs += joinWait[i];
+            idleNs += idle[i];
+            aliveNs += alive[i];
+        }
+        System.out.println("{\"cycles\":" + cycles + ",\"work_ns\":" + workNs + ",\"join_wait_ns\":" + joinNs
+                           + ",\"idle_ns\":" + idleNs + ",\"alive_ns\":" + aliveNs + "}");
     }
 }

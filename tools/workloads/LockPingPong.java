@@ -6,7 +6,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *  ReentrantLock, so turns strictly alternate (a barging unlocker would take
  *  the lock back before the woken thread runs), "sync" a synchronized
  *  monitor. The threads stop on their own while main waits in join, so main
- *  adds no working time.
+ *  adds no working time. Prints the rounds, lock_ns (the time both players
+ *  spent taking the lock: in lock(), or entering the monitor) and alive_ns
+ *  (the two players' lifetimes, summed: their working time, since they
+ *  never sleep).
  *  usage: java LockPingPong juc|sync [SECONDS] [HOLD_US] */
 public class LockPingPong {
     static final class Token {}
@@ -24,14 +27,17 @@ public class LockPingPong {
         ReentrantLock lock = new ReentrantLock(true); // fair: strict turns, as in the reference case
         Token monitor = new Token();
         long end = System.nanoTime() + (long) (seconds * 1e9);
-        long[] rounds = new long[2], lockNs = new long[2];
+        long[] rounds = new long[2], lockNs = new long[2], alive = new long[2];
         Thread[] players = new Thread[2];
         for (int p = 0; p < 2; p++) {
             final int me = p;
             players[p] = new Thread(() -> {
+                long born = System.nanoTime();
                 while (System.nanoTime() < end) {
                     if (sync) {
+                        long t0 = System.nanoTime();
                         synchronized (monitor) {
+                            lockNs[me] += System.nanoTime() - t0;
                             spin(holdNs);
                             rounds[me]++;
                         }
@@ -47,6 +53,7 @@ public class LockPingPong {
                         }
                     }
                 }
+                alive[me] = System.nanoTime() - born;
             }, "player-" + p);
         }
         for (Thread t : players)
@@ -54,6 +61,6 @@ public class LockPingPong {
         for (Thread t : players)
             t.join();
         System.out.println("{\"rounds\":" + (rounds[0] + rounds[1]) + ",\"lock_ns\":" + (lockNs[0] + lockNs[1])
-                           + ",\"rounds_each\":[" + rounds[0] + "," + rounds[1] + "]}");
+                           + ",\"rounds_each\":[" + rounds[0] + "," + rounds[1] + "],\"alive_ns\":" + (alive[0] + alive[1]) + "}");
     }
 }
