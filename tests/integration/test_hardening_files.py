@@ -85,7 +85,8 @@ def trace(pids, *extra, wrap=()):
         raise AssertionError(f"parktrace {what} after {time.monotonic() - t0:.0f} s")
     check(p.returncode == 0, f"parktrace exited {p.returncode}: {err.strip()[-500:]}")
     final = final_of(json_reports(out))
-    lines = open(folded).read().splitlines() if os.path.exists(folded) else []
+    check(os.path.exists(folded), "parktrace wrote no collapsed stacks")
+    lines = open(folded).read().splitlines()
     return final, lines, err
 
 

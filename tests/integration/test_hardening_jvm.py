@@ -69,7 +69,7 @@ def self_stats(stderr):
 def run_in_time(args, seconds):
     """parktrace ARGS with -d SECONDS: must end within GRACE more seconds."""
     t0 = time.monotonic()
-    p = subprocess.Popen([PT, "-d", f"{seconds}s", "-f", "json", "--top", "0", "--self-stats", *args],
+    p = subprocess.Popen(pt_cmd(["-d", f"{seconds}s", "-f", "json", "--top", "0", "--self-stats", *args]),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         out, err = p.communicate(timeout=seconds + GRACE)
@@ -103,7 +103,7 @@ def hostile_vmstructs_numbers_cost_little_and_end_in_time():
 def signals_end_a_run_with_hostile_fakes():
     fakes = start_fakes(["heaps", "threads", "names"])
     try:
-        p = subprocess.Popen([PT, "-f", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(pt_cmd(["-f", "json"]), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.5)
         p.send_signal(signal.SIGINT)
         try:
@@ -154,7 +154,7 @@ def many_fake_jvms_do_not_hide_a_real_one():
     # real JVM started: its parks then stayed futex waits, without a word.
     fakes = start_fakes(["valid"] * 260)
     try:
-        pt = subprocess.Popen([PT, "-d", "8s", "-f", "json", "--top", "0", "--self-stats"], stdout=subprocess.PIPE,
+        pt = subprocess.Popen(pt_cmd(["-d", "8s", "-f", "json", "--top", "0", "--self-stats"]), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
         time.sleep(2)
         w = subprocess.run(["java", "-Xmx64m", "-cp", JAVA_CP, "TimedParks", "3"], capture_output=True, text=True,

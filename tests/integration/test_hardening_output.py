@@ -28,7 +28,7 @@ HOSTILE_THREADS = {"t\x1b]0;pwn\x07", "row\nfake 1 2", "semi;colon;x 7", "bad\uf
 
 def run_bytes(args, timeout=60, **kw):
     """parktrace with its output as bytes: a name may not be UTF-8."""
-    return subprocess.run([PT] + args, capture_output=True, timeout=timeout, **kw)
+    return subprocess.run(pt_cmd(args), capture_output=True, timeout=timeout, **kw)
 
 
 def as_nobody(cmd):
@@ -223,7 +223,7 @@ def failed_writes_exit_2_with_one_line():
                    "cannot write /dev/full", "--collapsed /dev/full")
     check(final_of(json_reports(open(report).read())), "the report, written whole, was lost")
     with open("/dev/full", "w") as full:
-        p = subprocess.run([PT] + sleep, stdout=full, stderr=subprocess.PIPE, text=True, timeout=30)
+        p = subprocess.run(pt_cmd(sleep), stdout=full, stderr=subprocess.PIPE, text=True, timeout=30)
     one_line_error(p, 2, "cannot write standard output", "stdout on /dev/full")
     # An interval stream stops at its first failed report.
     s = subprocess.Popen(["sleep", "30"])
