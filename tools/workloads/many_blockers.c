@@ -9,7 +9,8 @@
  * that all threads together wait about RATE times a second.
  *
  * usage: many_blockers [-t THREADS] [-b BLOCKERS] [-r RATE] [-s SECONDS]
- * prints: ops_per_sec (waits a second), blockers_waited, threads */
+ * prints: ops_per_sec (waits a second), blockers_waited, threads, waits (the
+ * FUTEX_WAIT calls made, every one of which slept until its timeout) */
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -89,6 +90,7 @@ int main(int argc, char **argv)
     int live = 0;
     for (int i = 0; i < nblockers; i++)
         live += waited[i];
-    printf("blockers_waited %d\nthreads %d\nops_per_sec %.0f\n", live, nthreads, (double)waits / took);
+    printf("blockers_waited %d\nthreads %d\nops_per_sec %.0f\nwaits %llu\n", live, nthreads, (double)waits / took,
+           (unsigned long long)waits);
     return 0;
 }
