@@ -167,7 +167,10 @@ def java_stacks_are_named_with_preserve_frame_pointer():
     order = [WORKER, f"{LOCK}.lock", "java.util.concurrent.locks.LockSupport.park", "Unsafe_Park"]
     check(any(all(x in f for x in order) and [f.index(x) for x in order] == sorted(f.index(x) for x in order)
               for f in waiters), f"no stack runs {' -> '.join(order)}: {waiters[:1]}")
-    for b in [b for b in jvm_rows(final) if b["class"] == f"{LOCK}$NonfairSync"]:
+    locks = [b for b in jvm_rows(final) if b["class"] == f"{LOCK}$NonfairSync"]
+    check(len(locks) == 3, f"expected the workload's 3 lock rows, got {len(locks)}: "
+                           f"{[(b['class'], b['parks']) for b in jvm_rows(final)]}")
+    for b in locks:
         check(b["top_frame"] == WORKER, f"top frame {b['top_frame']}: JDK frames are not the site")
         w = b["top_waker"]
         # Who caused it: the lock holder's unlock, in the workload's method.
@@ -212,12 +215,17 @@ def missing_preserve_frame_pointer_is_said_once():
 @test
 def uprobe_probe_mode_times_parks_once_and_counts_fast_parks():
     # The plain way: uprobes on Unsafe_Park/Unsafe_Unpark, futex waits still traced.
-    _, final = run_java("LargeCriticalSection", "2", "3", pt_args=["--probes", "uprobes"])
+    wl, final = run_java("LargeCriticalSection", "2", "3", pt_args=["--probes", "uprobes"])
     locks = sorted((b for b in jvm_rows(final) if b["class"] == f"{LOCK}$NonfairSync"),
                    key=lambda b: b["avg_hold_ns"])
     check(len(locks) == 3, f"expected 3 lock rows, got {len(locks)}")
-    for b, hold_ms in zip(locks, (4, 16, 64)):
-        within(b["avg_hold_ns"], hold_ms * 1e6, 0.10, f"uprobes: {hold_ms} ms lock avg_hold_ns")
+    for b, hold in zip(locks, sorted(wl["holds"], key=lambda h: h["preset_ms"])):
+        hold_ms = hold["preset_ms"]
+        # 6%, not the scheduler's 3%: a wait ends at Unsafe_Park's return,
+        # after the wake-up path (~11 us of uprobes a park and an unpark),
+        # and the 64 ms lock has some 30 waits in 2 s, so one late return
+        # on a busy machine moves its mean by 1-2%.
+        within(b["avg_hold_ns"], hold["mean_hold_ns"], 0.06, f"uprobes: {hold_ms} ms lock avg_hold_ns")
         done = b["parks"] - b["parked_now"]
         check(b["wakeups"] >= 0.95 * done, f"uprobes: {b['wakeups']} unparked of {done} parks")
         check(b["top_waker"] and "Unsafe_Unpark" in b["top_waker"]["stack"],
@@ -253,9 +261,10 @@ def synchronized_and_object_wait_are_monitor_and_wait_rows():
     mons = sorted((b for b in jvm_rows(final, "jvm-monitor") if b["class"] == "SyncLocks$Resource"),
                   key=lambda b: b["avg_hold_ns"])
     check(len(mons) == 3, f"expected 3 jvm-monitor rows, got {[(b['kind'], b['class']) for b in jvm_rows(final, 'jvm-monitor')]}")
-    for b, hold_ms in zip(mons, (4, 16, 64)):
+    for b, hold in zip(mons, sorted(wl["holds"], key=lambda h: h["preset_ms"])):
+        hold_ms = hold["preset_ms"]
         check(b["role"] == "lock", f"{hold_ms} ms monitor role {b['role']}")
-        within(b["avg_hold_ns"], hold_ms * 1e6, 0.10, f"{hold_ms} ms monitor avg_hold_ns")
+        within(b["avg_hold_ns"], hold["mean_hold_ns"], 0.05, f"{hold_ms} ms monitor avg_hold_ns")
         check(b["top_frame"] == "SyncLocks.lambda$main$0", f"monitor top frame {b['top_frame']}")
         check(b["top_waker"] and b["top_waker"]["top_frame"] == "SyncLocks.lambda$main$0",
               f"the releasing thread is not the waker: {b['top_waker']}")
@@ -266,6 +275,76 @@ def synchronized_and_object_wait_are_monitor_and_wait_rows():
     check(0.9 * wl["waits"] <= waits[0]["parks"] <= wl["waits"], f"{waits[0]['parks']} jvm-wait waits for {wl['waits']} calls")
     check(waits[0]["top_waker"] and waits[0]["top_waker"]["top_frame"] == "SyncLocks.lambda$main$1",
           f"the notifying producer is not the waker: {waits[0]['top_waker']}")
+
+
+@test
+def kinds_jvm_monitor_and_jvm_wait_select_their_rows():
+    # SyncLocks has both kinds (and JDK parks and futex waits besides): each
+    # --kinds value keeps its own rows only, with the workload's counts.
+    for kind in ("jvm-monitor", "jvm-wait"):
+        wl, final = run_java("SyncLocks", "2", "3", pt_args=("--kinds", kind))
+        kinds = {b["kind"] for b in final["blockers"]}
+        check(kinds == {kind}, f"--kinds {kind} traced {sorted(kinds)}")
+        if kind == "jvm-monitor":
+            mons = [b for b in final["blockers"] if b["class"] == "SyncLocks$Resource"]
+            check(len(mons) == 3, f"--kinds jvm-monitor: {len(mons)} SyncLocks$Resource rows, want 3")
+            # Each monitor is always contended (3 threads, a 1 ms pause outside):
+            # nearly every acquisition but its threads' first waited, and a
+            # monitor entry blocks at most once per acquisition.
+            for b, hold in zip(sorted(mons, key=lambda b: b["avg_hold_ns"]),
+                               sorted(wl["holds"], key=lambda h: h["preset_ms"])):
+                check(0.8 * hold["taken"] <= b["parks"] <= hold["taken"],
+                      f"{hold['preset_ms']} ms monitor: {b['parks']} blocked entries of {hold['taken']} acquisitions")
+        else:
+            waits = [b for b in final["blockers"] if b["class"] == "SyncLocks$Queue"]
+            check(len(waits) == 1 and 0.9 * wl["waits"] <= waits[0]["parks"] <= wl["waits"],
+                  f"--kinds jvm-wait: {[b['parks'] for b in waits]} waits for {wl['waits']} Object.wait calls")
+
+
+@test
+def thread_join_is_a_wait_on_the_thread():
+    # Thread.join is Object.wait on the Thread: one jvm-wait row per joined
+    # thread, wait role, and together the time main spent joining.
+    wl, final = run_java("ThreadJoin", "3", "300", "500")
+    rows = [b for b in jvm_rows(final, "jvm-wait") if b["class"] == "java.lang.Thread"]
+    check(len(rows) == wl["joins"], f"{len(rows)} java.lang.Thread jvm-wait rows for {wl['joins']} joins")
+    check(all(b["role"] == "wait" and b["csp"] is None and b["top_frame"] == "ThreadJoin.main" for b in rows),
+          f"join rows: {[(b['role'], b['csp'], b['top_frame']) for b in rows]}")
+    within(sum(b["thread_time_ns"] for b in rows), wl["join_ns"], 0.03, "time waited in Thread.join")
+
+
+@test
+def csp_counts_threads_born_and_dying_while_watched():
+    # Some 270 threads of ~15 ms each, one or two alive at a time, contend for
+    # one lock; their lives are all working time and main only sleeps. CSP
+    # is their time in lock() over their lives. parktrace sees less: the
+    # blocked part of lock() and, in the working time, the JVM's own work
+    # (start-up, compiling, collecting: 10% of the threads' 4 s of lives, and
+    # up to as much again when a busy machine keeps it runnable). A dead
+    # thread still counted alive would make CSP a tenth of the workload's;
+    # a thread born unseen, more than it.
+    wl, final = run_java("ChurnLock", "3", "500")
+    rows = [b for b in jvm_rows(final) if b["class"] == f"{LOCK}$NonfairSync"]
+    check(rows and None not in [b["csp"] for b in rows], f"no lock rows with a CSP: {rows}")
+    # The collector moves the lock as threads come and go: one row per place,
+    # all over the same working time, so their CSPs add up.
+    csp, ref = sum(b["csp"] for b in rows), wl["wait_ns"] / wl["alive_ns"]
+    check(0.5 * ref <= csp <= 1.05 * ref, f"CSP {csp:.4f} of the churning lock, the workload's {ref:.4f}")
+
+
+@test
+def grouped_rows_are_bounded_by_the_workload():
+    # A fair lock hands over without barging: a lock() that found the lock
+    # held or queued parks once, so the class and site groups hold exactly
+    # the workload's waited acquisitions of its two locks, no more (a site
+    # cannot have more parks than its objects) and no fewer.
+    for by, key in (("class", f"{LOCK}$FairSync"), ("site", "FrequentLock.lambda$main$0")):
+        wl, final = run_java("FrequentLock", "2", "6", "500", pt_args=("--by", by, "--kinds", "jvm-park"))
+        group = [b for b in jvm_rows(final) if (b["class"] if by == "class" else b["top_frame"]) == key]
+        check(len(group) == 1, f"--by {by}: expected one {key} group, got {len(group)}")
+        waited = wl["often_waited"] + wl["rarely_waited"]
+        check(abs(group[0]["parks"] - waited) <= 0.05 * waited + 2,
+              f"--by {by}: {group[0]['parks']} parks in the group, {waited} waited acquisitions")
 
 
 @test

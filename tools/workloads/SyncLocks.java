@@ -2,7 +2,9 @@
  *  `synchronized` (its Listing 5.1 sync variant), plus Object.wait: three
  *  monitors whose critical sections sleep 4, 16 and 64 ms, each with its own
  *  group of threads; and a queue whose consumer waits in Object.wait for a
- *  producer that notifies every 20 ms. Prints {"waits":N} (Object.wait calls).
+ *  producer that notifies every 20 ms. Prints the Object.wait calls and each
+ *  monitor's acquisitions and mean hold, timed (a sleep overshoots its
+ *  request): {"waits":N,"holds":[{"preset_ms":4,"taken":N,"mean_hold_ns":NS},...]}.
  *  usage: java SyncLocks [SECONDS] [THREADS_PER_LOCK] */
 public class SyncLocks {
     static final long[] HOLD_MS = {4, 16, 64};
@@ -21,15 +23,20 @@ public class SyncLocks {
         int perLock = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         long end = System.nanoTime() + (long) (seconds * 1e9);
         Thread[] all = new Thread[HOLD_MS.length * perLock + 2];
+        long[] taken = new long[HOLD_MS.length], held = new long[HOLD_MS.length]; // written under the monitor
         for (int l = 0; l < HOLD_MS.length; l++) {
             Resource lock = new Resource();
             long hold = HOLD_MS[l];
+            int me = l;
             for (int t = 0; t < perLock; t++) {
                 all[l * perLock + t] = new Thread(() -> {
                     try {
                         while (System.nanoTime() < end) {
                             synchronized (lock) {
+                                long t0 = System.nanoTime();
                                 Thread.sleep(hold);
+                                held[me] += System.nanoTime() - t0;
+                                taken[me]++;
                             }
                             Thread.sleep(1);
                         }
@@ -77,6 +84,10 @@ public class SyncLocks {
             th.start();
         for (Thread th : all)
             th.join();
-        System.out.println("{\"waits\":" + q.waits + "}");
+        StringBuilder out = new StringBuilder("{\"waits\":" + q.waits + ",\"holds\":[");
+        for (int l = 0; l < HOLD_MS.length; l++)
+            out.append(l > 0 ? "," : "").append("{\"preset_ms\":").append(HOLD_MS[l]).append(",\"taken\":")
+               .append(taken[l]).append(",\"mean_hold_ns\":").append(held[l] / Math.max(taken[l], 1)).append("}");
+        System.out.println(out.append("]}"));
     }
 }
