@@ -126,7 +126,10 @@ def parks_of_short_lived_threads_are_recognised():
 def system_wide_finds_a_jvm_started_later():
     import subprocess
     import time
-    pt = subprocess.Popen([PT, "-d", "7", "-f", "json", "--top", "0"], stdout=subprocess.PIPE, text=True)
+    pt = subprocess.Popen(pt_cmd(["-d", "7", "-f", "json", "--top", "0"]), stdout=subprocess.PIPE, text=True)
+    # A sleep, not a condition: parktrace says nothing when it is ready, and
+    # its BPF links are open before its start-up scan of the machine ends
+    # (started then, the JVM was recognised late: 3164 of 5406 parks).
     time.sleep(1.5)
     w = subprocess.run(["java", "-Xmx128m", "-cp", JAVA_CP, "TimedParks", "3"], capture_output=True, text=True,
                        timeout=60)
@@ -256,15 +259,21 @@ def grouping_java_blockers_by_class_and_site_conserves_totals():
 
 @test
 def synchronized_and_object_wait_are_monitor_and_wait_rows():
-    # Listing 5.1 with `synchronized`, and a consumer in Object.wait; no JVM flags.
-    wl, final = run_java("SyncLocks", "3", "3")
+    # Listing 5.1 with `synchronized`, and a consumer in Object.wait; no JVM
+    # flags. The threads start after 500 ms, once parktrace knows the JVM.
+    wl, final = run_java("SyncLocks", "3", "3", "500")
     mons = sorted((b for b in jvm_rows(final, "jvm-monitor") if b["class"] == "SyncLocks$Resource"),
                   key=lambda b: b["avg_hold_ns"])
     check(len(mons) == 3, f"expected 3 jvm-monitor rows, got {[(b['kind'], b['class']) for b in jvm_rows(final, 'jvm-monitor')]}")
     for b, hold in zip(mons, sorted(wl["holds"], key=lambda h: h["preset_ms"])):
         hold_ms = hold["preset_ms"]
         check(b["role"] == "lock", f"{hold_ms} ms monitor role {b['role']}")
-        within(b["avg_hold_ns"], hold["mean_hold_ns"], 0.05, f"{hold_ms} ms monitor avg_hold_ns")
+        # HotSpot's "responsible" waiter parks with a timeout and, timed
+        # out, parks again: one entry, two waits, so avg_hold_ns (real time
+        # over waits) is the hold scaled by entries over waits.
+        done = b["parks"] - b["parked_now"]
+        within(b["avg_hold_ns"], hold["mean_hold_ns"] * (done - b["timeouts"]) / done, 0.03,
+               f"{hold_ms} ms monitor avg_hold_ns")
         check(b["top_frame"] == "SyncLocks.lambda$main$0", f"monitor top frame {b['top_frame']}")
         check(b["top_waker"] and b["top_waker"]["top_frame"] == "SyncLocks.lambda$main$0",
               f"the releasing thread is not the waker: {b['top_waker']}")
@@ -272,7 +281,8 @@ def synchronized_and_object_wait_are_monitor_and_wait_rows():
     check(top is mons[2], "the 64 ms monitor must have the most thread time")
     waits = [b for b in jvm_rows(final, "jvm-wait") if b["class"] == "SyncLocks$Queue"]
     check(len(waits) == 1 and waits[0]["role"] == "wait", f"Object.wait rows: {waits}")
-    check(0.9 * wl["waits"] <= waits[0]["parks"] <= wl["waits"], f"{waits[0]['parks']} jvm-wait waits for {wl['waits']} calls")
+    # One Object.wait is one wait: every call made after the start delay is seen.
+    check(wl["waits"] - 1 <= waits[0]["parks"] <= wl["waits"], f"{waits[0]['parks']} jvm-wait waits for {wl['waits']} calls")
     check(waits[0]["top_waker"] and waits[0]["top_waker"]["top_frame"] == "SyncLocks.lambda$main$1",
           f"the notifying producer is not the waker: {waits[0]['top_waker']}")
 
@@ -280,24 +290,26 @@ def synchronized_and_object_wait_are_monitor_and_wait_rows():
 @test
 def kinds_jvm_monitor_and_jvm_wait_select_their_rows():
     # SyncLocks has both kinds (and JDK parks and futex waits besides): each
-    # --kinds value keeps its own rows only, with the workload's counts.
+    # --kinds value keeps its own rows only, with the workload's counts. Its
+    # threads start after 500 ms: waits before parktrace has recognised the
+    # JVM are futex waits (README, Limits).
     for kind in ("jvm-monitor", "jvm-wait"):
-        wl, final = run_java("SyncLocks", "2", "3", pt_args=("--kinds", kind))
+        wl, final = run_java("SyncLocks", "2", "3", "500", pt_args=("--kinds", kind))
         kinds = {b["kind"] for b in final["blockers"]}
         check(kinds == {kind}, f"--kinds {kind} traced {sorted(kinds)}")
         if kind == "jvm-monitor":
             mons = [b for b in final["blockers"] if b["class"] == "SyncLocks$Resource"]
             check(len(mons) == 3, f"--kinds jvm-monitor: {len(mons)} SyncLocks$Resource rows, want 3")
-            # Each monitor is always contended (3 threads, a 1 ms pause outside):
-            # nearly every acquisition but its threads' first waited, and a
-            # monitor entry blocks at most once per acquisition.
+            # Times, not counts: a monitor is not fair, and a woken entry that
+            # loses the monitor parks again. Its entries are nearly all
+            # blocked time (HotSpot spins some us before it parks, against
+            # waits of several ms).
             for b, hold in zip(sorted(mons, key=lambda b: b["avg_hold_ns"]),
                                sorted(wl["holds"], key=lambda h: h["preset_ms"])):
-                check(0.8 * hold["taken"] <= b["parks"] <= hold["taken"],
-                      f"{hold['preset_ms']} ms monitor: {b['parks']} blocked entries of {hold['taken']} acquisitions")
+                within(b["thread_time_ns"], hold["entry_ns"], 0.03, f"{hold['preset_ms']} ms monitor thread time")
         else:
             waits = [b for b in final["blockers"] if b["class"] == "SyncLocks$Queue"]
-            check(len(waits) == 1 and 0.9 * wl["waits"] <= waits[0]["parks"] <= wl["waits"],
+            check(len(waits) == 1 and wl["waits"] - 1 <= waits[0]["parks"] <= wl["waits"],
                   f"--kinds jvm-wait: {[b['parks'] for b in waits]} waits for {wl['waits']} Object.wait calls")
 
 
