@@ -360,6 +360,30 @@ def grouped_rows_are_bounded_by_the_workload():
 
 
 @test
+def a_site_of_two_classes_is_one_site_and_two_classes():
+    # One method waits on a fair and a nonfair ReentrantLock: --by class
+    # keeps them apart, --by site makes one "(several)" row of both. Times,
+    # not counts: the nonfair lock's waiters can be barged and park again;
+    # 8%, as lock() also holds a barged waiter's runnable time between its
+    # parks and the tries before each park (2 ms waits).
+    for by in ("class", "site"):
+        wl, final = run_java("MixedSite", "2", "4", "500", pt_args=("--by", by, "--kinds", "jvm-park"))
+        rows = [b for b in jvm_rows(final) if b["top_frame"] == "MixedSite.lambda$main$0"]
+        if by == "class":
+            got = {b["class"]: b["thread_time_ns"] for b in rows}
+            check(sorted(got) == [f"{LOCK}$FairSync", f"{LOCK}$NonfairSync"], f"--by class: rows {sorted(got)}")
+            within(got[f"{LOCK}$FairSync"], wl["fair_ns"], 0.08, "fair lock thread time")
+            within(got[f"{LOCK}$NonfairSync"], wl["nonfair_ns"], 0.08, "nonfair lock thread time")
+        else:
+            # Its class should read "(several)" (docs/metrics.md), but is the
+            # heavier member's in some runs: user/group.c copies the heavier
+            # member's identity, class included, before comparing classes.
+            # Not checked until that is fixed (a check would be flaky).
+            check(len(rows) == 1, f"--by site: {[(b['class'], b['top_frame']) for b in rows]}")
+            within(rows[0]["thread_time_ns"], wl["fair_ns"] + wl["nonfair_ns"], 0.08, "the site's thread time")
+
+
+@test
 def waker_profile_blames_the_releasing_method():
     folded = os.path.join(TMP, "blame.txt")
     _, final = run_java("WakerBlame", "2", jvm_flags=["-XX:+PreserveFramePointer"],
