@@ -82,7 +82,8 @@ def frequently_acquired_fair_lock_is_the_top_blocker():
     # lock, which staggers their arrivals at the second, so it is seldom held
     # when they come (the thesis's Table 5.4: 3224 parks against 164). Each
     # lock's parks are checked against the workload's own count of the
-    # acquisitions that waited. The workload starts its threads after 500 ms:
+    # acquisitions that waited: a fair lock hands over without barging, so
+    # one waited acquisition is one park. The workload starts its threads after 500 ms:
     # parks before parktrace has recognised the JVM are futex waits (README,
     # Limits), which its first lock() calls would otherwise be.
     wl, final = run_java("FrequentLock", "3", "8", "500")
