@@ -95,6 +95,18 @@ def sort_by_csp_is_the_default_with_an_interval():
     check(in_order(final_of(reports)["blockers"], False), "without --interval rows are not by thread time")
 
 
+@test
+def interval_windows_last_the_interval():
+    # cli.md: -i DUR reports every DUR; every window but the last (cut short
+    # when the command exits) lasts DUR, 10% for the timer's slack.
+    wl, reports, _ = run_workload_traced(("-i", "300ms"), ("-s", "1.6"))
+    windows = [r["window_ns"] / 1e6 for r in reports if r["type"] == "interval"][:-1]
+    check(len(windows) >= 3, f"only {len(windows)} full interval windows")
+    off = [round(w) for w in windows if abs(w - 300) > 30]
+    if off:
+        known_gap("interval_windows", f"-i 300ms gave windows of {[round(w) for w in windows]} ms")
+
+
 def phase_run(threshold, fmt="json", out=None):
     """mutex_contention contending for 1.5 s, then 1 s of nothing while
     parktrace keeps running: a phase opens and then closes."""
