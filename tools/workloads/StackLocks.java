@@ -5,8 +5,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *  restockShelf() each time their lock() calls (a woken waiter can lose the
  *  lock to a barging thread and park again, so time, not parks, is what
  *  the two sides can agree on). The hold is a busy loop, so C2 compiles the
- *  paths within the first second.
- *  usage: java StackLocks [SECONDS]
+ *  paths within the first second. DELAY_MS holds the threads back at first,
+ *  so that a tracer that recognises JVMs after a while sees every park.
+ *  usage: java StackLocks [SECONDS] [DELAY_MS]
  *  prints {"paths":{"reserveStock":LOCK_NS,"restockShelf":LOCK_NS},"threads":N} */
 public class StackLocks {
     static final ReentrantLock lock = new ReentrantLock();
@@ -40,6 +41,8 @@ public class StackLocks {
 
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3;
+        if (args.length > 1)
+            Thread.sleep(Long.parseLong(args[1]));
         long end = System.nanoTime() + (long) (seconds * 1e9);
         Thread[] ts = {
             new Thread(() -> reserveLoop(end), "reserver-1"), new Thread(() -> reserveLoop(end), "reserver-2"),
