@@ -31,6 +31,8 @@ void group_rows(struct pt_report *r, enum pt_group by)
         /* One process: the members' shares of its working time add up. */
         bool has_csp = into->has_csp || row->has_csp, in_phase = into->in_phase || row->in_phase;
         double csp = (into->has_csp ? into->csp : 0) + (row->has_csp ? row->csp : 0);
+        /* Compared before a heavier member takes over the group's identity. */
+        bool mixed = strcmp(into->cls, row->cls) != 0;
         /* The group shows its heaviest member's identity and stacks. */
         if (row->fig.thread_time_ns > into->fig.thread_time_ns) {
             struct pt_figures sum = into->fig;
@@ -41,7 +43,7 @@ void group_rows(struct pt_report *r, enum pt_group by)
         }
         if (!into->name || !row->name || strcmp(into->name, row->name) != 0)
             into->name = NULL;
-        if (strcmp(into->cls, row->cls) != 0 && by == PT_BY_SITE)
+        if (mixed && by == PT_BY_SITE)
             into->cls = "(several)";
         metrics_merge(&into->fig, &row->fig);
         into->has_csp = has_csp;

@@ -1,0 +1,55 @@
+/* --by site and --by class: a group's class, name and figures whatever the
+ * order in which its members come and whichever is the heavier. */
+#include <string.h>
+
+#include "check.h"
+#include "group.h"
+
+static struct pt_row row(const char *cls, const char *site, const char *name, uint64_t thread_ns, uint64_t parks)
+{
+    struct pt_row r = {.kind = "jvm-park", .pid = 7, .cls = cls, .top_frame = site, .name = name};
+    r.fig.thread_time_ns = thread_ns;
+    r.fig.parks = parks;
+    return r;
+}
+
+/* Groups three rows of one site, two classes, by BY; the heavier member
+ * comes first or last as HEAVY_LAST says. */
+static void one_site(enum pt_group by, bool heavy_last)
+{
+    struct pt_row rows[3] = {row("Fair", "Site.run", "a", 100, 1), row("Fair", "Site.run", "a", 200, 2),
+                             row("Nonfair", "Site.run", "a", 900, 3)};
+    if (!heavy_last) {
+        struct pt_row t = rows[0];
+        rows[0] = rows[2];
+        rows[2] = t;
+    }
+    struct pt_report r = {.rows = rows, .nrows = 3};
+    group_rows(&r, by);
+    const char *how = heavy_last ? "heaviest last" : "heaviest first";
+    if (by == PT_BY_SITE) {
+        CHECK(r.nrows == 1, "--by site, %s: one row (got %d)", how, r.nrows);
+        CHECK(strcmp(r.rows[0].cls, "(several)") == 0, "--by site, %s: class (several) (got %s)", how,
+              r.rows[0].cls);
+        CHECK(r.rows[0].fig.thread_time_ns == 1200 && r.rows[0].fig.parks == 6,
+              "--by site, %s: figures add up (%llu ns, %llu parks)", how,
+              (unsigned long long)r.rows[0].fig.thread_time_ns, (unsigned long long)r.rows[0].fig.parks);
+        CHECK(r.rows[0].name && strcmp(r.rows[0].name, "a") == 0, "--by site, %s: a name all share stays", how);
+    } else {
+        CHECK(r.nrows == 2, "--by class, %s: a row per class (got %d)", how, r.nrows);
+        uint64_t fair = 0;
+        for (int i = 0; i < r.nrows; i++)
+            fair += strcmp(r.rows[i].cls, "Fair") == 0 ? r.rows[i].fig.thread_time_ns : 0;
+        CHECK(fair == 300, "--by class, %s: the Fair row holds its members' time (got %llu)", how,
+              (unsigned long long)fair);
+    }
+}
+
+int main(void)
+{
+    for (int heavy_last = 0; heavy_last < 2; heavy_last++) {
+        one_site(PT_BY_SITE, heavy_last);
+        one_site(PT_BY_CLASS, heavy_last);
+    }
+    return CHECK_DONE();
+}
