@@ -183,6 +183,41 @@ def debuglink_to_a_device_opens_nothing():
     check(not opened, f"parktrace opened the device the debuglink named: {opened[:3]}")
 
 
+@test
+def a_containers_absolute_link_stays_in_the_container():
+    """A process in its own root (a container, here a chroot of nobody's)
+    whose stripped binary's debuglink leads to an absolute link: resolved
+    through /proc/PID/root it would leave the container and name the
+    process's frames from a root-only file of the host. Paths a process
+    knows are resolved inside its root."""
+    root = trap_dir()
+    secret_dir = tempfile.mkdtemp(prefix="pt-host-secret-", dir=TMP)
+    secret = os.path.join(secret_dir, "secret.debug")
+    os.makedirs(os.path.join(root, "bin"))
+    app = os.path.join(root, "bin", "app")
+    cc(app, CFI_LOCKS, "-static", "-Wl,--build-id=none")
+    # The host's file: the same code, its symbols renamed, root's alone.
+    subprocess.run(["objcopy", "--prefix-symbols=HOSTSECRET_", app, secret], check=True)
+    os.chmod(secret_dir, 0o700)
+    os.chmod(secret, 0o600)
+    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", root], check=True)
+    sh_nobody("cd bin; cp app app.debug; strip -s app; objcopy --add-gnu-debuglink=app.debug app; rm app.debug; "
+              f"mkdir .debug; ln -s {secret} .debug/app.debug; ln -s {secret} app.debug", root)
+    p = subprocess.Popen(["chroot", f"--userspec={NOBODY}:{NOBODY}", root, "/bin/app", "-t", "4", "-s",
+                          str(TRACE_S + 8)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    try:
+        check(p.poll() is None, f"the chrooted workload exited with {p.returncode}")
+        final, lines, _ = trace([p.pid])
+        check_reports_waits(final, p.pid, "chrooted app")
+    finally:
+        stop([p])
+    mine = [l for l in lines if l.startswith("app;")]
+    check(mine, f"no stacks of the chrooted app: {lines[:3]}")
+    leaked = [l for l in mine if "HOSTSECRET" in l]
+    check(not leaked, f"the host's root-only file named the container's frames: {leaked[:2]}")
+
+
 def build_id_of(path):
     out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
     m = re.search(r"Build ID: ([0-9a-f]+)", out)
