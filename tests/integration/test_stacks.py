@@ -423,7 +423,7 @@ def java_traced(pfp):
         folded = os.path.join(TMP, f"java-stacks-{pfp}.txt")
         flags = ["-XX:+PreserveFramePointer"] if pfp else []
         p = run_pt(["-f", "json", "--top", "0", "--kinds", "jvm-park", "--collapsed", folded, "--", "java",
-                    "-Xmx128m", *flags, "-cp", JAVA_CP, "StackLocks", "4"], timeout=90)
+                    "-Xmx128m", *flags, "-cp", JAVA_CP, "StackLocks", "4", "1000"], timeout=90)
         check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
         own = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"paths"')]
         check(own, f"StackLocks printed no report: {p.stdout[-500:]}")
@@ -446,11 +446,14 @@ def java_stacks_keep_call_paths_apart(pfp):
         idx = [frames.index(f) if f in frames else -1 for f in order]
         check(-1 not in idx and idx == sorted(idx), f"frames not in call order {order}: {line}")
         us[m] += n
-    # Park time per path against the workload's timed lock() calls (parks
-    # miss the JVM's first moments, before parktrace recognised it).
+    # Park time per path against the workload's timed lock() calls.
     ratios = {m: us[m] * 1000 / wl["paths"][m.split(".")[1]] for m in JAVA_PATHS}
+    # The threads start after 1 s, once parktrace knows the JVM, so every
+    # park is seen; a park is the blocked part of a lock() call, which also
+    # spins a little before parking and waits to run after its unpark: at
+    # most the lock() time, and 0.98-0.99 of it on this machine.
     for m, r in ratios.items():
-        check(0.8 <= r <= 1.1, f"{m}: parktrace {us[m] / 1e6:.3f} s vs the workload's "
+        check(0.9 <= r <= 1.05, f"{m}: parktrace {us[m] / 1e6:.3f} s vs the workload's "
                                f"{wl['paths'][m.split('.')[1]] / 1e9:.3f} s in lock() (ratio {r:.2f})")
     a, b = ratios.values()
     check(abs(a - b) <= 0.1, f"the two paths' ratios differ: {ratios} (paths merged?)")
