@@ -114,3 +114,10 @@ $(BUILD_FUZZ)/seed_elf: tests/fuzz/seed_elf.c
 	$(CLANG) -O1 $(FUZZ_SEED_ELF) $< -o $@
 	$(CLANG) -O1 -g -fno-asynchronous-unwind-tables $(FUZZ_SEED_ELF) $< -o $@-debug_frame
 	objcopy --strip-all --add-gnu-debuglink=$@-debug_frame $@ $@-stripped
+
+# Mutation check (issue #13), not part of `make test` (minutes per mutant):
+# each tests/mutants/*.patch is a small bug built in a copy of HEAD; the
+# integration files that should catch it must fail (MUTANTS=name... for some).
+.PHONY: mutants
+mutants: all
+	tests/mutants/run.sh $(MUTANTS)
