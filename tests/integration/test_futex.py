@@ -534,6 +534,18 @@ def waker_stacks_show_who_caused_the_wait():
               l.split(";--;")[1] for l in woke), "no --waker line ends in worker()'s unlock")
     check(all(l.rpartition(" ")[0].endswith(";mutex_contentio") for l in woke),
           "a waker line does not end with the waker's process")
+    # The waiter's side waits and the waker's side wakes, never the reverse:
+    # a mutex's waiter and waker are both in worker(), so naming worker()
+    # alone would not tell swapped stacks (tests/mutants/swapped_stacks.patch).
+    def waits(fs):
+        return any("lock_wait" in f or "cond_wait" in f or "futex_abstimed_wait" in f for f in fs)
+
+    def wakes(fs):
+        return any("unlock" in f or "lock_wake" in f or "cond_signal" in f or "cond_broadcast" in f for f in fs)
+    for l in woke:
+        waiter, waker = (s.split(";") for s in l.rpartition(" ")[0].split(";--;"))
+        check(waits(waiter) and not wakes(waiter) and wakes(waker) and not waits(waker),
+              f"a --waker line's waiter side is not a wait or its waker side not a wake: {l}")
     counted = sum(int(l.rpartition(" ")[2]) for l in lines)
     parks = sum(b["parks"] - b["parked_now"] for b in final["blockers"])
     check(counted == parks, f"--waker lines count {counted} waits, {parks} completed")
