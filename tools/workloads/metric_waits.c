@@ -4,7 +4,7 @@
  *
  * MODE is one of:
  *   util   a holder keeps util_lock ROUNDS times for 100 ms, 100 ms apart;
- *          two waiters try to take it during each hold. Every waiter's lock
+ *          three waiters try to take it during each hold. Every waiter's lock
  *          call is timed: "waits" lists their [start, end] (CLOCK_MONOTONIC).
  *   stuck  a thread waits on stuck_word (FUTEX_WAIT, no timeout) until main
  *          wakes it MS milliseconds later (default 3000); the wait's start and
@@ -89,9 +89,9 @@ static void *util_waiter(void *arg)
 
 static int run_util(void)
 {
-    pthread_t th[2];
+    pthread_t th[3];
     uint64_t held_ns = 0;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         pthread_create(&th[i], NULL, util_waiter, NULL);
     for (int r = 0; r < rounds; r++) {
         pthread_mutex_lock(&util_lock);
@@ -102,7 +102,7 @@ static int run_util(void)
         pthread_mutex_unlock(&util_lock);
         sleep_us(100000);
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         pthread_join(th[i], NULL);
     printf("{\"pid\":%d,\"mode\":\"util\",\"addr\":\"%p\",\"held_ns\":%llu,", getpid(), (void *)&util_lock,
            (unsigned long long)held_ns);
