@@ -262,6 +262,46 @@ def stack_table_takes_new_stacks_once_full():
     check(len(late) == 1, f"late_wait's one wait gave {len(late)} stacks: {late}")
 
 
+def waits_per_path(fixed_frame):
+    """many_stacks' 1024 call paths on one thread, one wait each: the waits
+    each decoded path's collapsed stack carries (bit i of a path is its
+    i-th branch from the root, branch_b for 1), and the workload's line."""
+    folded = os.path.join(TMP, "paths.folded")
+    wl, _ = traced_workload(MS, ["-p", "1024", "-t", "1"] + (["-f"] if fixed_frame else []),
+                            ["--collapsed", folded, "--collapsed-value", "count"])
+    check(wl["timed_out"] == wl["paths"], f"the workload's waits did not all time out: {wl}")
+    per_path = {}
+    for line in open(folded).read().splitlines():
+        frames, n = test_stacks.parse(line)
+        if "leaf" not in frames:
+            continue
+        branches = [f for f in frames if f in ("branch_a", "branch_b")]
+        p = sum(1 << i for i, f in enumerate(branches) if f == "branch_b")
+        check(len(branches) == 15 and p < wl["paths"], f"not one of the workload's paths: {line}")
+        per_path[p] = per_path.get(p, 0) + n
+    return wl, per_path
+
+
+@test
+def stacks_keep_paths_apart_at_one_ip_and_sp():
+    """Each wait records its waiter's stack (metrics.md). 1024 call paths
+    wait once each: no path's stack may carry more than one wait. First
+    with the leaf's frame size varying per path (the control: decoding
+    works), then fixed, so every wait is at one ip and sp and only return
+    addresses tell the paths apart (a stack cache must check them)."""
+    for fixed in (False, True):
+        wl, per_path = waits_per_path(fixed)
+        shared = {p: n for p, n in per_path.items() if n > 1}
+        what = "fixed" if fixed else "varying"
+        check(not shared, f"leaf frame {what}: {len(per_path)} of {wl['paths']} paths have a stack, and "
+                          f"{len(shared)} of them carry several waits (up to {max(shared.values(), default=0)}): "
+                          f"other paths' waits were charged to them")
+        # The first waits may be walked before the unwind tables are loaded
+        # (cut short, no path): 95% of the paths keep their own stack.
+        check(len(per_path) >= 0.95 * wl["paths"],
+              f"leaf frame {what}: only {len(per_path)} of {wl['paths']} paths have their stack")
+
+
 # ---- --unwind copy -------------------------------------------------------------
 
 def copy_traced(variant):

@@ -7,10 +7,14 @@
  * 100 us. THREADS threads share the paths. The leaf's frame size varies
  * with p, so no two successive waits of a thread share their stack
  * pointer: a stack cache keyed by (ip, sp) cannot stand in for the walk.
- * Last, main waits once more from late_wait(), a call path of its own seen
+ * With -f the leaf's frame is fixed: every wait is at the same ip and sp,
+ * and only the return addresses tell the paths apart.
+ * First main waits once and sleeps 300 ms, so that parktrace has this
+ * program's unwind tables before the paths wait. Last, main waits once
+ * more from late_wait(), a call path of its own seen
  * after the tables have filled.
  *
- * usage: many_stacks [-p PATHS] [-t THREADS]
+ * usage: many_stacks [-p PATHS] [-t THREADS] [-f]
  * prints one JSON line: pid, idle_word's address, the paths and how many of
  * their waits (and of late_wait's) ended by their timeout. */
 #include <alloca.h>
@@ -25,19 +29,21 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "workload_time.h"
+
 #define DEPTH 15
 /* Not inlined, cloned or merged with the other branch: each keeps its frame. */
 #define BRANCH __attribute__((noipa))
 
 _Atomic uint32_t idle_word;
 static _Atomic int timed_out;
-static int paths = 24576, nthreads = 4;
+static int paths = 24576, nthreads = 4, fixed_frame;
 
 BRANCH static void walk(unsigned p, int level);
 
 BRANCH static void leaf(unsigned p)
 {
-    volatile char *pad = alloca(16 + 16 * (p & 63));
+    volatile char *pad = alloca(16 + 16 * (fixed_frame ? 0 : p & 63));
     pad[0] = 0;
     struct timespec ts = {0, 100000};
     if (syscall(SYS_futex, &idle_word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0) == -1 && errno == ETIMEDOUT)
@@ -86,15 +92,19 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     int c;
-    while ((c = getopt(argc, argv, "p:t:")) != -1) {
-        if (c == 'p') paths = atoi(optarg);
+    while ((c = getopt(argc, argv, "p:t:f")) != -1) {
+        if (c == 'f') fixed_frame = 1;
+        else if (c == 'p') paths = atoi(optarg);
         else if (c == 't') nthreads = atoi(optarg);
         else return 1;
     }
     if (paths < 1 || paths > 1 << DEPTH || nthreads < 1 || nthreads > 64) {
-        fprintf(stderr, "usage: many_stacks [-p PATHS<=%d] [-t THREADS<=64]\n", 1 << DEPTH);
+        fprintf(stderr, "usage: many_stacks [-p PATHS<=%d] [-t THREADS<=64] [-f]\n", 1 << DEPTH);
         return 1;
     }
+    struct timespec warm = {0, 1000000};
+    syscall(SYS_futex, &idle_word, FUTEX_WAIT_PRIVATE, 0, &warm, NULL, 0);
+    sleep_us(300000);
     pthread_t th[64];
     for (int i = 0; i < nthreads; i++)
         pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);

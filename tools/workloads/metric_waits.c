@@ -175,7 +175,7 @@ static int run_hist(void)
 
 /* ---- peak ---- */
 
-static pid_t tids[8];
+static _Atomic pid_t tids[8];   /* 0 until the thread has stored its id */
 static _Atomic int ntids;
 
 static void *gate_waiter(void *arg)
