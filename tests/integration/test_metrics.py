@@ -2,7 +2,8 @@
 """Per-blocker figures (docs/metrics.md) against what the workload fixes and
 measures itself: tools/workloads/metric_waits.c (utilisation, a stuck
 wait across intervals, histogram buckets, peak and longest wait) and
-many_stacks.c (more distinct stacks than parktrace's tables hold); and
+many_stacks.c (more distinct stacks than parktrace's tables hold, waits that
+all time out, call paths told apart only by return addresses); and
 `--unwind copy` stacks of tests/workloads_src/cfi_locks.c against the
 workload's per-path times and the default walker's call paths."""
 import json
@@ -56,9 +57,9 @@ def real_and_thread_util_from_known_waits():
     """Three waiters block on util_lock through each of five 100 ms holds,
     100 ms apart: thread time is the sum of their timed lock calls, real
     time the union, a third of it (metrics.md: real_util, thread_util over
-    W; thread_util about 1.5, as it may exceed 1). The
-    workload times each lock call from outside, a few microseconds more than
-    the sleep parktrace sees: 2% covers that over ~100 ms waits."""
+    W; thread_util about 1.5, as it may exceed 1). The workload times each
+    lock call from outside, a few microseconds more than the sleep
+    parktrace sees: 2% covers that over ~100 ms waits."""
     wl, reports = traced_workload(MW, ["util", "-n", "5"])
     final = final_of(reports)
     b = row_of(final, wl)
