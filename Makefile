@@ -117,7 +117,8 @@ $(BUILD_FUZZ)/seed_elf: tests/fuzz/seed_elf.c
 
 # Mutation check (issue #13), not part of `make test` (minutes per mutant):
 # each tests/mutants/*.patch is a small bug built in a copy of HEAD; the
-# integration files that should catch it must fail (MUTANTS=name... for some).
+# integration files that should catch it must fail. MUTANTS="[--all] [--baseline]
+# [name...]" passes options and chooses mutants (default: all of them).
 .PHONY: mutants
 mutants: all
 	tests/mutants/run.sh $(MUTANTS)

@@ -8,9 +8,11 @@
 #   CAUGHT <mutant>: <n> failing tests (<names...>)   or   SURVIVED <mutant>
 # and exits 1 if any mutant survived or did not build.
 #
-# Usage (root, real BPF): tests/mutants/run.sh [--all] [mutant ...]
-#   mutant: a patch's name without .patch (default: every patch here)
-#   --all:  run every tests/integration/test_*.py, not only the mutant's files
+# Usage (root, real BPF): tests/mutants/run.sh [--all] [--baseline] [mutant ...]
+#   mutant:     a patch's name without .patch (default: every patch here)
+#   --all:      run every tests/integration/test_*.py, not only the mutant's files
+#   --baseline: first build and run unpatched HEAD the same way; its failures
+#               fail the run and are not counted as catching any mutant
 # Environment: PT_MUTANT_JOBS (make -j, default 2), PT_MUTANT_TIMEOUT (seconds
 # per test file, default 1200).
 set -u
@@ -31,11 +33,13 @@ files_for() {
 }
 
 all=0
+baseline=0
 names=()
 for a in "$@"; do
     case "$a" in
     --all) all=1 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --baseline) baseline=1 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) names+=("${a%.patch}") ;;
     esac
 done
@@ -61,47 +65,31 @@ cleanup() {
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT TERM
 
-status=0
-summary=()
-for m in "${names[@]}"; do
-    patch_file="$HERE/$m.patch"
-    if [ ! -f "$patch_file" ]; then
-        echo "FAIL $m: no $patch_file"
-        status=1
-        continue
-    fi
-    if [ $all -eq 1 ]; then
-        files=$(cd "$ROOT/tests/integration" && ls test_*.py)
-    else
-        files=$(files_for "$m")
-    fi
-    if [ -z "$files" ]; then
-        echo "FAIL $m: no test files declared for it in run.sh (use --all)"
-        status=1
-        continue
-    fi
-    t0=$(date +%s)
-    WORK=$(mktemp -d /tmp/pt-mutant-"$m".XXXXXX)
+# build_and_run NAME PATCH FILES: builds HEAD (with PATCH unless it is empty)
+# in a temp dir and runs FILES against it; sets FAILED to "file:test" names.
+# Returns 1 when the copy cannot be made or built.
+build_and_run() {
+    local name=$1 patch_file=$2 files=$3 out rc line n f done_line ran
+    FAILED=()
+    WORK=$(mktemp -d /tmp/pt-mutant-"$name".XXXXXX)
     git -C "$ROOT" archive HEAD | tar -x -C "$WORK"
     cp -p "$ROOT/vmlinux/vmlinux.h" "$WORK/vmlinux/vmlinux.h"
-    if ! out=$(cd "$WORK" && patch -p1 --forward --no-backup-if-mismatch <"$patch_file" 2>&1); then
+    if [ -n "$patch_file" ] &&
+        ! out=$(cd "$WORK" && patch -p1 --forward --no-backup-if-mismatch <"$patch_file" 2>&1); then
         echo "$out"
-        echo "FAIL $m: the patch does not apply to HEAD"
-        status=1
+        echo "FAIL $name: the patch does not apply to HEAD"
         cleanup
-        continue
+        return 1
     fi
-    echo "== $m: building $WORK"
+    echo "== $name: building $WORK"
     if ! out=$(make -C "$WORK" -j"$JOBS" all 2>&1); then
         tail -n 30 <<<"$out"
-        echo "FAIL $m: the mutant does not build"
-        status=1
+        echo "FAIL $name: does not build"
         cleanup
-        continue
+        return 1
     fi
-    failed=()
     for f in $files; do
-        echo "== $m: $f"
+        echo "== $name: $f"
         out=$(PT_BUILD="$WORK/build" timeout "$FILE_TIMEOUT" python3 "$ROOT/tests/integration/$f" 2>&1)
         rc=$?
         # As tests/run.sh: a FAIL line, a file that stops before its DONE line,
@@ -110,29 +98,95 @@ for m in "${names[@]}"; do
             [ -n "$line" ] || continue
             echo "   $line"
             n=${line#FAIL }
-            failed+=("${f%.py}:${n%%:*}")
+            FAILED+=("${f%.py}:${n%%:*}")
         done < <(grep '^FAIL' <<<"$out" | cut -c1-300)
         done_line=$(grep '^DONE' <<<"$out" | tail -n 1)
         ran=$(sed -n 's/.* \([0-9]*\) of \([0-9]*\) ran.*/\1 \2/p' <<<"$done_line")
         if [ -z "$done_line" ]; then
             echo "   FAIL $f: stopped before its end (exit status $rc)"
-            failed+=("${f%.py}:(stopped, status $rc)")
+            FAILED+=("${f%.py}:(stopped)")
         elif [ -n "$ran" ] && [ "${ran% *}" != "${ran#* }" ]; then
             echo "   FAIL $f: only ${ran% *} of ${ran#* } tests ran"
-            failed+=("${f%.py}:(only ${ran% *} of ${ran#* } ran)")
+            FAILED+=("${f%.py}:(not all ran)")
         fi
         echo "   $done_line"
     done
     cleanup
-    secs=$(($(date +%s) - t0))
-    if [ ${#failed[@]} -gt 0 ]; then
-        line="CAUGHT $m: ${#failed[@]} failing tests (${failed[*]})"
+    return 0
+}
+
+files_of() {   # files_of MUTANT: the files to run for it
+    if [ $all -eq 1 ]; then
+        (cd "$ROOT/tests/integration" && ls test_*.py)
+    else
+        files_for "$1"
+    fi
+}
+
+status=0
+summary=()
+declare -A base_failed=()
+if [ $baseline -eq 1 ]; then
+    # The unpatched HEAD, built and run the same way, with every file the
+    # chosen mutants use: a test failing here proves nothing when a mutant
+    # fails it too, so it is not counted for them.
+    bfiles=$(for m in "${names[@]}"; do files_of "$m"; done | tr ' ' '\n' | sort -u)
+    t0=$(date +%s)
+    if build_and_run baseline "" "$bfiles"; then
+        for t in "${FAILED[@]}"; do
+            base_failed[$t]=1
+        done
+        if [ ${#FAILED[@]} -gt 0 ]; then
+            line="BASELINE FAILED: ${#FAILED[@]} failing tests without a mutant (${FAILED[*]})"
+            status=1
+        else
+            line="BASELINE ok: no failing test without a mutant"
+        fi
+    else
+        line="BASELINE FAILED: HEAD does not build"
+        status=1
+    fi
+    echo "$line"
+    echo "   (baseline: $(($(date +%s) - t0))s; files: $(echo $bfiles))"
+    summary+=("$line")
+fi
+for m in "${names[@]}"; do
+    patch_file="$HERE/$m.patch"
+    if [ ! -f "$patch_file" ]; then
+        echo "FAIL $m: no $patch_file"
+        status=1
+        continue
+    fi
+    files=$(files_of "$m")
+    if [ -z "$files" ]; then
+        echo "FAIL $m: no test files declared for it in run.sh (use --all)"
+        status=1
+        continue
+    fi
+    t0=$(date +%s)
+    if ! build_and_run "$m" "$patch_file" "$files"; then
+        status=1
+        summary+=("FAIL $m: not built")
+        continue
+    fi
+    caught=()
+    also=()
+    for t in "${FAILED[@]}"; do
+        if [ -n "${base_failed[$t]:-}" ]; then
+            also+=("$t")
+        else
+            caught+=("$t")
+        fi
+    done
+    if [ ${#caught[@]} -gt 0 ]; then
+        line="CAUGHT $m: ${#caught[@]} failing tests (${caught[*]})"
     else
         line="SURVIVED $m"
         status=1
     fi
+    [ ${#also[@]} -gt 0 ] && line+=" [not counted, failing without the mutant too: ${also[*]}]"
     echo "$line"
-    echo "   ($m: ${secs}s; files: $(echo $files))"
+    echo "   ($m: $(($(date +%s) - t0))s; files: $(echo $files))"
     summary+=("$line")
 done
 
