@@ -128,6 +128,14 @@ def _trace(variant):
             "cpp": src.endswith(".cpp")}
 
 
+def check_whole_below(frames, start_at, line):
+    """A thread's stack runs from libc's start_thread into its start
+    function at START_AT: a walk cut a few frames short (a wrong loop bound)
+    would still name the locking function but not this."""
+    root_at = find(frames, ["start_thread"])
+    check(0 <= root_at < start_at, f"the stack does not reach start_thread below its start function: {line}")
+
+
 def classify_mutex_line(frames, r):
     """The locking function a [pthread_mutex] waiter stack goes through,
     checked in order: start function, locking function, pthread_mutex_lock
@@ -150,6 +158,7 @@ def classify_mutex_line(frames, r):
     start_at = find(frames, [re.escape(locks[fn])])
     check(start_at >= 0, f"mutex waiter stack through {fn} lacks its thread start function {locks[fn]}: {line}")
     check(start_at < fn_at, f"{locks[fn]} is not closer to the root than {fn}: {line}")
+    check_whole_below(frames, start_at, line)
     others = [s for f, s in locks.items() if f != fn] + [wait_start]
     check(find(frames, [re.escape(s) for s in others]) < 0,
           f"mutex waiter stack through {fn} also names another thread's start function: {line}")
@@ -167,6 +176,7 @@ def check_cond_line(frames, r):
     start_at = find(frames, [re.escape(wait_start)])
     check(start_at >= 0, f"condition waiter stack lacks its thread start function {wait_start}: {line}")
     check(start_at < fn_at, f"{wait_start} is not closer to the root than {wait_fn}: {line}")
+    check_whole_below(frames, start_at, line)
 
 
 def mutex_stacks_name_the_call_path(variant):
