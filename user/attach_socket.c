@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "procroot.h"
 #include "procstatus.h"
+#include "safe_open.h"
 
 #define POLL_STEP_MS 10
 
@@ -257,7 +257,7 @@ static int open_socket(struct target *t, int64_t deadline, char *err, size_t err
     if (geteuid() != 0 && (geteuid() != t->ps.euid || getegid() != t->ps.egid))
         return fail(err, errlen, "JVM %d runs as uid %u gid %u: only root or that user can attach", t->pid,
                     (unsigned)t->ps.euid, (unsigned)t->ps.egid);
-    t->tmp = procroot_dir(t->pid, "/tmp");
+    t->tmp = safe_dir_in_root(t->pid, "/tmp");
     if (t->tmp < 0)
         return fail(err, errlen, "JVM %d: cannot open its /tmp: %s", t->pid, strerror(errno));
     snprintf(t->sock_name, sizeof(t->sock_name), ".java_pid%d", t->ps.nspid);

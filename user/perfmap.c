@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "procroot.h"
 #include "procstatus.h"
+#include "safe_open.h"
 
 /* A bound on memory for a hostile file of tiny lines; a JDK 17 code cache
  * (240 MiB at most) holds far fewer blobs. */
@@ -311,7 +311,7 @@ static int jvm_tmp(int pid, struct procstatus *ps, char path[96], char *err, siz
         return -1;
     }
     snprintf(path, 96, "/proc/%d/root/tmp/perf-%d.map", pid, ps->nspid);
-    int dir = procroot_dir(pid, "/tmp");
+    int dir = safe_dir_in_root(pid, "/tmp");
     if (dir < 0)
         fail(err, errlen, path, strerror(errno));
     return dir;
@@ -333,28 +333,6 @@ int perfmap_load(struct perfmap *pm, int pid, char *err, size_t errlen)
     int rc = load_fd(pm, fd, path, ps.euid, true, err, errlen);
     close(fd);
     return rc;
-}
-
-/* Runs FN on the JVM's /tmp and the perf map's name in it; -1 when the
- * process or its /tmp is gone. */
-static int in_jvm_tmp(int pid, int (*fn)(int dir, const char *name))
-{
-    struct procstatus ps;
-    if (procstatus_read(pid, &ps) != 0)
-        return -1;
-    char name[32];
-    snprintf(name, sizeof(name), "perf-%d.map", ps.nspid);
-    int dir = procroot_dir(pid, "/tmp");
-    if (dir < 0)
-        return -1;
-    int rc = fn(dir, name);
-    close(dir);
-    return rc;
-}
-
-static int unlink_at(int dir, const char *name)
-{
-    return unlinkat(dir, name, 0);
 }
 
 /* perfmap_prepare inside the JVM's /tmp, DIR: NAME is the map's name. */
@@ -411,7 +389,13 @@ int perfmap_prepare(int pid, char *err, size_t errlen)
 
 void perfmap_remove(int pid)
 {
-    in_jvm_tmp(pid, unlink_at);
+    struct procstatus ps;
+    char path[96], err[160];
+    int dir = jvm_tmp(pid, &ps, path, err, sizeof(err));
+    if (dir < 0)
+        return;     /* the process or its /tmp is gone, and the map with it */
+    unlinkat(dir, strrchr(path, '/') + 1, 0);
+    close(dir);
 }
 
 const struct perfmap_entry *perfmap_find(const struct perfmap *pm, uint64_t pc)

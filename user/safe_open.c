@@ -1,6 +1,7 @@
 #include "safe_open.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 
 #define FUSE_SUPER_MAGIC 0x65735546
 
-int safe_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
+static int safe_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
 {
     struct open_how how = {.flags = flags | O_CLOEXEC, .resolve = resolve};
     int fd = -1;
@@ -50,25 +51,33 @@ int safe_open(const char *path)
     return safe_open_at(AT_FDCWD, path, RESOLVE_NO_MAGICLINKS);
 }
 
-int safe_proc_root(int pid)
+/* PATH as process PID sees it, resolved inside PID's root: a directory
+ * (O_PATH) when DIR, else a regular file opened as safe_open_at does. */
+static int in_root(int pid, const char *path, bool dir)
 {
-    char root[32];
-    snprintf(root, sizeof(root), "/proc/%d/root", pid);
-    return open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-}
-
-int safe_open_in_root(int pid, const char *path)
-{
-    if (pid <= 0)
-        return safe_open(path);
-    int root = safe_proc_root(pid);
+    char root_path[32];
+    snprintf(root_path, sizeof(root_path), "/proc/%d/root", pid);
+    int root = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0)
         return -1;
     while (*path == '/')
         path++;
-    int fd = safe_open_at(root, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+    /* Resolved as if ROOT were "/"; no /proc magic links back out. */
+    const uint64_t resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    int fd = dir ? safe_openat2(root, *path ? path : ".", O_PATH | O_DIRECTORY, resolve)
+                 : safe_open_at(root, path, resolve);
     int err = errno;
     close(root);
     errno = err;
     return fd;
+}
+
+int safe_open_in_root(int pid, const char *path)
+{
+    return pid > 0 ? in_root(pid, path, false) : safe_open(path);
+}
+
+int safe_dir_in_root(int pid, const char *path)
+{
+    return in_root(pid, path, true);
 }

@@ -27,11 +27,9 @@ int safe_open(const char *path);
  * container's absolute links stay in the container. */
 int safe_open_in_root(int pid, const char *path);
 
-/* openat2(2) with FLAGS and RESOLVE, retried when a rename raced with the
- * lookup (EAGAIN); -1 with errno set. */
-int safe_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve);
-
-/* An O_PATH descriptor of PID's root directory, or -1. */
-int safe_proc_root(int pid);
+/* An O_PATH descriptor of directory PATH (absolute, as process PID sees
+ * it), resolved inside PID's root: a container's /tmp may be a symlink, and
+ * an absolute one must not lead into parktrace's own root. -1 with errno. */
+int safe_dir_in_root(int pid, const char *path);
 
 #endif
