@@ -14,6 +14,7 @@
 
 #include "../bpf/parktrace.h"
 #include "build_id.h"
+#include "fd_io.h"
 
 /* Bump when the rows or the table layout change meaning: older files are
  * then ignored and rewritten. */
@@ -75,17 +76,6 @@ static void file_name(const uint8_t *id, size_t len, char out[NAME_MAX_LEN])
     snprintf(out + 2 * len, NAME_MAX_LEN - 2 * len, ".v%d", CACHE_FORMAT);
 }
 
-static bool read_all(int fd, void *buf, size_t len)
-{
-    for (size_t got = 0; got < len;) {
-        ssize_t r = read(fd, (char *)buf + got, len - got);
-        if (r <= 0)
-            return false;
-        got += (size_t)r;
-    }
-    return true;
-}
-
 uint64_t *unwind_cache_load(const uint8_t *id, size_t len, size_t *n, size_t *rows)
 {
     char name[NAME_MAX_LEN];
@@ -99,13 +89,13 @@ uint64_t *unwind_cache_load(const uint8_t *id, size_t len, size_t *n, size_t *ro
     struct cache_head h;
     uint64_t *t = NULL;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) ||
-        !read_all(fd, &h, sizeof(h)) || memcmp(h.magic, MAGIC, sizeof(MAGIC)) || h.format != CACHE_FORMAT ||
+        !fd_read_all(fd, &h, sizeof(h), -1) || memcmp(h.magic, MAGIC, sizeof(MAGIC)) || h.format != CACHE_FORMAT ||
         h.row_size != sizeof(struct pt_urow) || h.page_shift != PT_UNWIND_PAGE_SHIFT ||
         !h.entries || h.entries > MAX_ENTRIES || h.rows >= h.entries ||
         (uint64_t)st.st_size != sizeof(h) + h.entries * sizeof(uint64_t))
         goto out;
     t = malloc(h.entries * sizeof(*t));
-    if (!t || !read_all(fd, t, h.entries * sizeof(*t)) ||
+    if (!t || !fd_read_all(fd, t, h.entries * sizeof(*t), -1) ||
         crc32(0, (const Bytef *)t, (uInt)(h.entries * sizeof(*t))) != h.crc) {
         free(t);
         t = NULL;
@@ -159,17 +149,6 @@ static void make_room(uint64_t need)
     free(e);
 }
 
-static bool write_all(int fd, const void *buf, size_t len)
-{
-    for (size_t put = 0; put < len;) {
-        ssize_t w = write(fd, (const char *)buf + put, len - put);
-        if (w <= 0)
-            return false;
-        put += (size_t)w;
-    }
-    return true;
-}
-
 void unwind_cache_store(const uint8_t *id, size_t len, const uint64_t *table, size_t n, size_t rows)
 {
     char name[NAME_MAX_LEN], tmp[NAME_MAX_LEN + 16];
@@ -184,7 +163,7 @@ void unwind_cache_store(const uint8_t *id, size_t len, const uint64_t *table, si
                            .page_shift = PT_UNWIND_PAGE_SHIFT, .entries = n, .rows = rows};
     memcpy(h.magic, MAGIC, sizeof(MAGIC));
     h.crc = (uint32_t)crc32(0, (const Bytef *)table, (uInt)(n * sizeof(*table)));
-    bool ok = fd >= 0 && write_all(fd, &h, sizeof(h)) && write_all(fd, table, n * sizeof(*table));
+    bool ok = fd >= 0 && fd_write_all(fd, &h, sizeof(h)) && fd_write_all(fd, table, n * sizeof(*table));
     int err = errno;
     if (fd >= 0 && close(fd) && ok) {
         ok = false;

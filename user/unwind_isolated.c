@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -13,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fd_io.h"
 #include "monotonic.h"
 
 #define CHILD_MEMORY (512ull << 20)   /* beyond what parktrace has mapped: libjvm needs ~100 MiB */
@@ -24,19 +24,6 @@ struct reply_head {
     uint64_t n;
     char build_id[sizeof(((struct unwind_rows *)0)->build_id)];
 };
-
-static bool write_all(int fd, const void *buf, size_t len)
-{
-    for (size_t put = 0; put < len;) {
-        ssize_t w = write(fd, (const char *)buf + put, len - put);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        put += (size_t)w;
-    }
-    return true;
-}
 
 /* The address space parktrace has now: the child's limit is on top of it. */
 static uint64_t mapped_bytes(void)
@@ -61,25 +48,7 @@ static void child(const struct file_ref *f, int out, uint64_t limit)
         _exit(1);
     struct reply_head h = {.n = r.n};
     memcpy(h.build_id, r.build_id, sizeof(h.build_id));
-    _exit(write_all(out, &h, sizeof(h)) && write_all(out, r.rows, r.n * sizeof(*r.rows)) ? 0 : 1);
-}
-
-/* Reads LEN bytes from FD before DEADLINE (ms, monotonic). */
-static bool read_by(int fd, void *buf, size_t len, int64_t deadline)
-{
-    for (size_t got = 0; got < len;) {
-        int64_t left = deadline - (int64_t)(monotonic_ns() / 1000000);
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-            return false;
-        ssize_t r = read(fd, (char *)buf + got, len - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return false;
-        got += (size_t)r;
-    }
-    return true;
+    _exit(fd_write_all(out, &h, sizeof(h)) && fd_write_all(out, r.rows, r.n * sizeof(*r.rows)) ? 0 : 1);
 }
 
 int unwind_rows_build_isolated(const struct file_ref *f, struct unwind_rows *out)
@@ -102,9 +71,9 @@ int unwind_rows_build_isolated(const struct file_ref *f, struct unwind_rows *out
     }
     int64_t deadline = (int64_t)(monotonic_ns() / 1000000) + CHILD_WALL_MS;
     struct reply_head h;
-    bool ok = read_by(p[0], &h, sizeof(h), deadline) && h.n && h.n <= MAX_ROWS &&
+    bool ok = fd_read_all(p[0], &h, sizeof(h), deadline) && h.n && h.n <= MAX_ROWS &&
               (out->rows = malloc(h.n * sizeof(*out->rows))) &&
-              read_by(p[0], out->rows, h.n * sizeof(*out->rows), deadline);
+              fd_read_all(p[0], out->rows, h.n * sizeof(*out->rows), deadline);
     close(p[0]);
     kill(pid, SIGKILL);          /* gone already, or out of time */
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
