@@ -145,11 +145,11 @@ static void drop_symbols(struct elf_file *ef)
     symbols_evicted++;
 }
 
-/* Frees symbol memory, the least recently used files' first, until NEED
- * more bytes fit in the budget. */
-static void make_room(size_t need, const struct elf_file *keep)
+/* Frees symbol memory, the least recently used files' first (never
+ * KEEP's, just read), until what is held fits in the budget. */
+static void make_room(const struct elf_file *keep)
 {
-    while (symbol_bytes + need > SYMBOL_BUDGET) {
+    while (symbol_bytes > SYMBOL_BUDGET) {
         struct elf_file *old = NULL;
         for (size_t i = 0; i < nfiles; i++)
             if (files[i] != keep && files[i]->nsyms && (!old || files[i]->last_use < old->last_use))
@@ -175,7 +175,7 @@ static void read_symbols(struct elf_file *ef, Elf *elf, const struct file_ref *f
         qsort(ef->syms, ef->nsyms, sizeof(*ef->syms), sym_cmp);
     ef->evicted = false;
     symbol_bytes += symbols_size(ef);
-    make_room(0, ef);
+    make_room(ef);
 }
 
 static void read_loads(struct elf_file *ef, Elf *elf)

@@ -1,7 +1,5 @@
 #include "loader.h"
 
-#include "sanitize.h"
-
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -15,6 +13,7 @@
 
 #include "parktrace.skel.h"
 #include "preflight.h"
+#include "sanitize.h"
 #include "stacks.h"
 #include "unwind_tables.h"
 

@@ -379,19 +379,19 @@ struct cie_enc {
     uint8_t enc;
 };
 
-static const struct cie_enc *lookup_cie(const struct cie_enc *c, size_t n, Dwarf_Off off)
+static uint8_t lookup_enc(const struct cie_enc *c, size_t n, Dwarf_Off off)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (c[mid].off == off)
-            return &c[mid];
+            return c[mid].enc;
         if (c[mid].off < off)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return NULL;
+    return DW_EH_PE_omit;
 }
 
 /* FDE starts by reading every entry of a CFI section: .debug_frame (an
@@ -423,8 +423,7 @@ static void cfi_section_starts(Elf *elf, Elf_Data *d, uint64_t addr, bool eh, st
             uint64_t loc;
             /* .debug_frame holds absolute 8-byte addresses; 0 marks the FDE
              * of code the linker discarded. */
-            const struct cie_enc *c = eh ? lookup_cie(cies, ncies, e.fde.CIE_pointer) : NULL;
-            uint8_t enc = eh ? (c ? c->enc : DW_EH_PE_omit) : DW_EH_PE_udata8;
+            uint8_t enc = eh ? lookup_enc(cies, ncies, e.fde.CIE_pointer) : DW_EH_PE_udata8;
             if (read_encoded(&p, e.fde.end, enc, addr + (uint64_t)(p - (const uint8_t *)d->d_buf), UINT64_MAX,
                              &loc) &&
                 loc != 0)
