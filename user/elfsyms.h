@@ -31,6 +31,9 @@ struct elf_file {
     size_t strings_len, strings_cap;
     uint64_t last_use;        /* for dropping the symbols used longest ago */
     bool evicted;             /* symbols dropped to stay within the budget */
+    /* The --unwind copy unwinder's scan of the file's CFI (unwind_rows_cfi_ok),
+     * made once per file rather than once per process that maps it. */
+    bool cfi_checked, cfi_ok;
 };
 
 struct file_ref;

@@ -125,10 +125,13 @@ static Dwfl *build_dwfl(int pid, struct unwind_ctx *ctx)
         int fd = procmaps_open(p, m);
         if (fd < 0)
             continue;
-        Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        bool ok = elf && unwind_rows_cfi_ok(elf);
-        elf_end(elf);
-        if (!ok) {
+        if (!m->elf->cfi_checked) {
+            Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+            m->elf->cfi_ok = elf && unwind_rows_cfi_ok(elf);
+            m->elf->cfi_checked = true;
+            elf_end(elf);
+        }
+        if (!m->elf->cfi_ok) {
             close(fd);
             continue;
         }
