@@ -9,7 +9,10 @@
  * one blocked lock call = one futex wait). batch_thread() -> await_batch()
  * waits on a condition variable that notify_thread() signals every 5 ms.
  *
- * usage: cfi_locks [-t THREADS>=2] [-s SECONDS] [-r REPORT.json]
+ * usage: cfi_locks [-t THREADS>=2] [-s SECONDS] [-r REPORT.json] [-w DELAY_MS]
+ * DELAY_MS holds the threads back at first (main sleeps, without a futex
+ * wait), so that a tracer's unwind tables for the process are in place
+ * before the first wait.
  * The report holds, per locking function, its lock calls and how many of
  * them blocked (trylock failed first, then lock), and the condition waits. */
 #include <pthread.h>
@@ -163,14 +166,15 @@ int main(int argc, char **argv)
 {
     const char *report = NULL;
     double seconds = 3;
-    int nthreads = 6, c;
-    while ((c = getopt(argc, argv, "t:s:r:")) != -1) {
+    int nthreads = 6, delay_ms = 0, c;
+    while ((c = getopt(argc, argv, "t:s:r:w:")) != -1) {
         switch (c) {
         case 't': nthreads = atoi(optarg); break;
         case 's': seconds = atof(optarg); break;
         case 'r': report = optarg; break;
+        case 'w': delay_ms = atoi(optarg); break;
         default:
-            fprintf(stderr, "usage: %s [-t THREADS] [-s SECONDS] [-r REPORT]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t THREADS] [-s SECONDS] [-r REPORT] [-w DELAY_MS]\n", argv[0]);
             return 1;
         }
     }
@@ -178,6 +182,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "cfi_locks: bad arguments (2 <= THREADS <= 64, SECONDS > 0)\n");
         return 1;
     }
+    if (delay_ms > 0)
+        sleep_us(1000L * delay_ms);
     int ningest = nthreads / 2, nflush = nthreads - ningest;
     pthread_t th[66];
     int n = 0;
