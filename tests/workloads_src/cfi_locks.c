@@ -10,9 +10,10 @@
  * waits on a condition variable that notify_thread() signals every 5 ms.
  *
  * usage: cfi_locks [-t THREADS>=2] [-s SECONDS] [-r REPORT.json] [-w DELAY_MS]
- * DELAY_MS holds the threads back at first (main sleeps, without a futex
- * wait), so that a tracer's unwind tables for the process are in place
- * before the first wait.
+ * DELAY_MS holds the threads back at first: main makes one 1 ms futex wait
+ * that times out (a tracer that builds a process's unwind tables at its
+ * first wait starts on them then) and sleeps, so that the tables are in
+ * place before the threads' first wait.
  * The report holds, per locking function, its lock calls and how many of
  * them blocked (trylock failed first, then lock), and the condition waits. */
 #include <pthread.h>
@@ -21,6 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -182,8 +185,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "cfi_locks: bad arguments (2 <= THREADS <= 64, SECONDS > 0)\n");
         return 1;
     }
-    if (delay_ms > 0)
+    if (delay_ms > 0) {
+        static uint32_t never_woken;
+        struct timespec ms = {0, 1000000};
+        syscall(SYS_futex, &never_woken, FUTEX_WAIT_PRIVATE, 0, &ms, NULL, 0);
         sleep_us(1000L * delay_ms);
+    }
     int ningest = nthreads / 2, nflush = nthreads - ningest;
     pthread_t th[66];
     int n = 0;
