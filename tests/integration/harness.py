@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The build to test: `build` unless PT_BUILD names another (a second checkout's build dir).
@@ -119,6 +120,64 @@ def run_on_terminal(argv, timeout=30):
     p.wait(timeout=timeout)
     os.close(master)
     return b"".join(chunks)
+
+
+def wait_for(cond, what, timeout=20):
+    """Waits until COND() holds: synchronisation on a condition, not a sleep."""
+    deadline = time.time() + timeout
+    while not cond():
+        check(time.time() < deadline, f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def wait_threads(pid, n, timeout=20):
+    """Waits until process PID runs N threads (its workers have started)."""
+    def count():
+        try:
+            return len(os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            raise AssertionError(f"process {pid} exited before starting {n} threads")
+    wait_for(lambda: count() >= n, f"{n} threads in process {pid}", timeout)
+
+
+def wait_mapped(pid, name, timeout=20):
+    """Waits until process PID has a file whose path ends in NAME mapped."""
+    def mapped():
+        try:
+            return any(l.rstrip().endswith(name) for l in open(f"/proc/{pid}/maps"))
+        except OSError:
+            raise AssertionError(f"process {pid} exited before mapping {name}")
+    wait_for(mapped, f"{name} in process {pid}", timeout)
+
+
+def start_pt_ready(args, timeout=30):
+    """Starts parktrace with ARGS (which must not choose -i or -f) and
+    returns it once it is tracing: with -i 100ms -f json its first report
+    comes after its probes are attached and its start-up scan of the
+    machine is done. Returns (process, the lines read so far); finish with
+    finish_pt."""
+    import select
+    p = subprocess.Popen(pt_cmd(["-i", "100ms", "-f", "json", *args]), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline, first = time.time() + timeout, []
+    while not first:
+        left = deadline - time.time()
+        if left <= 0 or p.poll() is not None:
+            p.kill()
+            _, err = p.communicate()
+            raise AssertionError(f"parktrace gave no first report (exit {p.returncode}): {err.strip()[-300:]}")
+        if select.select([p.stdout], [], [], left)[0]:
+            line = p.stdout.readline()
+            if line.startswith('{"type":'):
+                first.append(line)
+    return p, first
+
+
+def finish_pt(started, timeout=60):
+    """Waits for a parktrace from start_pt_ready to end; (reports, stderr)."""
+    p, first = started
+    out, err = p.communicate(timeout=timeout)
+    return json_reports("".join(first) + out), err
 
 
 def json_reports(text):

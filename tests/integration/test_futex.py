@@ -72,12 +72,6 @@ def known_gap(name, reason):
     skip(f"known gap {name}")
 
 
-def wait_for(cond, what, timeout=20):
-    deadline = time.time() + timeout
-    while not cond():
-        check(time.time() < deadline, f"timed out waiting for {what}")
-        time.sleep(0.05)
-
 # Four workers per mutex keep a queue on each lock, so every hold has a
 # waiter and the thesis's hold estimate applies.
 def run_workload_traced(extra_pt=(), wl_args=("-t", "8", "-m", "2", "-s", "3")):

@@ -24,6 +24,7 @@ from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 NOBODY = 65534
 AS_NOBODY = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
 CFI_LOCKS = os.path.join(ROOT, "tests", "workloads_src", "cfi_locks.c")
+WORKLOAD_THREADS = 7    # cfi_locks -t 4: main, 4 lockers, the batch and notify threads
 FAR_CODE = os.path.join(ROOT, "tests", "workloads_src", "far_code.c")
 TRACE_S = 3
 IN_TIME_S = TRACE_S + 15     # start-up, symbols and the report, with room
@@ -49,9 +50,11 @@ def sh_nobody(cmd, cwd):
     check(c.returncode == 0, f"as nobody: {cmd}: {c.stderr.strip()[-500:]}")
 
 
-def start_nobody(argv, cwd):
+def start_nobody(argv, cwd, threads=None):
+    """Starts ARGV as nobody in CWD; returns once its THREADS threads
+    (cfi_locks's by default) run."""
     p = subprocess.Popen(AS_NOBODY + argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)       # its threads are contending by now
+    wait_threads(p.pid, threads or WORKLOAD_THREADS)
     check(p.poll() is None, f"the trap {argv} exited early with {p.returncode}")
     return p
 
@@ -205,7 +208,7 @@ def a_containers_absolute_link_stays_in_the_container():
               f"mkdir .debug; ln -s {secret} .debug/app.debug; ln -s {secret} app.debug", root)
     p = subprocess.Popen(["chroot", f"--userspec={NOBODY}:{NOBODY}", root, "/bin/app", "-t", "4", "-s",
                           str(TRACE_S + 8)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)
+    wait_threads(p.pid, WORKLOAD_THREADS)
     try:
         check(p.poll() is None, f"the chrooted workload exited with {p.returncode}")
         final, lines, _ = trace([p.pid])
@@ -258,7 +261,7 @@ def forged_build_id_does_not_poison_libc_stacks():
     cc(victim, CFI_LOCKS, "-fomit-frame-pointer")
     os.chown(victim, 0, 0)
     v = subprocess.Popen([victim, "-t", "4", "-s", str(TRACE_S + 8)], stdout=subprocess.DEVNULL)
-    time.sleep(0.5)
+    wait_threads(v.pid, WORKLOAD_THREADS)
     try:
         final, lines, _ = trace([v.pid], "--unwind-cache", cache)
         check_reports_waits(final, v.pid, "victim")
@@ -282,7 +285,7 @@ def far_apart_code_costs_no_megabytes_of_tables():
             exe = os.path.join(d, f"far{i}")
             # Twelve binaries, not one: each its own build-id.
             cc(exe, FAR_CODE, "-no-pie", "-Wl,--section-start=farcode=0x40000000", f"-Wl,--build-id=0x{i + 1:040x}")
-            procs.append(start_nobody([exe, str(TRACE_S + 10)], d))
+            procs.append(start_nobody([exe, str(TRACE_S + 10)], d, threads=3))
         final, _, err = trace([p.pid for p in procs], "--self-stats")
         check_reports_waits(final, procs[0].pid, "far0")
     finally:
@@ -339,7 +342,7 @@ def cfi_asking_for_gigabytes_is_read_in_a_bounded_child():
     lib = os.path.join(d, "huge.so")
     shutil.copy(os.path.join(ROOT, "tests", "fuzz", "crashes", "elf_unwind-huge-register"), lib)
     os.chown(lib, NOBODY, NOBODY)
-    p = start_nobody([build_mapper(d), "x", lib], d)
+    p = start_nobody([build_mapper(d), "x", lib], d, threads=3)
     try:
         final, _, err = trace([p.pid], "--self-stats")
         check_reports_waits(final, p.pid, "mapper of huge.so")
@@ -365,7 +368,7 @@ def many_mapped_files_do_not_leave_others_unnamed():
     for i in range(1, 4200):
         shutil.copy(lib, os.path.join(d, f"tiny{i}.so"))
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", d], check=True)
-    p = start_nobody([mapper, "r"] + [os.path.join(d, f"tiny{i}.so") for i in range(4200)], d)
+    p = start_nobody([mapper, "r"] + [os.path.join(d, f"tiny{i}.so") for i in range(4200)], d, threads=3)
     # The victim waits only after the first interval's report has named the
     # mapper's blocker (and read its 4200 files); exec keeps its PID.
     victim = subprocess.Popen(["sh", "-c", f'sleep 2; exec "$0" -t 4 -m 1 -s {TRACE_S + 8}', MC],

@@ -154,15 +154,13 @@ def many_fake_jvms_do_not_hide_a_real_one():
     # real JVM started: its parks then stayed futex waits, without a word.
     fakes = start_fakes(["valid"] * 260)
     try:
-        pt = subprocess.Popen(pt_cmd(["-d", "8s", "-f", "json", "--top", "0", "--self-stats"]), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-        time.sleep(2)
+        pt = start_pt_ready(["-d", "8s", "--top", "0", "--self-stats"])
         w = subprocess.run(["java", "-Xmx64m", "-cp", JAVA_CP, "TimedParks", "3"], capture_output=True, text=True,
                            timeout=60)
-        out, err = pt.communicate(timeout=8 + GRACE)
-        check(pt.returncode == 0, f"parktrace exit {pt.returncode}: {err[-300:]}")
+        reports, err = finish_pt(pt, timeout=8 + GRACE)
+        check(pt[0].returncode == 0, f"parktrace exit {pt[0].returncode}: {err[-300:]}")
         wl = json.loads(w.stdout.splitlines()[-1])
-        final = final_of(json_reports(out))
+        final = final_of(reports)
         rows = {b["class"]: b for b in final["blockers"] if b["kind"] == "jvm-park"}
         check("TimedParks$Gate" in rows, f"the real JVM was hidden by fakes: jvm-park rows {sorted(rows)}")
         check(rows["TimedParks$Gate"]["parks"] >= 0.8 * wl["gate_parks"],
@@ -232,7 +230,7 @@ def attach_trigger_is_not_made_in_a_working_directory_the_jvm_cannot_write():
     jvm = subprocess.Popen(NOBODY + ["java", "-Xmx64m", "-XX:+PreserveFramePointer", "-cp", JAVA_CP, "PingPong",
                                      "-s", "7"], cwd=cwd, stdout=subprocess.DEVNULL)
     try:
-        time.sleep(0.5)
+        wait_mapped(jvm.pid, "/libjvm.so")
         _, err, _ = run_in_time(["-p", str(jvm.pid), "--probes", "uprobes", "--kinds", "jvm-park",
                                  "--collapsed", folded], 5)
         check(os.stat(cwd).st_mtime_ns == before and not os.listdir(cwd),

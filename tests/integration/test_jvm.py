@@ -126,18 +126,15 @@ def parks_of_short_lived_threads_are_recognised():
 @test
 def system_wide_finds_a_jvm_started_later():
     import subprocess
-    import time
-    pt = subprocess.Popen(pt_cmd(["-d", "7", "-f", "json", "--top", "0"]), stdout=subprocess.PIPE, text=True)
-    # A sleep, not a condition: parktrace says nothing when it is ready, and
-    # its BPF links are open before its start-up scan of the machine ends
-    # (started then, the JVM was recognised late: 3164 of 5406 parks).
-    time.sleep(1.5)
+    # Started once parktrace is tracing (its first interval report is out),
+    # the JVM must be recognised from its first parks, not found by a scan.
+    pt = start_pt_ready(["-d", "7", "--top", "0"])
     w = subprocess.run(["java", "-Xmx128m", "-cp", JAVA_CP, "TimedParks", "3"], capture_output=True, text=True,
                        timeout=60)
-    out, _ = pt.communicate(timeout=60)
-    check(pt.returncode == 0, f"parktrace exit {pt.returncode}")
+    reports, _ = finish_pt(pt)
+    check(pt[0].returncode == 0, f"parktrace exit {pt[0].returncode}")
     wl = json.loads(w.stdout.splitlines()[-1])
-    final = final_of(json_reports(out))
+    final = final_of(reports)
     rows = {b["class"]: b for b in jvm_rows(final)}
     check("TimedParks$Gate" in rows, f"the JVM started after parktrace was not found: {sorted(rows)}")
     check(rows["TimedParks$Gate"]["parks"] >= 0.85 * wl["gate_parks"],
