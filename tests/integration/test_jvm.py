@@ -141,6 +141,35 @@ def system_wide_finds_a_jvm_started_later():
           f"{rows['TimedParks$Gate']['parks']} of {wl['gate_parks']} parks seen")
 
 
+NONFAIR = "java.util.concurrent.locks.ReentrantLock$NonfairSync"
+# MovingLock times whole lock() calls; those also hold the running gaps
+# between one call's parks (about 1% here), which no park tracer counts.
+MOVING_TOLERANCE = 0.03
+
+
+@test
+def moving_gc_splits_a_blocker_and_by_class_joins_it():
+    """A full collection of -XX:+UseSerialGC moves MovingLock's one lock
+    between its two phases (the second half as long as the first): by
+    object, the lock is two rows, each holding one phase's waits; by class,
+    one row holds both. -Xmn64m leaves room for the run in eden, so no
+    young collection moves it a third time."""
+    flags = ["-Xmn64m", "-XX:+UseSerialGC"]
+    wl, final = run_java("MovingLock", "1.5", "4", "500", jvm_flags=flags)
+    phases = [p["blocked_ns"] for p in wl["phases"]]
+    check(all(p["blocked"] >= 50 for p in wl["phases"]), f"the workload barely contended: {wl['phases']}")
+    rows = sorted((b for b in jvm_rows(final) if b["class"] == NONFAIR), key=lambda b: b["thread_time_ns"])
+    check(len(rows) == 2, f"by object, the moved lock should be 2 rows, got {[(b['id'], b['parks']) for b in rows]}")
+    check(rows[0]["id"] != rows[1]["id"], f"both rows have the id {rows[0]['id']}")
+    for b, want, what in zip(rows, sorted(phases), ("the shorter phase", "the longer phase")):
+        within(b["thread_time_ns"], want, MOVING_TOLERANCE, f"{what}'s row {b['id']} thread_time_ns")
+    wl, final = run_java("MovingLock", "1.5", "4", "500", jvm_flags=flags, pt_args=("--by", "class"))
+    rows = [b for b in jvm_rows(final) if b["class"] == NONFAIR]
+    check(len(rows) == 1, f"by class, the moved lock should be 1 row, got {len(rows)}")
+    within(rows[0]["thread_time_ns"], sum(p["blocked_ns"] for p in wl["phases"]), MOVING_TOLERANCE,
+           "the class row's thread_time_ns")
+
+
 @test
 def kinds_select_what_is_traced():
     wl, final = run_java("TimedParks", "2", pt_args=("--kinds", "jvm-park"))
