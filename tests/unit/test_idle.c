@@ -1,0 +1,79 @@
+/* idle_stack against stacks as parktrace names them: HotSpot's own threads,
+ * pool workers waiting for a task, and real contention that must never be
+ * called idle. */
+#include "check.h"
+#include "idle.h"
+
+#define NFRAMES(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define JAVA(n) { (char *)(n), (char *)PT_JAVA_MODULE }
+#define JVM(n) { (char *)(n), (char *)"libjvm.so" }
+#define LIBC(n) { (char *)(n), (char *)"libc.so.6" }
+#define APP(n) { (char *)(n), (char *)"app" }
+
+/* A G1 worker waiting for GC work: the whole stack, no Java. */
+static const struct pt_frame gc_worker[] = {
+    LIBC("__futex_abstimed_wait_common"), LIBC("do_futex_wait.constprop.0"), LIBC("__new_sem_wait_slow64.constprop.0"),
+    JVM("PosixSemaphore::wait()"), JVM("WorkerThread::run()"), JVM("Thread::call_run()"),
+    JVM("thread_native_entry(Thread*)"), LIBC("start_thread"), LIBC("__GI___clone3"),
+};
+/* A VM-internal wait of a HotSpot thread with no known loop frame. */
+static const struct pt_frame vm_thread[] = {
+    LIBC("__futex_abstimed_wait_common"), LIBC("__pthread_cond_timedwait64"), JVM("os::PlatformMonitor::wait(long)"),
+    JVM("Monitor::wait_without_safepoint_check(long)"), JVM("SomeNewService::loop()"), JVM("Thread::call_run()"),
+    JVM("thread_native_entry(Thread*)"), LIBC("start_thread"),
+};
+/* A Java thread blocked inside the VM (a safepoint): it called into Java. */
+static const struct pt_frame java_in_vm[] = {
+    LIBC("__futex_abstimed_wait_common"), JVM("os::PlatformMonitor::wait(long)"), JVM("SafepointSynchronize::block(JavaThread*)"),
+    JAVA("App.work"), JVM("JavaCalls::call_helper(JavaValue*, methodHandle const&, JavaCallArguments*, JavaThread*)"),
+    JVM("JavaThread::thread_main_inner()"), JVM("Thread::call_run()"), JVM("thread_native_entry(Thread*)"),
+};
+/* The same stack cut short: no thread start, so nothing can be said. */
+static const struct pt_frame vm_cut[] = {
+    LIBC("__futex_abstimed_wait_common"), JVM("os::PlatformMonitor::wait(long)"), JVM("SomeNewService::loop()"),
+};
+/* A pool worker waiting for a task (JDK and Tomcat). */
+static const struct pt_frame pool_worker[] = {
+    JVM("Unsafe_Park"), JAVA("java.util.concurrent.locks.LockSupport.park"),
+    JAVA("java.util.concurrent.LinkedBlockingQueue.take"), JAVA("java.util.concurrent.ThreadPoolExecutor.getTask"),
+    JAVA("java.util.concurrent.ThreadPoolExecutor.runWorker"), JAVA("java.lang.Thread.run"),
+};
+static const struct pt_frame tomcat_worker[] = {
+    JAVA("java.util.concurrent.LinkedBlockingQueue.poll"), JAVA("org.apache.tomcat.util.threads.TaskQueue.poll"),
+    JAVA("org.apache.tomcat.util.threads.ThreadPoolExecutor.getTask"),
+};
+/* A pool worker contending for the application's lock inside a task. */
+static const struct pt_frame pool_task_lock[] = {
+    JVM("Unsafe_Park"), JAVA("java.util.concurrent.locks.ReentrantLock.lock"), JAVA("App.handle"),
+    JAVA("java.util.concurrent.ThreadPoolExecutor.runWorker"), JAVA("java.lang.Thread.run"),
+};
+/* Names that merely contain a pattern. */
+static const struct pt_frame look_alike[] = {
+    APP("MyThreadPoolExecutor.getTaskCount"), APP("app::WorkerThread::runner()"),
+};
+/* A native mutex wait and a native pool's idle worker. */
+static const struct pt_frame native_lock[] = {
+    LIBC("__lll_lock_wait"), LIBC("pthread_mutex_lock"), APP("tc_acquire_table"), APP("worker"), LIBC("start_thread"),
+};
+static const struct pt_frame innodb_idle[] = {
+    LIBC("__futex_abstimed_wait_common"), LIBC("pthread_cond_timedwait"),
+    APP("tpool::thread_pool_generic::wait_for_tasks(std::unique_lock<std::mutex>&, tpool::worker_data*)"),
+    APP("tpool::thread_pool_generic::get_task(tpool::worker_data*, tpool::task**)"), LIBC("start_thread"),
+};
+
+int main(void)
+{
+    CHECK(idle_stack(gc_worker, NFRAMES(gc_worker), true), "a GC worker waiting for work is idle");
+    CHECK(idle_stack(gc_worker, 5, false), "a GC worker's stack cut short keeps its loop frame: idle");
+    CHECK(idle_stack(vm_thread, NFRAMES(vm_thread), true), "a whole HotSpot thread stack without Java is idle");
+    CHECK(!idle_stack(java_in_vm, NFRAMES(java_in_vm), true), "a Java thread blocked in the VM is not idle");
+    CHECK(!idle_stack(vm_cut, NFRAMES(vm_cut), false), "a cut stack without a loop frame is not called idle");
+    CHECK(idle_stack(pool_worker, NFRAMES(pool_worker), true), "a JDK pool worker waiting for a task is idle");
+    CHECK(idle_stack(tomcat_worker, NFRAMES(tomcat_worker), false), "Tomcat's pool worker waiting for a task is idle");
+    CHECK(!idle_stack(pool_task_lock, NFRAMES(pool_task_lock), true), "a pool worker waiting for a lock is contention");
+    CHECK(!idle_stack(look_alike, NFRAMES(look_alike), false), "names that only contain a pattern are not idle");
+    CHECK(!idle_stack(native_lock, NFRAMES(native_lock), true), "a native mutex wait is contention");
+    CHECK(idle_stack(innodb_idle, NFRAMES(innodb_idle), true), "an InnoDB pool worker waiting for tasks is idle");
+    CHECK(!idle_stack(NULL, 0, false), "no stack is not idle");
+    return CHECK_DONE();
+}

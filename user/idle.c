@@ -1,0 +1,73 @@
+#include "idle.h"
+
+#include <string.h>
+
+/* Frames that wait for work, matched as a whole name or as its last
+ * dotted or scoped part ("ThreadPoolExecutor.getTask" matches the JDK's
+ * and Tomcat's copies). Kept to loops whose only job is to wait for a task
+ * or a timer; a frame that can also wait for a lock does not belong here. */
+static const char *const wait_for_work[] = {
+    /* Java pools */
+    "ThreadPoolExecutor.getTask",                 /* java.util.concurrent, Tomcat */
+    "ForkJoinPool.awaitWork",
+    "QueuedThreadPool$Runner.idleJobPoll",        /* Jetty */
+    "SingleThreadEventExecutor.takeTask",         /* Netty */
+    "TimerThread.mainLoop",                       /* java.util.Timer */
+    /* The JDK's own service threads */
+    "Reference.waitForReferencePendingList",      /* Reference Handler */
+    "Finalizer$FinalizerThread.run",
+    "CleanerImpl.run",                            /* Common-Cleaner */
+    /* HotSpot's service loops (for stacks cut short before the thread's start) */
+    "WorkerThread::run",                          /* GC workers */
+    "GangWorker::loop",
+    "ConcurrentGCThread::run",
+    "VMThread::wait_for_operation",
+    "CompileBroker::compiler_thread_loop",
+    "CompileQueue::get",
+    "WatcherThread::sleep",
+    "ServiceThread::service_thread_entry",
+    "MonitorDeflationThread::monitor_deflation_thread_entry",
+    "NotificationThread::notification_thread_entry",
+    "G1ServiceThread::wait_for_task",
+    "CallJavaMainInNewThread",                    /* the java launcher joining main */
+    /* Native pools */
+    "tpool::thread_pool_generic::wait_for_tasks", /* MariaDB/InnoDB */
+    "g_thread_pool_wait_for_new_task",            /* GLib */
+};
+
+/* NAME is PATTERN, or ends with it after a '.', '$' or ':', with an
+ * argument list or nothing after it. */
+static bool names(const char *name, const char *pattern)
+{
+    size_t len = strlen(pattern);
+    for (const char *p = strstr(name, pattern); p; p = strstr(p + 1, pattern)) {
+        bool starts = p == name || p[-1] == '.' || p[-1] == '$' || p[-1] == ':';
+        bool ends = p[len] == '\0' || p[len] == '(';
+        if (starts && ends)
+            return true;
+    }
+    return false;
+}
+
+static bool waits_for_work(const char *name)
+{
+    for (size_t i = 0; i < sizeof(wait_for_work) / sizeof(wait_for_work[0]); i++)
+        if (names(name, wait_for_work[i]))
+            return true;
+    return false;
+}
+
+bool idle_stack(const struct pt_frame *frames, int n, bool whole)
+{
+    bool hotspot_thread = false, java = false;
+    for (int i = 0; i < n; i++) {
+        const char *name = frames[i].name;
+        if (!name)
+            continue;
+        if (waits_for_work(name))
+            return true;
+        hotspot_thread |= names(name, "thread_native_entry");
+        java |= names(name, "JavaCalls::call_helper") || (frames[i].module && !strcmp(frames[i].module, PT_JAVA_MODULE));
+    }
+    return whole && hotspot_thread && !java;
+}
