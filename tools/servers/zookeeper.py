@@ -1,0 +1,62 @@
+"""Apache ZooKeeper (Debian's zookeeper, 3.8) standalone under the suite's
+own load client, java/ZkLoad.java (16 threads over 4 sessions: setData,
+getData, ephemeral create and delete on shared znodes).
+
+ZooKeeperServerMain with a zoo.cfg of our own: clientPortAddress 127.0.0.1
+on a port of its own, dataDir in the private directory, the admin HTTP
+server off, forceSync=no (the load measures the request pipeline, not the
+disk). Started as root with java directly (ZooKeeper does not refuse root),
+so this process is the one to trace. JVM flags (JFR for one) come from the
+jvm_flags argument."""
+import os
+import time
+
+from common import JAVA, Server, ServerError, compile_java
+
+CP = "/usr/share/java/zookeeper.jar"
+THREADS = 16
+SESSIONS = 4
+
+ZOO_CFG = """tickTime=2000
+dataDir={data}
+clientPort={port}
+clientPortAddress=127.0.0.1
+admin.enableServer=false
+forceSync=no
+maxClientCnxns=0
+4lw.commands.whitelist=ruok,stat
+"""
+
+
+class ZooKeeper(Server):
+    name = "zookeeper"
+
+    def __init__(self, jvm_flags=()):
+        super().__init__()
+        self.jvm_flags = list(jvm_flags)
+
+    def start(self):
+        os.makedirs(self.path("data"))
+        with open(self.path("zoo.cfg"), "w") as f:
+            f.write(ZOO_CFG.format(data=self.path("data"), port=self.port))
+        compile_java(["ZkLoad.java"], CP, self.path("classes"))
+        self.spawn([JAVA, "-Xmx256m", *self.jvm_flags, "-Dzookeeper.jmx.log4j.disable=true",
+                    "-cp", CP, "org.apache.zookeeper.server.ZooKeeperServerMain", self.path("zoo.cfg")])
+        self.wait_port()
+
+    def load(self, seconds):
+        p = self.spawn_load([JAVA, "-Xmx128m", "-cp", f"{CP}:{self.path('classes')}", "ZkLoad",
+                             f"127.0.0.1:{self.port}", str(THREADS), str(SESSIONS), str(seconds)])
+        deadline = time.time() + 30
+        while "started" not in self.load_output(p):
+            self.check_load_alive(p)
+            if time.time() > deadline:
+                raise ServerError(f"zookeeper: the load client did not start within 30 s: "
+                                  f"{self.load_output(p)[-400:]}")
+            time.sleep(0.1)
+        return p
+
+
+if __name__ == "__main__":
+    from common import main
+    main(ZooKeeper)
