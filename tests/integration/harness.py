@@ -54,6 +54,14 @@ def skip(reason):
     raise SkipTest(reason)
 
 
+def known_gap(name, reason):
+    """Ends the running test as a known gap: parktrace does not do what the
+    spec says, and the test states it rather than pass. Counted as skipped
+    (neither passed nor failed) until the runner counts these lines."""
+    print(f"KNOWN-GAP {name}: {reason}", flush=True)
+    skip(f"known gap {name}")
+
+
 def test(fn):
     def run():
         try:

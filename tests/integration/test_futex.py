@@ -64,14 +64,6 @@ def wait_tracing(p, timeout=20):
     raise AssertionError("parktrace never attached its probes")
 
 
-def known_gap(name, reason):
-    """Ends the running test as a known gap: parktrace does not do what the
-    spec says, and the test states it rather than pass. Counted as skipped
-    (neither passed nor failed) until the runner counts these lines."""
-    print(f"KNOWN-GAP {name}: {reason}", flush=True)
-    skip(f"known gap {name}")
-
-
 # Four workers per mutex keep a queue on each lock, so every hold has a
 # waiter and the thesis's hold estimate applies.
 def run_workload_traced(extra_pt=(), wl_args=("-t", "8", "-m", "2", "-s", "3")):
