@@ -1,5 +1,6 @@
 #include "collect.h"
 
+#include <bpf/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +11,13 @@
 #include "monotonic.h"
 #include "procmaps.h"
 #include "rank.h"
+#include "stacks.h"
 #include "symbolize.h"
 #include "wakers.h"
 
 #define MAX_RESOLVE_TRIES 20
+
+_Static_assert(PT_MODEL_COMM >= PT_COMM_LEN + 1, "a model's process name holds the kernel's");
 
 void collector_init(struct collector *c, struct tracer *t, const struct pt_options *o)
 {
@@ -224,7 +228,7 @@ static void feed_phase(struct collector *c, struct blocker *b, const struct pt_r
 }
 
 /* CSP for every lock-role row; in interval reports, phases too. */
-static void apply_csp(struct collector *c, struct pt_report *r, const struct idle_list *idle, uint64_t now,
+static void apply_csp(struct collector *c, struct pt_model *r, const struct idle_list *idle, uint64_t now,
                       bool interval)
 {
     struct timespec win = r->wall;
@@ -244,7 +248,7 @@ static void apply_csp(struct collector *c, struct pt_report *r, const struct idl
         row->has_csp = csp_value(row->fig.thread_time_ns, alive, idle_of(idle, row->pid), &row->csp);
         if (!interval || !row->has_csp)
             continue;
-        struct blocker *b = &c->b[row->slot];
+        struct blocker *b = &c->b[row->src];
         feed_phase(c, b, row, win);
         b->phase_seen = true;
     }
@@ -259,16 +263,103 @@ static void apply_csp(struct collector *c, struct pt_report *r, const struct idl
         b->phase_seen = false;
     }
     for (int i = 0; i < r->nrows; i++)
-        r->rows[i].in_phase = c->b[r->rows[i].slot].phase != 0;
+        r->rows[i].in_phase = c->b[r->rows[i].src].phase != 0;
 }
 
-void collector_report(struct collector *c, enum pt_report_type type, struct pt_report *r)
+/* The name of process TGID for a stack of blocker B's, copied into OUT. */
+static void comm_of(int tgid, const struct blocker *b, char out[PT_MODEL_COMM])
+{
+    struct pm_proc *p = procmaps_get(tgid);
+    snprintf(out, PT_MODEL_COMM, "%s", p->comm[0] ? p->comm : b->comm);
+}
+
+/* The kernel's table of wait time per (blocker, process, waiter stack), in
+ * its own order. */
+struct stack_times {
+    struct { struct pt_stack_key k; struct pt_stack_val v; } *e;
+    int n, cap;
+};
+
+static void read_stack_times(int fd, struct stack_times *st)
+{
+    struct pt_stack_key key, next;
+    struct pt_stack_val val;
+    bool first = true;
+    st->n = 0;
+    while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+        first = false;
+        key = next;
+        if (bpf_map_lookup_elem(fd, &key, &val))
+            continue;
+        if (st->n == st->cap) {
+            st->cap = st->cap ? 2 * st->cap : 256;
+            st->e = realloc(st->e, (size_t)st->cap * sizeof(*st->e));
+            if (!st->e) {
+                fprintf(stderr, "parktrace: out of memory for the stack table\n");
+                exit(1);
+            }
+        }
+        st->e[st->n].k = key;
+        st->e[st->n++].v = val;
+    }
+}
+
+/* The model's stacks: each waiter stack with its own waits (no waker seen)
+ * and all of them (its waits with a known waker, which the kernel charges
+ * to the (waiter, waker) pair instead, added back); with MODEL_WAKERS the
+ * pairs too, in the waker table's order. */
+static void model_stacks(struct collector *c, struct pt_model *m, const struct wakers *w, bool pairs)
+{
+    struct stack_times st = {0};
+    m->has_stacks = true;
+    for (int i = 0; pairs && i < w->n; i++) {
+        const struct pt_waker_key *k = &w->e[i].k;
+        struct blocker *b = collector_blocker(c, k->slot);
+        if (!b)
+            continue;
+        struct pt_model_waker *mw = model_add_waker(m);
+        comm_of((int)k->tgid, b, mw->root);
+        mw->stack = stacks_resolve(k->slot, (int)k->tgid, k->stack_id);
+        mw->leaf = b->cls.cls;
+        mw->waker = stacks_resolve(k->slot, (int)k->waker_tgid, k->waker_stack);
+        comm_of((int)k->waker_tgid, b, mw->waker_root);
+        mw->count = w->e[i].count;
+        mw->ns = w->e[i].ns;
+    }
+    read_stack_times(c->t->stack_time_fd, &st);
+    for (int i = 0; i < st.n; i++) {
+        const struct pt_stack_key *key = &st.e[i].k;
+        uint64_t count = st.e[i].v.count, ns = st.e[i].v.ns;
+        for (int j = 0; j < w->n; j++) {
+            const struct pt_waker_key *k = &w->e[j].k;
+            if (k->slot == key->slot && k->tgid == key->tgid && k->stack_id == key->stack_id) {
+                count += w->e[j].count;
+                ns += w->e[j].ns;
+            }
+        }
+        struct blocker *b = count ? collector_blocker(c, key->slot) : NULL;
+        if (!b)
+            continue;
+        struct pt_model_stack *ms = model_add_stack(m);
+        comm_of((int)key->tgid, b, ms->root);
+        ms->stack = stacks_resolve(key->slot, (int)key->tgid, key->stack_id);
+        ms->leaf = b->cls.cls;
+        ms->count = count;
+        ms->ns = ns;
+        ms->own_count = st.e[i].v.count;
+        ms->own_ns = st.e[i].v.ns;
+    }
+    free(st.e);
+}
+
+const struct pt_model *collector_report(struct collector *c, enum pt_report_type type, unsigned what)
 {
     uint64_t now = monotonic_ns();
     bool interval = type == PT_REPORT_INTERVAL;
+    struct pt_model *r = &c->model;
 
     collector_tick(c);
-    memset(r, 0, sizeof(*r));
+    model_clear(r);
     r->type = type;
     clock_gettime(CLOCK_REALTIME, &r->wall);
     uint32_t nused = tracer_used_slots(c->t);
@@ -278,9 +369,19 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
     r->sees_fast_parks = c->o->probes == PT_PROBES_UPROBES;
 
     struct idle_list idle = {0};
-    struct wakers wk;
+    struct wakers wk, raw = {0};
     struct waker_entry *top = c->top;
     wakers_read(c->t->waker_time_fd, &wk);
+    /* The stacks want the table as read; wakers_top reorders it. */
+    if (what & MODEL_STACKS) {
+        raw.n = wk.n;
+        raw.e = malloc((size_t)(wk.n ? wk.n : 1) * sizeof(*raw.e));
+        if (!raw.e) {
+            fprintf(stderr, "parktrace: out of memory for the waker table\n");
+            exit(1);
+        }
+        memcpy(raw.e, wk.e, (size_t)wk.n * sizeof(*raw.e));
+    }
     wakers_top(&wk, nused, top);
     wakers_free(&wk);
 
@@ -307,15 +408,15 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
             b->prev = cur;
         if (!row->fig.parks && !row->fig.thread_time_ns && !row->fig.parked_now && !row->fig.fast_parks)
             continue;
-        r->waits += row->fig.parks;
-        r->blockers++;
+        r->totals.waits += row->fig.parks;
+        r->totals.blockers++;
         resolve(c, i);
         /* Every wait-role wait is idle time of its process, printed or not. */
         if (b->cls.wait)
             add_idle(&idle, b->pid, row->fig.thread_time_ns);
         if (cur.parks < c->o->print_threshold)
             continue;
-        row->slot = i;
+        row->src = i;
         row->kind = pt_kind_names[s->key.kind & 0xff];
         row->pid = b->pid;
         row->comm = b->comm;
@@ -329,7 +430,9 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
         row->top_frame = stacks_top_frame(b->first_stack);
         if (top[i].count) {
             row->waker_stack = stacks_resolve(i, (int)top[i].k.waker_tgid, top[i].k.waker_stack);
-            row->waker_comm = procmaps_get((int)top[i].k.waker_tgid)->comm;
+            row->waker_top_frame = stacks_top_frame(row->waker_stack);
+            snprintf(row->waker_comm, sizeof(row->waker_comm), "%s",
+                     procmaps_get((int)top[i].k.waker_tgid)->comm);
             row->waker_ns = top[i].ns;
             row->waker_wakeups = top[i].count;
         }
@@ -346,21 +449,24 @@ void collector_report(struct collector *c, enum pt_report_type type, struct pt_r
     group_rows(r, c->o->by);
     r->nrows = rank_rows(r->rows, r->nrows, c->o->sort == PT_SORT_CSP, c->o->top, c->order, c->sorted);
     r->rows = c->sorted;
-    r->phases = c->phases.p;
-    r->nphases = c->phases.n;
+    for (int i = 0; i < c->phases.n; i++) {
+        const struct phase *p = &c->phases.p[i];
+        *model_add_phase(r) = (struct pt_model_phase){.pid = p->pid, .id = p->id, .cls = p->cls,
+                                                      .start = p->start, .end = p->end, .open = p->open,
+                                                      .peak = p->peak, .mean = phase_mean(p)};
+    }
+    uint64_t drops[PT_DROP_COUNT];
     for (int i = 0; i < PT_DROP_COUNT; i++)
-        r->drops[i] = tracer_drop(c->t, i);
-    r->dropped_events = r->drops[PT_DROP_BLOCKERS] + r->drops[PT_DROP_WAITING] +
-                        r->drops[PT_DROP_THREADS] + r->drops[PT_DROP_STACKAGG] +
-                        r->drops[PT_DROP_EXECS];
-    r->dropped_stacks = r->drops[PT_DROP_STACKS] + r->drops[PT_DROP_SAMPLES];
-    stacks_tally(c->t->stack_time_fd, &r->stacks, &r->truncated_stacks);
-}
-
-void report_free(struct pt_report *r)
-{
-    r->rows = NULL;
-    r->nrows = 0;
+        drops[i] = tracer_drop(c->t, i);
+    r->totals.dropped_events = drops[PT_DROP_BLOCKERS] + drops[PT_DROP_WAITING] + drops[PT_DROP_THREADS] +
+                               drops[PT_DROP_STACKAGG] + drops[PT_DROP_EXECS];
+    r->totals.dropped_stacks = drops[PT_DROP_STACKS] + drops[PT_DROP_SAMPLES];
+    stacks_tally(c->t->stack_time_fd, &r->totals.stacks, &r->totals.truncated_stacks);
+    if (what & MODEL_STACKS) {
+        model_stacks(c, r, &raw, what & MODEL_WAKERS);
+        wakers_free(&raw);
+    }
+    return r;
 }
 
 void collector_free(struct collector *c)
@@ -374,4 +480,5 @@ void collector_free(struct collector *c)
     free(c->top);
     csp_free(&c->csp);
     phases_free(&c->phases);
+    model_free(&c->model);
 }

@@ -1,5 +1,7 @@
-/* Turns the kernel's cumulative blocker table into reports: windows,
- * in-progress waits, names, classes and roles. */
+/* Turns the kernel's cumulative tables into one snapshot model per window
+ * (model.h): windows, in-progress waits, names, classes and roles, CSP and
+ * phases, stacks and wakers. The only reader of the kernel's maps after
+ * loading; the services it calls (names, stacks, JVMs) never call back. */
 #ifndef PT_COLLECT_H
 #define PT_COLLECT_H
 #include <stdint.h>
@@ -7,8 +9,9 @@
 #include "csp.h"
 #include "phases.h"
 #include "loader.h"
+#include "metrics.h"
 #include "options.h"
-#include "report.h"
+#include "model.h"
 
 struct blocker {
     bool resolved;
@@ -44,6 +47,7 @@ struct collector {
     struct pt_row **order;
     struct waker_entry *top;
     uint32_t rows_cap;
+    struct pt_model model;     /* the last report's */
 };
 
 void collector_init(struct collector *c, struct tracer *t, const struct pt_options *o);
@@ -52,11 +56,15 @@ void collector_init(struct collector *c, struct tracer *t, const struct pt_optio
  * blockers while their processes are still alive. */
 void collector_tick(struct collector *c);
 
-/* Builds a report. An interval report covers the time since the previous
- * one and starts a new window; final and dump cover the whole run. */
-void collector_report(struct collector *c, enum pt_report_type type, struct pt_report *r);
-/* Ends the use of a report's rows (the collector keeps their memory). */
-void report_free(struct pt_report *r);
+/* What a model holds besides its rows, phases and totals. */
+#define MODEL_STACKS 1u        /* the run's waiter stacks and their weights */
+#define MODEL_WAKERS 2u        /* with MODEL_STACKS: the waker pairs, their stacks named */
+
+/* Builds the model of a report. An interval report covers the time since
+ * the previous one and starts a new window; final and dump cover the whole
+ * run. WHAT is MODEL_* flags. The model is the collector's, valid until
+ * its next call. */
+const struct pt_model *collector_report(struct collector *c, enum pt_report_type type, unsigned what);
 
 /* The blocker of slot IDX, named; NULL when the slot is not in use. */
 struct blocker *collector_blocker(struct collector *c, uint32_t idx);

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "metrics.h"
+
 static const char *group_key(const struct pt_row *row, enum pt_group by)
 {
     return by == PT_BY_CLASS ? row->cls : row->top_frame ? row->top_frame : "[unknown]";
@@ -13,7 +15,7 @@ static bool same_group(const struct pt_row *a, const struct pt_row *b, enum pt_g
            strcmp(group_key(a, by), group_key(b, by)) == 0;
 }
 
-void group_rows(struct pt_report *r, enum pt_group by)
+void group_rows(struct pt_model *r, enum pt_group by)
 {
     if (by == PT_BY_OBJECT)
         return;

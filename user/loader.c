@@ -14,8 +14,6 @@
 #include "parktrace.skel.h"
 #include "preflight.h"
 #include "sanitize.h"
-#include "stacks.h"
-#include "unwind_tables.h"
 
 _Static_assert(sizeof(struct pt_slot) % 8 == 0, "slot must be 8-byte sized for the array map");
 
@@ -43,13 +41,13 @@ static bool tracepoint_exists(const char *name)
 static int on_ready(void *ctx, void *data, size_t size)
 {
     const struct pt_ready *ev = data;
-    (void)ctx;
-    if (size < sizeof(*ev))
+    const struct tracer_ready *on = ((struct tracer *)ctx)->on_ready;
+    if (size < sizeof(*ev) || !on)
         return 0;
-    if (ev->what == PT_READY_UNWIND)
-        unwind_tables_add_process((int)ev->tgid);
-    else if (ev->what == PT_READY_STACK)
-        stacks_name_kernel_stack((int)ev->tgid, ev->stack_id);
+    if (ev->what == PT_READY_UNWIND && on->unwind)
+        on->unwind(on->ctx, (int)ev->tgid);
+    else if (ev->what == PT_READY_STACK && on->stack)
+        on->stack(on->ctx, (int)ev->tgid, ev->stack_id);
     return 0;
 }
 
@@ -132,10 +130,9 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->stacks_fd = bpf_map__fd(skel->maps.stacks);
     t->samples_fd = bpf_map__fd(skel->maps.samples);
     t->ustacks_fd = bpf_map__fd(skel->maps.ustacks);
-    if (o->unwind == PT_UNWIND_CFI)
-        unwind_tables_init(bpf_map__fd(skel->maps.unwind_bins), bpf_map__fd(skel->maps.unwind_procs),
-                           o->unwind_cache);
-    t->sample_ready = ring_buffer__new(bpf_map__fd(skel->maps.sample_ready), on_ready, NULL, NULL);
+    t->unwind_bins_fd = bpf_map__fd(skel->maps.unwind_bins);
+    t->unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs);
+    t->sample_ready = ring_buffer__new(bpf_map__fd(skel->maps.sample_ready), on_ready, t, NULL);
     if (!t->sample_ready) {
         fprintf(stderr, "parktrace: cannot open the sample ring buffer: %s\n", strerror(errno));
         tracer_close(t);
@@ -240,9 +237,11 @@ int tracer_sample_ready_fd(const struct tracer *t)
     return ring_buffer__epoll_fd(t->sample_ready);
 }
 
-void tracer_sample_ready_drain(struct tracer *t)
+void tracer_sample_ready_drain(struct tracer *t, const struct tracer_ready *on)
 {
+    t->on_ready = on;
     ring_buffer__consume(t->sample_ready);
+    t->on_ready = NULL;
 }
 
 void tracer_close(struct tracer *t)

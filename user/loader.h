@@ -1,4 +1,7 @@
-/* Loads and attaches the BPF programs, and exposes their maps. */
+/* Loads and attaches the BPF programs, and exposes their maps: the source
+ * of every figure, calling nothing above it (what the kernel asks for
+ * reaches the services through the handler given to
+ * tracer_sample_ready_drain). */
 #ifndef PT_LOADER_H
 #define PT_LOADER_H
 #include <stdbool.h>
@@ -25,8 +28,10 @@ struct tracer {
     struct { uint64_t dev, ino; } jvm_files[TRACER_MAX_JVMS];
     int njvm_files;
     struct ring_buffer *sample_ready;   /* new stack samples, to unwind at once */
+    const struct tracer_ready *on_ready;   /* while draining it */
     int procs_fd, uncounted_fd;
     int ustacks_fd;                     /* kernel-unwound stacks by id */
+    int unwind_bins_fd, unwind_procs_fd; /* the CFI unwind tables (--unwind cfi) */
     int stack_time_fd, waker_time_fd, stacks_fd, samples_fd, traced_fd, jvm_layouts_fd, java_threads_fd, execs_fd;
 };
 
@@ -49,10 +54,20 @@ void tracer_start_window(struct tracer *t, uint64_t now);
  * one line. */
 int tracer_attach_jvm(struct tracer *t, int fd, const char *libjvm);
 
+/* What the kernel asks user space for at once, through its ready ring. */
+struct tracer_ready {
+    void *ctx;
+    /* Process TGID waits with no unwind tables: make them now. */
+    void (*unwind)(void *ctx, int tgid);
+    /* A new kernel-unwound stack of TGID: name its Java frames now, while
+     * the JVM runs. */
+    void (*stack)(void *ctx, int tgid, int stack_id);
+};
+
 /* A descriptor that polls readable when new stack samples wait, and the
- * call that clears it. */
+ * call that clears it, handing each request to ON. */
 int tracer_sample_ready_fd(const struct tracer *t);
-void tracer_sample_ready_drain(struct tracer *t);
+void tracer_sample_ready_drain(struct tracer *t, const struct tracer_ready *on);
 
 /* Detaches every probe and frees every map. */
 void tracer_close(struct tracer *t);

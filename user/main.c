@@ -11,7 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collapsed.h"
 #include "collect.h"
 #include "elfsyms.h"
 #include "jvm_tracker.h"
@@ -26,6 +25,7 @@
 #include "stacks.h"
 #include "unwind.h"
 #include "unwind_tables.h"
+#include "writer.h"
 
 #define HOUSEKEEPING_NS 200000000ULL  /* unwind new stacks while their owners live */
 #define NAMED_TICK_NS 50000000ULL     /* JVM discovery among -p/-- processes */
@@ -37,6 +37,7 @@ struct run {
     FILE *out;                     /* the reports: out_file's, or standard output */
     struct output_file out_file;
     struct output_file collapsed;
+    const struct pt_model *final;  /* the final report's, with the stacks --collapsed wants */
     bool write_failed;             /* ends the run: exit 2 */
     bool live;
     int child;
@@ -50,21 +51,50 @@ struct run {
  * the last one, so that it can be followed while it grows. */
 static bool emit(struct run *r, enum pt_report_type type)
 {
-    struct pt_report rep;
     if (type != PT_REPORT_FINAL && output_file_publish(&r->out_file)) {
         r->write_failed = true;
         return false;
     }
-    collector_report(&r->c, type, &rep);
-    int rc = r->o.format == PT_FORMAT_JSON ? report_json_write(r->out, &rep)
-                                           : report_text_write(r->out, &rep, r->live && type == PT_REPORT_INTERVAL);
+    /* The final model also holds what --collapsed writes at exit. */
+    unsigned what = 0;
+    if (type == PT_REPORT_FINAL && r->o.collapsed)
+        what = MODEL_STACKS | (r->o.waker ? MODEL_WAKERS : 0);
+    const struct pt_model *m = collector_report(&r->c, type, what);
+    const struct pt_write_opts wo = {0};
+    int rc = r->o.format == PT_FORMAT_JSON            ? write_json(r->out, m, &wo)
+             : r->live && type == PT_REPORT_INTERVAL ? write_live(r->out, m, &wo)
+                                                     : write_text(r->out, m, &wo);
     int err = errno;
-    report_free(&rep);
+    if (type == PT_REPORT_FINAL)
+        r->final = m;
     if (rc) {
         output_file_failed(&r->out_file, err);
         r->write_failed = true;
     }
     return !rc;
+}
+
+/* The kernel's requests, handed to the services that answer them. */
+static void ready_unwind(void *ctx, int tgid)
+{
+    (void)ctx;
+    unwind_tables_add_process(tgid);
+}
+
+static void ready_stack(void *ctx, int tgid, int stack_id)
+{
+    (void)ctx;
+    stacks_name_kernel_stack(tgid, stack_id);
+}
+
+static const struct tracer_ready on_ready = {.unwind = ready_unwind, .stack = ready_stack};
+
+/* Java frames are named by the JVM tracker. */
+static bool name_java_frame(void *ctx, int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
+                            size_t len)
+{
+    (void)ctx;
+    return jvm_tracker_frame_name(pid, pc, fp, smp, out, len);
 }
 
 /* A zombie still answers kill(pid, 0) until its parent reaps it. */
@@ -133,7 +163,7 @@ static void loop(struct run *r, int sfd, int tfd)
             return;
         /* First, while the thread that made a new stack still waits. */
         if (fds[2].revents & POLLIN) {
-            tracer_sample_ready_drain(&r->t);
+            tracer_sample_ready_drain(&r->t, &on_ready);
             stacks_poll_samples();
         }
         if (fds[0].revents & POLLIN) {
@@ -206,8 +236,9 @@ static int finish_outputs(struct run *r)
         output_file_discard(&r->out_file);
     else if (output_file_close(&r->out_file))
         r->write_failed = true;
-    if (r->o.collapsed && !r->write_failed) {
-        if (collapsed_write(r->collapsed.f, &r->c, r->o.collapsed_count, r->o.waker) < 0) {
+    if (r->o.collapsed && !r->write_failed && r->final) {
+        const struct pt_write_opts wo = {.count_value = r->o.collapsed_count, .waker = r->o.waker};
+        if (write_collapsed(r->collapsed.f, r->final, &wo) < 0) {
             output_file_failed(&r->collapsed, errno);
             r->write_failed = true;
         } else if (output_file_close(&r->collapsed)) {
@@ -266,7 +297,10 @@ int main(int argc, char **argv)
     }
     if (r.child > 0)
         tracer_add_pid(&r.t, r.child);
-    stacks_init(r.t.stacks_fd, r.t.samples_fd, r.t.ustacks_fd);
+    if (r.o.unwind == PT_UNWIND_CFI)
+        unwind_tables_init(r.t.unwind_bins_fd, r.t.unwind_procs_fd, r.o.unwind_cache);
+    const struct stacks_java_namer namer = {.name = name_java_frame};
+    stacks_init(r.t.stacks_fd, r.t.samples_fd, r.t.ustacks_fd, &namer);
     /* Named processes get their unwind tables before their first wait. */
     for (int i = 0; i < r.o.npids; i++)
         unwind_tables_add_process(r.o.pids[i]);

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+_Static_assert(PT_FIG_HIST_SLOTS == PT_HIST_SLOTS, "figures.h has the kernel's histogram");
+
 uint64_t metrics_avg_park(uint64_t thread_ns, uint64_t parks)
 {
     return parks ? thread_ns / parks : 0;

@@ -4,6 +4,7 @@
 #define PT_METRICS_H
 #include <stdint.h>
 #include "../bpf/parktrace.h"
+#include "figures.h"
 
 /* A blocker's cumulative state at time t. thread_ns and real_ns include the
  * parts of waits and busy periods still open at t, so the difference of two
@@ -29,18 +30,6 @@ struct pt_window_extra {
     uint64_t last_event;
 };
 
-struct pt_figures {
-    uint64_t window_ns;
-    uint64_t parks, wakeups, timeouts, interrupts;
-    uint64_t fast_parks;       /* parks that did not block: seen by --probes uprobes only */
-    uint64_t parked_now, peak_parked;
-    uint64_t thread_time_ns, real_time_ns;
-    uint64_t avg_park_ns, max_park_ns, avg_hold_ns;
-    double real_util, thread_util, real_life_util, thread_life_util;
-    uint64_t threads;
-    uint64_t hist[PT_HIST_SLOTS];
-};
-
 uint64_t metrics_avg_park(uint64_t thread_ns, uint64_t parks);
 uint64_t metrics_avg_hold(uint64_t real_ns, uint64_t parks, uint64_t parked_now);
 
@@ -58,8 +47,5 @@ void metrics_merge(struct pt_figures *into, const struct pt_figures *add);
 /* Recomputes the averages and utilisations from the counts and times.
  * LIFE_NS is the active life used by the *_life_util figures. */
 void metrics_derive(struct pt_figures *f, uint64_t life_ns);
-
-/* Bounds of log2 histogram slot I in ns: [lo, hi). */
-void metrics_hist_bounds(int i, uint64_t *lo, uint64_t *hi);
 
 #endif

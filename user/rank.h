@@ -3,7 +3,7 @@
 #ifndef PT_RANK_H
 #define PT_RANK_H
 #include <stdbool.h>
-#include "report.h"
+#include "model.h"
 
 /* Puts the best KEEP of ROWS[0..N) (all when KEEP is 0) in order into OUT,
  * using ORDER (room for N pointers) as scratch; returns how many. */

@@ -7,7 +7,6 @@
 
 #include "../bpf/parktrace.h"
 #include "jvm_frames.h"
-#include "jvm_tracker.h"
 #include "monotonic.h"
 #include "unwind.h"
 #include "unwind_tables.h"
@@ -31,14 +30,22 @@ struct entry {
 static struct entry *table[BUCKETS];
 static int pending_jit;       /* entries with a JIT frame not named yet */
 static int stack_fd = -1, samples_fd = -1, ustacks_fd = -1;
+static struct stacks_java_namer java_namer;
 static const struct pt_stack empty;
 static uint64_t tally_n, tally_truncated;
 
-void stacks_init(int stack_map_fd, int samples_map_fd, int ustacks_map_fd)
+void stacks_init(int stack_map_fd, int samples_map_fd, int ustacks_map_fd, const struct stacks_java_namer *namer)
 {
+    if (namer)
+        java_namer = *namer;
     stack_fd = stack_map_fd;
     samples_fd = samples_map_fd;
     ustacks_fd = ustacks_map_fd;
+}
+
+static bool java_name(int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out, size_t len)
+{
+    return java_namer.name && java_namer.name(java_namer.ctx, pid, pc, fp, smp, out, len);
 }
 
 static bool kernel_unwound(int stack_id)
@@ -124,7 +131,7 @@ static void name_java(int tgid, const struct pt_sample *smp, const uint64_t *fps
     char name[512];
     for (int i = 0; i < e->npcs; i++) {
         uint64_t look = lookup_pc(e->pcs, i);
-        if (!jvm_tracker_frame_name(tgid, look, fps ? fps[i] : 0, smp, name, sizeof(name)))
+        if (!java_name(tgid, look, fps ? fps[i] : 0, smp, name, sizeof(name)))
             continue;
         if (!e->java)
             e->java = calloc((size_t)e->npcs, sizeof(*e->java));
@@ -155,7 +162,7 @@ static void retry_jit_names(void)
                 if (!e->java[i] || strcmp(e->java[i], JVM_FRAME_UNNAMED) != 0)
                     continue;
                 uint64_t look = lookup_pc(e->pcs, i);
-                if (!jvm_tracker_frame_name(e->tgid, look, 0, NULL, name, sizeof(name)))
+                if (!java_name(e->tgid, look, 0, NULL, name, sizeof(name)))
                     continue;     /* the JVM is gone: stays unnamed */
                 if (strcmp(name, JVM_FRAME_UNNAMED) == 0) {
                     left = true;
@@ -372,4 +379,5 @@ void stacks_free_all(void)
             free(c);
         }
     memset(canon, 0, sizeof(canon));
+    memset(&java_namer, 0, sizeof(java_namer));
 }

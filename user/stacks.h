@@ -5,21 +5,24 @@
 #define PT_STACKS_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "frames.h"
 #include "symbolize.h"
 
-/* The frame that ends a stack cut short (no CFI, unreadable memory, the
- * depth limit): its outermost frame, so collapsed stacks show it next to
- * the process. */
-#define PT_TRUNCATED_FRAME "[truncated]"
+struct pt_sample;
 
-struct pt_stack {
-    int n;
-    struct pt_frame *frames;   /* innermost first; the last is PT_TRUNCATED_FRAME when truncated */
-    bool unwound;              /* from a CFI unwind, in the kernel or of a stack copy */
-    bool truncated;
+/* Names a Java frame: the Java name of the frame at PC (frame pointer FP,
+ * in stack copy SMP, both may be 0/NULL) of process PID into OUT; false
+ * when PC is not Java code of a live JVM. The JVM tracker's, given by the
+ * caller, so that stacks need not know of it. */
+struct stacks_java_namer {
+    void *ctx;
+    bool (*name)(void *ctx, int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
+                 size_t len);
 };
 
-void stacks_init(int stack_map_fd, int samples_map_fd, int ustacks_map_fd);
+/* The kernel's maps of stacks, and who names Java frames (NAMER may be
+ * NULL: then no frame is Java). */
+void stacks_init(int stack_map_fd, int samples_map_fd, int ustacks_map_fd, const struct stacks_java_namer *namer);
 
 /* Waiter stacks the kernel has counted (one per blocker, process and call
  * path), and how many of them were cut short, over the run so far. */

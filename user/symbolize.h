@@ -5,14 +5,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "frames.h"
 
 /* The module of a Java frame named from the JVM. */
 #define PT_JAVA_MODULE "[java]"
-
-struct pt_frame {
-    char *name;
-    char *module;      /* basename of the mapped file, or NULL */
-};
 
 /* Names the code at ADDR in PID into F (caller frees with frame_free).
  * RETURN_ADDR means ADDR follows a call, so ADDR-1 is looked up. */

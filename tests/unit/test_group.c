@@ -24,7 +24,7 @@ static void one_site(enum pt_group by, bool heavy_last)
         rows[0] = rows[2];
         rows[2] = t;
     }
-    struct pt_report r = {.rows = rows, .nrows = 3};
+    struct pt_model r = {.rows = rows, .nrows = 3};
     group_rows(&r, by);
     const char *how = heavy_last ? "heaviest last" : "heaviest first";
     if (by == PT_BY_SITE) {

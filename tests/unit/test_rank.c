@@ -17,7 +17,7 @@ static void fill(unsigned seed)
     srand(seed);
     for (int i = 0; i < N; i++) {
         memset(&rows[i], 0, sizeof(rows[i]));
-        rows[i].slot = (uint32_t)i;
+        rows[i].src = (uint32_t)i;
         rows[i].fig.thread_time_ns = (uint64_t)(rand() % 50) * 1000;
         rows[i].fig.parks = (uint64_t)(rand() % 5);
         rows[i].has_csp = rand() % 3 != 0;

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "collapsed.h"
 #include "json.h"
 #include "sanitize.h"
+#include "writer.h"
 
 static void copies(const char *in, size_t max_chars, const char *want, size_t want_chars)
 {
@@ -81,7 +81,10 @@ int main(void)
     /* Collapsed: a name can add neither a frame, nor a line, nor a value. */
     struct pt_frame frames[] = {{.name = "evil;frame"}, {.name = "x 99\n1 2"}};
     struct pt_stack st = {.n = 2, .frames = frames};
-    WRITTEN(buf, collapsed_line(f_, "comm\x1b]0;t\x07", &st, "cls\n", 5));
+    struct pt_model_stack line = {.root = "comm\x1b]0;t\x07", .stack = &st, .leaf = "cls\n", .count = 5};
+    struct pt_model m = {.has_stacks = true, .stacks = &line, .nstacks = 1};
+    const struct pt_write_opts count = {.count_value = true};
+    WRITTEN(buf, write_collapsed(f_, &m, &count));
     CHECK(strcmp(buf, "comm?]0:t?;x 99?1 2;evil:frame;[cls?] 5\n") == 0, "collapsed line stays one line: %s", buf);
     free(buf);
 

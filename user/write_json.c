@@ -4,18 +4,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "report.h"
-
-int report_flush(FILE *f)
-{
-    /* ferror: a write that failed while the buffer filled up. */
-    return fflush(f) || ferror(f) ? -1 : 0;
-}
-
-const char *report_type_name(enum pt_report_type t)
-{
-    return t == PT_REPORT_INTERVAL ? "interval" : t == PT_REPORT_FINAL ? "final" : "dump";
-}
+#include "writer.h"
 
 static void write_u64(FILE *f, const char *key, uint64_t v)
 {
@@ -74,7 +63,7 @@ static void write_row(FILE *f, const struct pt_row *row, bool sees_fast_parks)
     write_f(f, "csp", row->has_csp ? row->csp : NAN);
     fputs(",\"hist_ns\":[", f);
     bool first = true;
-    for (int i = 0; i < PT_HIST_SLOTS; i++) {
+    for (int i = 0; i < PT_FIG_HIST_SLOTS; i++) {
         if (!g->hist[i])
             continue;
         uint64_t lo, hi;
@@ -96,7 +85,7 @@ static void write_row(FILE *f, const struct pt_row *row, bool sees_fast_parks)
         write_u64(f, "wakeups", row->waker_wakeups);
         write_u64(f, "time_ns", row->waker_ns);
         fputs(",\"top_frame\":", f);
-        json_string(f, stacks_top_frame(row->waker_stack));
+        json_string(f, row->waker_top_frame);
         fputs(",\"stack\":", f);
         write_frames(f, row->waker_stack);
         fputc('}', f);
@@ -116,23 +105,25 @@ static void write_time(FILE *f, struct timespec t)
     fprintf(f, "\"%s.%03ldZ\"", when, t.tv_nsec / 1000000);
 }
 
-int report_json_write(FILE *f, const struct pt_report *r)
+int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
 {
-    fprintf(f, "{\"type\":\"%s\",\"time\":", report_type_name(r->type));
-    write_time(f, r->wall);
-    fprintf(f, ",\"window_ns\":%" PRIu64, r->window_ns);
+    const struct pt_totals *t = &m->totals;
+    (void)o;
+    fprintf(f, "{\"type\":\"%s\",\"time\":", model_type_name(m->type));
+    write_time(f, m->wall);
+    fprintf(f, ",\"window_ns\":%" PRIu64, m->window_ns);
     fprintf(f, ",\"totals\":{\"waits\":%" PRIu64 ",\"blockers\":%" PRIu64 ",\"dropped_events\":%" PRIu64
                ",\"dropped_stacks\":%" PRIu64 ",\"stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64 "}",
-            r->waits, r->blockers, r->dropped_events, r->dropped_stacks, r->stacks, r->truncated_stacks);
+            t->waits, t->blockers, t->dropped_events, t->dropped_stacks, t->stacks, t->truncated_stacks);
     fputs(",\"blockers\":[", f);
-    for (int i = 0; i < r->nrows; i++) {
+    for (int i = 0; i < m->nrows; i++) {
         if (i)
             fputc(',', f);
-        write_row(f, &r->rows[i], r->sees_fast_parks);
+        write_row(f, &m->rows[i], m->sees_fast_parks);
     }
     fputs("],\"phases\":[", f);
-    for (int i = 0; i < r->nphases; i++) {
-        const struct phase *p = &r->phases[i];
+    for (int i = 0; i < m->nphases; i++) {
+        const struct pt_model_phase *p = &m->phases[i];
         fprintf(f, "%s{\"pid\":%d,\"id\":\"0x%" PRIx64 "\",\"class\":", i ? "," : "", p->pid, p->id);
         json_string(f, p->cls);
         fputs(",\"start\":", f);
@@ -142,8 +133,8 @@ int report_json_write(FILE *f, const struct pt_report *r)
             fputs("null", f);
         else
             write_time(f, p->end);
-        fprintf(f, ",\"peak_csp\":%.4f,\"mean_csp\":%.4f}", p->peak, phase_mean(p));
+        fprintf(f, ",\"peak_csp\":%.4f,\"mean_csp\":%.4f}", p->peak, p->mean);
     }
     fputs("]}\n", f);
-    return report_flush(f);
+    return writer_flush(f);
 }

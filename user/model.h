@@ -1,0 +1,124 @@
+/* The snapshot model: everything one report says, built once per window by
+ * the collector (collect.c) and read by every writer (writer.h). Plain
+ * data: no kernel header, no map, no service behind it. A writer needs
+ * nothing but this, a FILE and its options, so a new output format is one
+ * new file.
+ *
+ *   kernel maps -> collector -> model -> writers
+ *
+ * What the model points to (stacks, names, classes) belongs to the
+ * collector and its services and stays valid until the collector's next
+ * call (tick, report or free); a process name is copied, since the service
+ * that knows it may forget it. */
+#ifndef PT_MODEL_H
+#define PT_MODEL_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include "figures.h"
+#include "frames.h"
+
+enum pt_report_type { PT_REPORT_INTERVAL, PT_REPORT_FINAL, PT_REPORT_DUMP };
+
+/* A process or thread name: the kernel's 16 bytes and a NUL. */
+#define PT_MODEL_COMM 17
+
+/* One row: a blocker, or with --by class|site a group of them. */
+struct pt_row {
+    const char *kind;          /* futex, jvm-park, jvm-monitor, jvm-wait */
+    int pid;
+    const char *comm;
+    uint64_t id;
+    const char *name;          /* NULL when the address is in no named global */
+    const char *cls;
+    bool wait;                 /* role wait, else lock */
+    struct pt_figures fig;
+    bool has_csp;
+    double csp;
+    bool in_phase;             /* an interval report's lock in a CSP phase */
+    const char *first_thread;
+    const struct pt_stack *first_stack;
+    const char *top_frame;     /* of first_stack; NULL when unknown */
+    /* The stack that ended most of this blocker's wait time by waking its
+     * waiters, over the run so far; NULL when no waker was seen. */
+    const struct pt_stack *waker_stack;
+    const char *waker_top_frame;
+    char waker_comm[PT_MODEL_COMM];
+    uint64_t waker_ns, waker_wakeups;
+    uint32_t src;              /* the collector's own index of the blocker; no writer's business */
+};
+
+/* A stretch of intervals in which a lock's CSP stayed at or above
+ * --phase-threshold. */
+struct pt_model_phase {
+    int pid;
+    uint64_t id;
+    const char *cls;
+    struct timespec start, end;   /* end only once closed */
+    bool open;
+    double peak, mean;
+};
+
+/* One waiter call path on one blocker, with its weights: a collapsed line. */
+struct pt_model_stack {
+    char root[PT_MODEL_COMM];     /* the waiter's process */
+    const struct pt_stack *stack;
+    const char *leaf;             /* the blocker's class */
+    uint64_t count, ns;           /* every wait on this path */
+    uint64_t own_count, own_ns;   /* those of them no waker was seen for */
+};
+
+/* Waits on one waiter call path ended by one waker call path; also counted
+ * in their waiter's pt_model_stack, when the table had room for it there. */
+struct pt_model_waker {
+    char root[PT_MODEL_COMM];
+    const struct pt_stack *stack;
+    const char *leaf;
+    const struct pt_stack *waker;
+    char waker_root[PT_MODEL_COMM];   /* the waker's process */
+    uint64_t count, ns;
+};
+
+struct pt_totals {
+    uint64_t waits, blockers;             /* in the window, printed or not */
+    uint64_t dropped_events, dropped_stacks;
+    uint64_t stacks, truncated_stacks;    /* waiter stacks so far, and those cut short */
+};
+
+struct pt_model {
+    enum pt_report_type type;
+    struct timespec wall;         /* when the window ended */
+    uint64_t window_ns;
+    struct pt_totals totals;
+    bool sees_fast_parks;         /* --probes uprobes: fast_parks is measured */
+    struct pt_row *rows;          /* ranked, at most --top */
+    int nrows;
+    struct pt_model_phase *phases;   /* every phase so far, closed or open */
+    int nphases;
+    /* The run's waiter stacks and waker pairs, in the kernel's table order;
+     * only in a model built with them (collector_report's MODEL_STACKS). */
+    bool has_stacks;
+    struct pt_model_stack *stacks;
+    int nstacks;
+    struct pt_model_waker *wakers;
+    int nwakers;
+    /* Capacities of the arrays the model owns (phases, stacks, wakers):
+     * kept from window to window. */
+    int phases_cap, stacks_cap, wakers_cap;
+};
+
+const char *model_type_name(enum pt_report_type t);
+
+/* Room for one more phase, stack or waker pair (zeroed); exits on out of
+ * memory, as the collector's other tables do. */
+struct pt_model_phase *model_add_phase(struct pt_model *m);
+struct pt_model_stack *model_add_stack(struct pt_model *m);
+struct pt_model_waker *model_add_waker(struct pt_model *m);
+
+/* Empties M for the next window, keeping its arrays. */
+void model_clear(struct pt_model *m);
+
+/* Frees the arrays M owns (not its rows). */
+void model_free(struct pt_model *m);
+
+#endif

@@ -1,0 +1,72 @@
+/* The text report: a header line, one row per blocker, then the phase
+ * lines (write_phases.c). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "duration.h"
+#include "sanitize.h"
+#include "writer.h"
+
+static const char *dur(uint64_t ns, char *buf)
+{
+    return ns ? duration_format(ns, buf, 24) : "-";
+}
+
+/* A column WIDTH characters wide holding NAME, cut to fit, padded, and
+ * safe to show (sanitize.h): names come from the processes traced. */
+static void put_cell(FILE *f, const char *name, int width)
+{
+    char buf[4 * 64 + 1];   /* up to 64 characters of up to 4 bytes */
+    size_t n = sanitize_copy(buf, sizeof(buf), name, (size_t)width);
+    fprintf(f, "%s%*s", buf, width - (int)n, "");
+}
+
+static void put_row(FILE *f, const struct pt_row *row)
+{
+    const struct pt_figures *g = &row->fig;
+    char a[24], b[24], c[24], d[24];
+    char id[4 * 18 + 1], csp[16];
+    if (row->name)
+        snprintf(id, sizeof(id), "%s", row->name);
+    else
+        snprintf(id, sizeof(id), "0x%" PRIx64, row->id);
+    /* A star marks a lock in a phase (an interval report). */
+    if (row->has_csp)
+        snprintf(csp, sizeof(csp), "%s%.2f", row->in_phase ? "*" : "", row->csp);
+    else
+        strcpy(csp, "-");
+    fprintf(f, "%-8s %7d ", row->kind, row->pid);
+    put_cell(f, row->comm, 15);
+    fputc(' ', f);
+    put_cell(f, writer_simple_class(row->cls), 28);
+    fputc(' ', f);
+    put_cell(f, id, 18);
+    fprintf(f, " %4s %8" PRIu64 " %5" PRIu64 " %11s %10s %9s %9s %6.1f %7.1f %5s  ", row->wait ? "wait" : "lock",
+            g->parks, g->peak_parked, dur(g->thread_time_ns, a), dur(g->real_time_ns, b), dur(g->avg_park_ns, c),
+            dur(g->avg_hold_ns, d), g->real_util * 100, g->thread_util * 100, csp);
+    put_cell(f, row->top_frame ? row->top_frame : "-", 36);
+    fputc(' ', f);
+    sanitize_fputs(f, row->waker_stack ? row->waker_top_frame : "-", 0, 0);
+    fputc('\n', f);
+}
+
+int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
+{
+    const struct pt_totals *t = &m->totals;
+    char w[24];
+
+    fprintf(f, "parktrace %s report: window %s, %" PRIu64 " blockers, %" PRIu64 " waits, "
+               "dropped_events %" PRIu64 ", dropped_stacks %" PRIu64 ", truncated_stacks %" PRIu64 "/%" PRIu64 "\n",
+            model_type_name(m->type), duration_format(m->window_ns, w, sizeof(w)), t->blockers, t->waits,
+            t->dropped_events, t->dropped_stacks, t->truncated_stacks, t->stacks);
+    if (!m->nrows) {
+        fputs("  (no waits)\n", f);
+        return writer_flush(f);
+    }
+    fprintf(f, "%-8s %7s %-15s %-28s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %-36s %s\n", "KIND",
+            "PID", "COMM", "CLASS", "ID", "ROLE", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK",
+            "AVG-HOLD", "REAL%", "THREAD%", "CSP", "TOP-FRAME", "CAUSED-BY");
+    for (int i = 0; i < m->nrows; i++)
+        put_row(f, &m->rows[i]);
+    return write_phases(f, m, o);
+}

@@ -1,0 +1,47 @@
+/* The writers: each renders a model (model.h) to a stream, in one file
+ * with one entry point of this shape, and reads nothing else: no kernel
+ * map, no collector, no service. A new output format is one new file.
+ *
+ *   write_text.c       the text report: header, rows, then the phase lines
+ *   write_live.c       the text report redrawn in place on a terminal (-i)
+ *   write_phases.c     the phase lines of the text report
+ *   write_json.c       one JSON Lines object (spec/cli.md)
+ *   write_collapsed.c  collapsed stacks for flamegraph.pl (--collapsed)
+ *
+ * Each returns 0 (write_collapsed: the number of lines), or -1 when F did
+ * not take the output, with errno saying why. A report leaves in one write:
+ * each writer ends with a flush. */
+#ifndef PT_WRITER_H
+#define PT_WRITER_H
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include "model.h"
+
+struct pt_write_opts {
+    bool count_value;   /* collapsed: number of waits, not microseconds (--collapsed-value count) */
+    bool waker;         /* collapsed: waiter and waker stacks (--waker) */
+};
+
+int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
+int write_live(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
+int write_phases(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
+int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
+int write_collapsed(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
+
+/* Flushes F: 0, or -1 when this or an earlier write to F failed (ferror: a
+ * write that failed while the buffer filled up). */
+static inline int writer_flush(FILE *f)
+{
+    return fflush(f) || ferror(f) ? -1 : 0;
+}
+
+/* A Java class by its simple name, for the text outputs (JSON has the
+ * full name); names in angle brackets stay whole. */
+static inline const char *writer_simple_class(const char *cls)
+{
+    const char *dot = strrchr(cls, '.');
+    return dot && cls[0] != '<' ? dot + 1 : cls;
+}
+
+#endif
