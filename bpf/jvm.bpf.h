@@ -1,0 +1,190 @@
+/* HotSpot JVMs seen from outside: which sleeping thread is a Java thread,
+ * and the blocker key of its park (LockSupport.park), monitor entry
+ * (synchronized) or Object.wait. Included by parktrace.bpf.c after
+ * slots.bpf.h and before stacks.bpf.h, whose walker reads both maps.
+ *
+ * Owns: the maps jvm_layouts (tgid -> layout, from user space) and
+ * java_threads (tid -> JavaThread*); java_ref, learn_park_offset,
+ * javathread_of, object_klass, note_klass, monitor_key, java_wait_key,
+ * park_blocker_key.
+ *
+ * Shared: jvm_layouts and java_threads with unwind.bpf.h and
+ * unwind_java.bpf.h (Java frames) and jvm_uprobes.bpf.h (which fills
+ * java_threads at thread start); java_wait_key and note_klass are called
+ * from sched.bpf.h. */
+#ifndef PT_JVM_BPF_H
+#define PT_JVM_BPF_H
+
+/* JVMs (tgid -> layout) and their threads (tid -> JavaThread*), kept by
+ * user space, which finds JVMs and walks their thread lists. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 1024);
+    __type(key, __u32);
+    __type(value, struct pt_jvm_layout);
+} jvm_layouts SEC(".maps");
+
+/* LRU: threads BPF learns itself (from park futexes, thread starts) are
+ * not in user space's lists, so a user's fake JVMs could fill a plain hash
+ * for good; the least recently used entry goes instead, and user space puts
+ * back a live JVM's thread at its next refresh. */
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 65536);
+    __type(key, __u32);
+    __type(value, __u64);
+} java_threads SEC(".maps");
+
+/* Reads a reference field of a Java object: narrow when oops are compressed. */
+static __always_inline __u64 java_ref(const struct pt_jvm_layout *l, __u64 addr)
+{
+    if (l->compressed_oops) {
+        __u32 narrow = 0;
+        bpf_probe_read_user(&narrow, sizeof(narrow), (void *)addr);
+        return narrow ? l->oop_base + ((__u64)narrow << l->oop_shift) : 0;
+    }
+    __u64 oop = 0;
+    bpf_probe_read_user(&oop, sizeof(oop), (void *)addr);
+    return oop;
+}
+
+static __always_inline void learn_park_offset(struct pt_jvm_layout *l, __u64 off)
+{
+    for (int i = 0; i < PT_PARK_OFFS; i++) {
+        __u64 known = l->park_offs[i];
+        if (known == off)
+            return;
+        if (!known) {
+            l->park_offs[i] = off;
+            return;
+        }
+    }
+}
+
+/* The JavaThread whose Parker holds futex UADDR, for a thread user space
+ * has not listed yet (it started since the last refresh): a candidate at a
+ * learnt offset counts only if its OSThread names this very thread. */
+static __always_inline __u64 javathread_of(const struct pt_jvm_layout *l, __u64 uaddr, __u32 tid)
+{
+    for (int i = 0; i < PT_PARK_OFFS; i++) {
+        __u64 off = l->park_offs[i], osthread = 0;
+        __s32 os_tid = 0;
+        if (!off || off > uaddr)
+            break;
+        __u64 jt = uaddr - off;
+        if (bpf_probe_read_user(&osthread, sizeof(osthread), (void *)(jt + l->osthread)) || !osthread ||
+            bpf_probe_read_user(&os_tid, sizeof(os_tid), (void *)(osthread + l->os_tid)))
+            continue;
+        if ((__u32)os_tid == tid)
+            return jt;
+    }
+    return 0;
+}
+
+static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
+                                             struct pt_blocker_key *key);
+
+static __always_inline __u64 object_klass(const struct pt_jvm_layout *l, __u64 obj)
+{
+    __u64 klass = 0;
+    if (l->compressed_klass) {
+        __u32 narrow = 0;
+        bpf_probe_read_user(&narrow, sizeof(narrow), (void *)(obj + l->klass));
+        return narrow ? l->klass_base + ((__u64)narrow << l->klass_shift) : 0;
+    }
+    bpf_probe_read_user(&klass, sizeof(klass), (void *)(obj + l->klass));
+    return klass;
+}
+
+/* A Java blocker's class, read once, when its slot has none yet (the
+ * object is the key's address; Java keys are owned by their tgid). */
+static __always_inline void note_klass(struct pt_slot *s, const struct pt_blocker_key *key)
+{
+    if (s->klass || !key->addr || (key->kind & 0xff) == PT_KIND_FUTEX)
+        return;
+    struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &key->owner);
+    if (l)
+        s->klass = object_klass(l, key->addr);
+}
+
+/* A Java thread sleeping outside its Parker but with a monitor pending is
+ * entering a contended `synchronized` (jvm-monitor); with a monitor it waits
+ * on, it is in Object.wait (jvm-wait). Either is keyed by the monitor's object. */
+static __always_inline bool monitor_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
+                                        struct pt_blocker_key *key)
+{
+    __u64 mon = 0, handle = 0, obj = 0;
+    __u32 kind = PT_KIND_JVM_MONITOR;
+    if (!l->pending_monitor)
+        return false;
+    if (trace_jvm_monitor)
+        bpf_probe_read_user(&mon, sizeof(mon), (void *)(jt + l->pending_monitor));
+    if (!mon && trace_jvm_wait) {
+        bpf_probe_read_user(&mon, sizeof(mon), (void *)(jt + l->waiting_monitor));
+        kind = PT_KIND_JVM_WAIT;
+    }
+    if (!mon)
+        return false;
+    /* ObjectMonitor::_object is a weak handle: a pointer to the oop's slot. */
+    bpf_probe_read_user(&handle, sizeof(handle), (void *)(mon + l->monitor_object));
+    if (handle)
+        bpf_probe_read_user(&obj, sizeof(obj), (void *)handle);
+    if (!obj)
+        return false;
+    key->addr = obj;
+    key->ino = 0;
+    key->owner = tgid;
+    key->kind = kind;
+    return true;
+}
+
+/* A Java thread sleeping on the futex inside its own JavaThread (its
+ * Parker) is parked: the wait is charged to (tgid, parkBlocker object),
+ * never to the futex. The blocker's Klass* names its class later. Other
+ * sleeps of a known Java thread may be monitor entries or Object.wait. */
+static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uaddr,
+                                          __u64 pid_tgid)
+{
+    __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+    struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
+    if (!l)
+        return false;
+    bool parks = trace_jvm_park && !park_uprobes;
+    __u64 jt, *known = bpf_map_lookup_elem(&java_threads, &tid);
+    if (known) {
+        jt = *known;
+        if (uaddr < jt || uaddr >= jt + l->thread_size)
+            return (trace_jvm_monitor || trace_jvm_wait) && monitor_key(l, jt, tgid, key);
+        if (!parks)
+            return false;
+        learn_park_offset(l, uaddr - jt);
+    } else {
+        if (!parks)
+            return false;
+        jt = javathread_of(l, uaddr, tid);
+        if (!jt)
+            return false;
+        bpf_map_update_elem(&java_threads, &tid, &jt, BPF_ANY);
+    }
+    park_blocker_key(l, jt, tgid, key);
+    return true;
+}
+
+/* The key of JavaThread JT's current park: (tgid, its parkBlocker object). */
+static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
+                                             struct pt_blocker_key *key)
+{
+    __u64 handle = 0, thread_oop = 0, blocker = 0;
+    bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj));
+    if (handle)
+        bpf_probe_read_user(&thread_oop, sizeof(thread_oop), (void *)handle);
+    if (thread_oop)
+        blocker = java_ref(l, thread_oop + l->park_blocker);
+    /* A park without a blocker is one "<no blocker>" row per JVM. */
+    key->addr = blocker;
+    key->ino = 0;
+    key->owner = tgid;
+    key->kind = PT_KIND_JVM_PARK;
+}
+
+#endif

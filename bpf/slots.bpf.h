@@ -1,0 +1,324 @@
+/* The blocker table and the accounting of waits, shared by every probe mode.
+ * Included by parktrace.bpf.c, first.
+ *
+ * Owns: the globals user space reads through the skeleton (next_slot, drops,
+ * window_gen, window_start_ns); the maps slots and slot_index (the blocker
+ * table), waits (each thread's wait record), thread_seen (distinct threads),
+ * stack_time and waker_time (time per waiter stack, and per waiter and waker
+ * stack), traced (the PID filter); count_drop, tgid_traced, slot_get,
+ * note_thread, and the accounting wait_start, drop_wait, reclaim_stale and
+ * wait_finish.
+ *
+ * Shared: waits with stacks.bpf.h (the waker's own record), the probe headers
+ * and lifetimes.bpf.h; stack_time and waker_time get their entries from
+ * stacks.bpf.h (note_stack, note_waker) and jvm_uprobes.bpf.h; slots and
+ * slot_index with the probe headers; traced with lifetimes.bpf.h (children of
+ * `-- COMMAND`). */
+#ifndef PT_SLOTS_BPF_H
+#define PT_SLOTS_BPF_H
+
+/* Shared with user space through the skeleton's mmap of .bss/.data. */
+__u64 next_slot = 0;
+__u64 drops[PT_DROP_COUNT];
+__u32 window_gen = 1;
+__u64 window_start_ns = 0;   /* when user space last started a window */
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(map_flags, BPF_F_MMAPABLE);
+    __uint(max_entries, 1);           /* resized by the loader */
+    __type(key, __u32);
+    __type(value, struct pt_slot);
+} slots SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 1);           /* resized by the loader */
+    __type(key, struct pt_blocker_key);
+    __type(value, __u32);
+} slot_index SEC(".maps");
+
+/* Task-local: a plain store per wait, no hashing on the hot path. */
+struct {
+    __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, int);
+    __type(value, struct pt_wait);
+} waits SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, struct pt_thread_key);
+    __type(value, __u32);
+} thread_seen SEC(".maps");
+
+/* Time per (blocker, waiter stack), and per (blocker, waiter stack, waker
+ * stack): entries made by stacks.bpf.h, charged by wait_finish. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, struct pt_stack_key);
+    __type(value, struct pt_stack_val);
+} stack_time SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, struct pt_waker_key);
+    __type(value, struct pt_stack_val);
+} waker_time SEC(".maps");
+
+/* Processes to trace when filtering; fork-following adds children. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 8192);
+    __type(key, __u32);
+    __type(value, __u8);
+} traced SEC(".maps");
+
+static __always_inline void count_drop(int which)
+{
+    __sync_fetch_and_add(&drops[which], 1);
+}
+
+static __always_inline bool tgid_traced(__u32 tgid)
+{
+    if (tgid == self_tgid)
+        return false;
+    if (!filter_tgids)
+        return true;
+    return bpf_map_lookup_elem(&traced, &tgid) != NULL;
+}
+
+static __always_inline void raise_max(__u64 *p, __u64 v)
+{
+    for (int i = 0; i < 4; i++) {
+        __u64 cur = *(volatile __u64 *)p;
+        if (v <= cur || __sync_val_compare_and_swap(p, cur, v) == cur)
+            return;
+    }
+}
+
+static __always_inline __u32 log2_slot(__u64 v)
+{
+    __u32 r = 0, s;
+    s = (v > 0xFFFFFFFFULL) << 5; v >>= s; r |= s;
+    s = (v > 0xFFFF) << 4; v >>= s; r |= s;
+    s = (v > 0xFF) << 3; v >>= s; r |= s;
+    s = (v > 0xF) << 2; v >>= s; r |= s;
+    s = (v > 0x3) << 1; v >>= s; r |= s;
+    r |= (v >> 1);
+    return r < PT_HIST_SLOTS ? r : PT_HIST_SLOTS - 1;
+}
+
+/* Finds the blocker's slot, creating it on the first wait. */
+static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u32 *idx_out,
+                                                __u64 uaddr, __u64 pid_tgid, __u64 now)
+{
+    __u32 *idxp = bpf_map_lookup_elem(&slot_index, key);
+    __u32 idx;
+
+    if (idxp) {
+        idx = *idxp;
+    } else {
+        __u64 n = __sync_fetch_and_add(&next_slot, 1);
+        if (n >= max_slots) {
+            count_drop(PT_DROP_BLOCKERS);
+            return NULL;
+        }
+        idx = n;
+        struct pt_slot *s = bpf_map_lookup_elem(&slots, &idx);
+        if (!s)
+            return NULL;
+        s->key = *key;
+        s->first_tid = (__u32)pid_tgid;
+        s->first_tgid = pid_tgid >> 32;
+        s->first_stack = -1;
+        s->first_uaddr = uaddr;
+        s->first_ts = now;
+        bpf_get_current_comm(s->first_comm, sizeof(s->first_comm));
+        if (bpf_map_update_elem(&slot_index, key, &idx, BPF_NOEXIST)) {
+            /* Another CPU won the race (or the index is full); this slot
+             * stays invalid and unused. */
+            idxp = bpf_map_lookup_elem(&slot_index, key);
+            if (!idxp) {
+                count_drop(PT_DROP_BLOCKERS);
+                return NULL;
+            }
+            idx = *idxp;
+        } else {
+            s->valid = 1;
+        }
+    }
+    *idx_out = idx;
+    return bpf_map_lookup_elem(&slots, &idx);
+}
+
+/* Counts the thread once per window and once per run. A wait that began
+ * before the window was already counted when user space opened it. LIVE,
+ * the thread's own record, remembers the last (slot, window) counted, so a
+ * thread waiting on one blocker again and again skips the hash lookup. */
+static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid, __u64 start,
+                                        struct pt_wait *live)
+{
+    struct pt_thread_key tk = { .slot = idx, .tid = tid };
+    __u32 gen = window_gen;
+    bool in_window = start >= window_start_ns;
+
+    if (live->counted_slot == idx + 1 && live->counted_gen == gen)
+        return;
+    live->counted_slot = idx + 1;
+    live->counted_gen = gen;
+    __u32 *seen = bpf_map_lookup_elem(&thread_seen, &tk);
+    if (seen) {
+        if (*seen != gen) {
+            *seen = gen;
+            if (in_window)
+                __sync_fetch_and_add(&s->threads_win, 1);
+        }
+        return;
+    }
+    long err = bpf_map_update_elem(&thread_seen, &tk, &gen, BPF_NOEXIST);
+    if (!err) {
+        __sync_fetch_and_add(&s->threads, 1);
+        if (in_window)
+            __sync_fetch_and_add(&s->threads_win, 1);
+    } else if (err != -17 /* EEXIST */) {
+        live->counted_slot = 0;
+        count_drop(PT_DROP_THREADS);
+    }
+}
+
+/* Leaves a wait: drops parked_now and closes the busy period if it was the
+ * last waiter. `discard` is for calls that turned out not to sleep. */
+static __always_inline void leave_wait(struct pt_slot *s, const struct pt_wait *w, __u64 now,
+                                       bool discard)
+{
+    __u64 busy_start = s->busy_start;
+    __sync_fetch_and_add(&s->start_sum, -w->start_ns);
+    __s64 old = __sync_fetch_and_add(&s->parked_now, -1);
+    __u32 flags = w->flags;
+
+    if (old == 1 && !(discard && (flags & PT_WAIT_OPENED_BUSY)))
+        __sync_fetch_and_add(&s->real_ns, now - busy_start);
+}
+
+static __always_inline void note_events(struct pt_slot *s, __u64 first, __u64 last)
+{
+    if (!s->first_ts)
+        __sync_val_compare_and_swap(&s->first_ts, 0, first);
+    if (!s->win_first_ts)
+        __sync_val_compare_and_swap(&s->win_first_ts, 0, first);
+    s->last_ts = last;
+}
+
+/* ---- The accounting both probe modes share ---------------------------- */
+
+/* A wait has begun on slot S: only the live part, ParkedNow and the busy
+ * period. Begun waits are completed ones plus those in progress, so no
+ * separate count is kept unless --threshold needs one. */
+static __always_inline void wait_start(struct pt_slot *s, __u32 idx, struct pt_wait *w, __u64 now)
+{
+    w->start_ns = now;
+    w->slot = idx;
+    w->flags = PT_WAIT_ACTIVE;
+    w->concurrency = 0;
+    w->stack_id = -1;
+    w->waker_stack = -1;
+    w->end = PT_END_WOKEN;
+    if (!threshold || __sync_fetch_and_add(&s->attempts, 1) >= threshold) {
+        w->flags |= PT_WAIT_TIMED;
+        __sync_fetch_and_add(&s->start_sum, now);
+        __s64 old = __sync_fetch_and_add(&s->parked_now, 1);
+        if (old == 0) {
+            s->busy_start = now;
+            w->flags |= PT_WAIT_OPENED_BUSY;
+        }
+        w->concurrency = old + 1;
+    }
+}
+
+/* Undoes a wait that did not sleep after all. */
+static __always_inline void drop_wait(struct pt_slot *s, struct pt_wait *w, __u64 now)
+{
+    if (threshold)
+        __sync_fetch_and_add(&s->attempts, -1);
+    if (w->flags & PT_WAIT_TIMED)
+        leave_wait(s, w, now, true);
+    w->flags = 0;
+}
+
+/* A record still active when its thread starts another wait, or exits,
+ * lost its end: a task-storage lookup can fail while another CPU user holds
+ * the storage's per-CPU lock. Its time is dropped and counted, never left
+ * to run on as a waiter that does not exist. */
+static __always_inline void reclaim_stale(struct pt_wait *w, __u64 now)
+{
+    if (!(w->flags & PT_WAIT_ACTIVE))
+        return;
+    struct pt_slot *s = bpf_map_lookup_elem(&slots, &w->slot);
+    if (s)
+        drop_wait(s, w, now);
+    w->flags = 0;
+    count_drop(PT_DROP_WAITING);
+}
+
+/* Adds one wait of D ns to a per-stack entry. */
+static __always_inline void add_stack_time(struct pt_stack_val *sv, __u64 d)
+{
+    __sync_fetch_and_add(&sv->count, 1);
+    __sync_fetch_and_add(&sv->ns, d);
+}
+
+/* A wait that slept has ended: everything but the live part is done here.
+ * W is the wait (a copy: the live record may already be reused), LIVE the
+ * thread's record. A wait with a known waker is charged to its (waiter
+ * stack, waker stack) entry only; user space adds those to the waiter
+ * stack's own line, which keeps the rest. */
+static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait *w, struct pt_wait *live,
+                                        __u64 now, __u32 end, __u32 tid, __u32 tgid)
+{
+    note_events(s, w->start_ns, now);
+    __sync_fetch_and_add(&s->parks, 1);
+    if (!(w->flags & PT_WAIT_TIMED))
+        return;
+    __u64 d = now - w->start_ns;
+    __sync_fetch_and_add(&s->ends[end < PT_END_COUNT ? end : PT_END_INTERRUPTED], 1);
+    __sync_fetch_and_add(&s->thread_ns, d);
+    raise_max(&s->max_ns, d);
+    raise_max(&s->max_win_ns, d);
+    raise_max(&s->peak, w->concurrency);
+    raise_max(&s->peak_win, w->concurrency);
+    __sync_fetch_and_add(&s->hist[log2_slot(d)], 1);
+    leave_wait(s, w, now, false);
+
+    if (w->stack_id >= 0 && s->first_stack < 0 && tid == s->first_tid)
+        s->first_stack = w->stack_id;
+    note_thread(s, w->slot, tid, w->start_ns, live);
+    struct pt_stack_val *sv;
+    if (w->waker_stack >= 0 && end == PT_END_WOKEN) {
+        struct pt_waker_key wk = { .slot = w->slot, .stack_id = w->stack_id, .tgid = tgid,
+                                   .waker_stack = w->waker_stack, .waker_tgid = w->waker_tgid };
+        sv = bpf_map_lookup_elem(&waker_time, &wk);
+        if (!sv) {
+            /* --probes uprobes makes its entries here, the first time. */
+            struct pt_stack_val zero = {};
+            if (bpf_map_update_elem(&waker_time, &wk, &zero, BPF_NOEXIST) == 0)
+                sv = bpf_map_lookup_elem(&waker_time, &wk);
+            else
+                count_drop(PT_DROP_STACKAGG);
+        }
+        if (sv) {
+            add_stack_time(sv, d);
+            return;
+        }
+        /* No waker entry could be made (counted): the waiter's own line. */
+    }
+    struct pt_stack_key sk = { .slot = w->slot, .stack_id = w->stack_id, .tgid = tgid };
+    sv = bpf_map_lookup_elem(&stack_time, &sk);
+    if (sv)
+        add_stack_time(sv, d);
+}
+
+#endif

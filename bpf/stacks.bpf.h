@@ -1,0 +1,200 @@
+/* User stacks: stack ids (kernel-unwound by unwind.bpf.h, or the kernel's
+ * frame-pointer walk), each thread's stack cache, copies of stacks for
+ * unwinding in user space, and the waker's stack at a wake-up. Included by
+ * parktrace.bpf.c after slots.bpf.h and jvm.bpf.h.
+ *
+ * Owns: the maps stacks (frame-pointer stack ids), samples and
+ * sample_scratch (stack copies), sample_ready (the ring that wakes user
+ * space); take_sample, note_stack, cached_stackid, waiter_stack, user_regs,
+ * note_waker. Includes unwind.bpf.h (unwind_bins, unwind_procs, unwind_asked,
+ * ustacks, ustack_scratch).
+ *
+ * Shared: stacks with jvm_uprobes.bpf.h; sample_ready with unwind.bpf.h;
+ * writes entries of stack_time and waker_time (slots.bpf.h) and each
+ * thread's record in waits (slots.bpf.h). */
+#ifndef PT_STACKS_BPF_H
+#define PT_STACKS_BPF_H
+
+struct {
+    __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+    __uint(max_entries, 16384);
+    __type(key, __u32);
+    __uint(value_size, PT_MAX_FRAMES * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(max_entries, 2048);
+    __type(key, struct pt_sample_key);
+    __type(value, struct pt_sample);
+} samples SEC(".maps");
+
+/* Wakes user space when a new sample waits, so it is unwound and its Java
+ * frames named while the process lives (a JVM can exit before the next
+ * tick). Only new stacks post here; a full ring loses nothing, the sample
+ * stays in `samples` for the next tick. */
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 65536);     /* a JVM's burst of new stacks at start-up */
+} sample_ready SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct pt_sample);
+} sample_scratch SEC(".maps");
+
+/* Copies the user stack once per (blocker, process, stack id) for CFI unwinding in
+ * user space. Reads in chunks so a stack shorter than the copy still fits. */
+static __always_inline void take_sample(__u32 idx, __u32 tgid, __u32 tid, __s32 stack_id)
+{
+    struct pt_sample_key k = { .slot = idx, .tgid = tgid, .stack_id = stack_id };
+    __u32 zero = 0;
+
+    if (bpf_map_lookup_elem(&samples, &k))
+        return;
+    struct pt_sample *smp = bpf_map_lookup_elem(&sample_scratch, &zero);
+    if (!smp)
+        return;
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+    smp->ip = BPF_CORE_READ(regs, ip);
+    smp->sp = BPF_CORE_READ(regs, sp);
+    smp->bp = BPF_CORE_READ(regs, bp);
+    smp->tid = tid;
+    smp->len = 0;
+    for (int i = 0; i < PT_STACK_SAMPLE / PT_STACK_CHUNK; i++) {
+        if (bpf_probe_read_user(smp->data + i * PT_STACK_CHUNK, PT_STACK_CHUNK,
+                                (void *)(smp->sp + i * PT_STACK_CHUNK)))
+            break;
+        smp->len += PT_STACK_CHUNK;
+    }
+    long err = bpf_map_update_elem(&samples, &k, smp, BPF_NOEXIST);
+    if (!err) {
+        struct pt_ready ev = { .what = PT_READY_SAMPLE, .tgid = tgid };
+        bpf_ringbuf_output(&sample_ready, &ev, sizeof(ev), 0);
+    }
+    else if (err != -17)
+        count_drop(PT_DROP_SAMPLES);
+}
+
+static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid)
+{
+    struct pt_stack_key k = { .slot = idx, .stack_id = stack_id, .tgid = pid_tgid >> 32 };
+    struct pt_stack_val zero = {};
+
+    if (stack_id < 0 || bpf_map_lookup_elem(&stack_time, &k))
+        return;
+    long err = bpf_map_update_elem(&stack_time, &k, &zero, BPF_NOEXIST);
+    if (!err) {
+        if (!(stack_id & PT_USTACK_ID))    /* kernel-unwound stacks need no copy */
+            take_sample(idx, pid_tgid >> 32, (__u32)pid_tgid, stack_id);
+    } else if (err != -17)
+        count_drop(PT_DROP_STACKAGG);
+}
+
+#include "unwind.bpf.h"
+
+/* The current thread's user stack id, from the cache when its user ip and
+ * sp are those of the last walk: the same instruction at the same stack
+ * depth (and, for a kernel-unwound stack, the same return addresses at two
+ * depths). rbp is no part of the key: code without frame pointers (libc)
+ * leaves anything in it. Kernel-unwound (CFI) stacks first; the kernel's
+ * frame-pointer walk for processes without tables. */
+static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c, struct pt_regs *regs)
+{
+    __u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
+    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
+        return c->sid;
+    for (int j = 0; j < PT_CACHE_CHECKS; j++)
+        c->chk_addr[j] = 0;
+    __s32 sid = cfi_unwind ? unwind_user(ip, sp, BPF_CORE_READ(regs, bp), c) : UNWIND_BY_FP;
+    if (sid == UNWIND_FAILED) {
+        count_drop(PT_DROP_STACKS);
+        c->ip = 0;
+        return -1;
+    }
+    bool keep = sid != UNWIND_LATER;
+    if (sid < 0) {
+        sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+        if (sid < 0) {
+            count_drop(PT_DROP_STACKS);
+            return sid;
+        }
+    }
+    c->ip = keep ? ip : 0;
+    c->sp = sp;
+    c->sid = sid;
+    c->noted_slot = 0;
+    return sid;
+}
+
+/* Takes the waiter's user stack; only valid while the waiter is current.
+ * W is its own record; REGS its user registers as the stack walk sees them. */
+static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, struct pt_wait *w,
+                                          struct pt_regs *regs)
+{
+    __s32 sid = cached_stackid(ctx, &w->wait_st, regs);
+    if (sid >= 0 && w->wait_st.noted_slot != idx + 1) {
+        note_stack(idx, sid, pid_tgid);
+        w->wait_st.noted_slot = idx + 1;
+    }
+    return sid;
+}
+
+static __always_inline struct pt_regs *user_regs(void)
+{
+    return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
+
+#define PF_KTHREAD 0x00200000
+#define NR_FUTEX 202
+
+/* The thread waking a waiter from its own FUTEX_WAKE (an unlock, a signal,
+ * an Unsafe.unpark) is where the contention was caused: its stack is kept,
+ * with a copy for unwinding the first time it is seen on this pair of stacks. */
+static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waiter_tgid)
+{
+    struct task_struct *cur = bpf_get_current_task_btf();
+    if ((cur->flags & PF_KTHREAD) || !(w->flags & PT_WAIT_TIMED))
+        return;
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+    if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
+        return;
+    struct pt_wait *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!mine)
+        return;
+    __s32 sid = cached_stackid(ctx, &mine->wake_st, regs);
+    if (sid < 0)
+        return;
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    struct pt_waker_key k = { .slot = w->slot, .stack_id = w->stack_id, .tgid = waiter_tgid,
+                              .waker_stack = sid, .waker_tgid = pid_tgid >> 32 };
+    /* The same waiter stack on the same blocker as last time: the entry exists. */
+    __u32 seen = w->slot + 1;
+    if (mine->wake_st.noted_slot == seen && mine->wake_seen_stack == w->stack_id &&
+        mine->wake_seen_tgid == waiter_tgid) {
+        w->waker_stack = sid;
+        w->waker_tgid = pid_tgid >> 32;
+        return;
+    }
+    mine->wake_st.noted_slot = seen;
+    mine->wake_seen_stack = w->stack_id;
+    mine->wake_seen_tgid = waiter_tgid;
+    if (!bpf_map_lookup_elem(&waker_time, &k)) {
+        struct pt_stack_val zero = {};
+        long err = bpf_map_update_elem(&waker_time, &k, &zero, BPF_NOEXIST);
+        if (!err) {
+            if (!(sid & PT_USTACK_ID))
+                take_sample(w->slot, pid_tgid >> 32, (__u32)pid_tgid, sid);
+        } else if (err != -17) {
+            count_drop(PT_DROP_STACKAGG);
+            return;
+        }
+    }
+    w->waker_stack = sid;
+    w->waker_tgid = pid_tgid >> 32;
+}
+
+#endif
