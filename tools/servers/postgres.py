@@ -46,20 +46,28 @@ class Postgres(Server):
         run(self.client("pgbench") + ["-i", "-q", "-s", str(SCALE), "postgres"], timeout=60, what="pgbench -i")
 
     def client(self, tool):
-        return [f"{BIN}/{tool}", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "postgres"] \
-            if tool == "psql" else [f"{BIN}/{tool}", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"]
+        """TOOL (psql or pgbench) on our server's TCP port, as postgres."""
+        argv = [f"{BIN}/{tool}", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"]
+        return argv + ["-d", "postgres"] if tool == "psql" else argv
 
     def load(self, seconds):
         p = self.spawn_load(self.client("pgbench") + ["-c", str(CLIENTS), "-j", "2", "-T", str(int(seconds)),
                                                       "-n", "postgres"])
-        # Its clients are connected when the postmaster has a backend for each.
-        base = len(children(self.proc.pid))
+        # Its clients are connected when the server has a backend for each.
         deadline = time.time() + 20
-        while len(children(self.proc.pid)) < base + CLIENTS:
+        while True:
             self.check_load_alive(p)
+            try:
+                n = int(run(self.client("psql") + ["-At", "-c", "SELECT count(*) FROM pg_stat_activity "
+                                                   "WHERE application_name = 'pgbench'"], timeout=10).strip())
+            except (ServerError, ValueError):
+                n = 0
+            if n >= CLIENTS:
+                break
             if time.time() > deadline:
-                raise ServerError(f"postgres: pgbench's {CLIENTS} clients did not connect within 20 s")
-            time.sleep(0.05)
+                raise ServerError(f"postgres: pgbench's {CLIENTS} clients did not connect within 20 s "
+                                  f"({n} did): {self.load_output(p)[-400:]}")
+            time.sleep(0.1)
         return p
 
     def pids(self):

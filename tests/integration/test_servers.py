@@ -1,0 +1,358 @@
+#!/usr/bin/python3
+"""The real-server suite: servers the project did not write, from Debian's
+packages, started on loopback with private data directories
+(tools/servers/), loaded by real clients, and traced with parktrace -p.
+
+Each server is started, loaded and traced once (8 s, JSON, every row,
+--self-stats), and its tests check that run:
+  - <server>_no_drops: the final report lost no event and no stack;
+  - <server>_frames_named: every frame of the server's rows that a symbol
+    of its binary covers is named (a frame shown as [binary+0xADDR] must
+    fall outside every symbol of the binary, .symtab, .dynsym or a debug
+    file; Debian's binaries are stripped), and no row with a stack has
+    [unknown] as its top frame;
+  - <server>_matches_jfr (Java servers): park time and parks per blocker
+    class within 5% of JDK Flight Recorder's jdk.ThreadPark events recorded
+    in the same JVM over the same window;
+  - <server>_contention_first: the top rows are the server's own blockers,
+    not its idle threads (GC, compiler and VM threads, pool workers
+    waiting for a task). parktrace does not order rows that way yet (issue
+    15): a failure of this check ends as a KNOWN-GAP.
+A server that cannot be started fails all its tests, with the reason.
+PT_SERVERS_OUT=DIR keeps each run's final report and JFR table there.
+"""
+import collections
+import os
+import re
+import subprocess
+import sys
+import time
+
+from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
+
+sys.path.insert(0, os.path.join(ROOT, "tools", "servers"))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from common import JDK, JAVA_SRC, ServerError  # noqa: E402
+from jfr_parks import PARK_JFC  # noqa: E402
+from mariadb import MariaDB  # noqa: E402
+from memcached import Memcached  # noqa: E402
+from postgres import Postgres  # noqa: E402
+from tomcat import Tomcat  # noqa: E402
+from zookeeper import ZooKeeper  # noqa: E402
+
+TRACE = "8s"
+WARMUP_S = 2         # load before tracing: pools grown, JIT done with the hot path
+LOAD_S = 40          # longer than warm-up + parktrace's start + TRACE; ended right after
+JFR_TOLERANCE = 0.05
+COMPARE_NS = 200_000_000     # a class with 200 ms of park time in either tool is compared
+TOP_ROWS = 3
+OUT = os.environ.get("PT_SERVERS_OUT")
+
+# What a thread waiting for work waits in (tools/servers/README: the issue's
+# idle housekeeping): a pool worker waiting for a task, a JDK service
+# thread, a HotSpot GC, compiler or VM thread, a native pool's idle worker.
+IDLE_FRAMES = (
+    "ThreadPoolExecutor.getTask", "ForkJoinPool.awaitWork", "DelayedWorkQueue.take",
+    "QueuedThreadPool$Runner.idleJobPoll", "SingleThreadEventExecutor.takeTask", "TimerThread.mainLoop",
+    "Reference.waitForReferencePendingList", "Finalizer$FinalizerThread.run", "CleanerImpl.run",
+    "WorkerThread::run", "GangWorker::loop", "ConcurrentGCThread::run", "VMThread::wait_for_operation",
+    "CompileBroker::compiler_thread_loop", "CompileQueue::get", "WatcherThread::sleep",
+    "ServiceThread::service_thread_entry", "MonitorDeflationThread::monitor_deflation_thread_entry",
+    "NotificationThread::notification_thread_entry", "G1ServiceThread::wait_for_task",
+    "tpool::thread_pool_generic::wait_for_tasks",
+)
+# The waits of HotSpot's own threads, on top of a stack with no Java frame.
+HOTSPOT_WAITS = ("PosixSemaphore::wait", "os::PlatformMonitor::wait", "Monitor::wait", "Semaphore::wait")
+JAVA_FRAME = re.compile(r"^[\w$]+(\.[\w$<>]+)+$")
+BY_ADDRESS = re.compile(r"^\[(.+)\+0x([0-9a-f]+)\]$")
+
+
+def jcmd(pid, *args):
+    return subprocess.run([os.path.join(JDK, "jcmd"), str(pid), *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+def jfr_window(rec, w0_ns, w1_ns):
+    """JFR's jdk.ThreadPark per class over [w0, w1] (java/JfrWindow.java):
+    {class: (parks begun in it, park ns inside it, parks under way at w0,
+    their ns inside it)}: the park time includes the parks under way at w0
+    for their part inside, as parktrace's windows do."""
+    p = subprocess.run([os.path.join(JDK, "java"), os.path.join(JAVA_SRC, "JfrWindow.java"), rec,
+                        str(w0_ns), str(w1_ns)], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"JfrWindow: {p.stderr.strip()[-400:]}")
+    out = {}
+    for line in p.stdout.splitlines():
+        cls, parks, ns, parks_before, ns_before = line.split("\t")
+        out[cls] = (int(parks), int(ns) + int(ns_before), int(parks_before), int(ns_before))
+    return out
+
+
+def epoch_ns(rfc3339):
+    """parktrace's report time ("2026-11-23T20:26:24.053Z") in ns since the epoch."""
+    import datetime
+    t = datetime.datetime.strptime(rfc3339, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+    return int(t.timestamp()) * 10**9 + t.microsecond * 1000
+
+
+def self_stats(stderr):
+    return dict(re.findall(r"(\w+)=(\d+(?:\.\d+)?)", "\n".join(l for l in stderr.splitlines()
+                                                               if l.startswith("parktrace: self"))))
+
+
+def trace_server(cls):
+    """Starts CLS's server, loads it, traces it; what the tests check."""
+    java = cls in (Tomcat, ZooKeeper)
+    kw, rec = {}, None
+    if java:
+        jfc = os.path.join(TMP, "parks.jfc")
+        with open(jfc, "w") as f:
+            f.write(PARK_JFC)
+        rec = os.path.join(TMP, f"{cls.name}.jfr")
+        kw["jvm_flags"] = [f"-XX:StartFlightRecording:name=pt,settings={jfc}"]
+    t0 = time.time()
+    with cls(**kw) as s:
+        started = time.time() - t0
+        load = s.load(LOAD_S)
+        time.sleep(WARMUP_S)
+        s.check_load_alive(load)
+        pids = s.pids()
+        p = run_pt(["-p", ",".join(map(str, pids)), "-f", "json", "--top", "0", "-d", TRACE, "--self-stats"],
+                   timeout=90)
+        check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-400:]}")
+        s.check_load_alive(load)       # the load lasted the whole window
+        modules = module_paths(pids)   # while the processes still run
+        if java:
+            # Parks of the window's end complete, then the recording is
+            # written; later parks are outside the window anyway.
+            time.sleep(1)
+            d = jcmd(s.proc.pid, "JFR.dump", "name=pt", f"filename={rec}")
+            check(d.returncode == 0 and os.path.exists(rec), f"JFR.dump: {d.stdout.strip()} {d.stderr.strip()}")
+        load_out = s.end_load(load)
+    final = final_of(json_reports(p.stdout))
+    run = {"final": final, "pids": set(pids), "stats": self_stats(p.stderr), "stderr": p.stderr,
+           "load": load_out, "modules": modules, "start_s": started, "total_s": time.time() - t0, "jfr": None}
+    if java:
+        w1 = epoch_ns(final["time"])
+        run["jfr"] = jfr_window(rec, w1 - final["window_ns"], w1)
+    if OUT:
+        os.makedirs(OUT, exist_ok=True)
+        import json
+        with open(os.path.join(OUT, f"{cls.name}.json"), "w") as f:
+            json.dump({k: (sorted(v) if isinstance(v, set) else v) for k, v in run.items()}, f, indent=1)
+    st, t = run["stats"], final["totals"]
+    print(f"INFO {cls.name}: started in {started:.1f} s, whole run {run['total_s']:.1f} s; "
+          f"{t['waits']} waits, {t['blockers']} blockers, dropped_events {t['dropped_events']}, "
+          f"dropped_stacks {t['dropped_stacks']}, truncated_stacks {t['truncated_stacks']}/{t['stacks']}; "
+          f"parktrace cpu_s {st.get('cpu_s')} rss_kb {st.get('rss_kb')}", flush=True)
+    for i, b in enumerate(final["blockers"][:5]):
+        print(f"INFO {cls.name} row {i + 1}: {b['kind']} {b['class']} {b['thread_time_ns'] / 1e6:.0f} ms "
+              f"{b['parks']} parks at {b['top_frame']} [{idle_reason(b) or 'contention'}]", flush=True)
+    return run
+
+
+_runs = {}
+
+
+def traced(cls):
+    """CLS's run, made once and shared by its tests (a failure to start, too)."""
+    if cls not in _runs:
+        try:
+            _runs[cls] = trace_server(cls)
+        except Exception as e:  # noqa: BLE001 (a server that cannot be started fails its tests)
+            _runs[cls] = AssertionError(f"{cls.name} could not be traced: {e}")
+    if isinstance(_runs[cls], Exception):
+        raise _runs[cls]
+    return _runs[cls]
+
+
+def own_rows(run):
+    return [b for b in run["final"]["blockers"] if b["pid"] in run["pids"]]
+
+
+# -- no drops
+
+def no_drops(cls):
+    run = traced(cls)
+    t = run["final"]["totals"]
+    check(t["waits"] > 0, f"{cls.name}: no waits traced")
+    check(t["dropped_events"] == 0 and t["dropped_stacks"] == 0,
+          f"{cls.name}: dropped_events {t['dropped_events']}, dropped_stacks {t['dropped_stacks']} "
+          f"of {t['waits']} waits")
+
+
+# -- frames named
+
+_symbols = {}
+
+
+def symbol_ranges(path):
+    """[(start, end)] of the functions in PATH's .symtab and .dynsym, and in
+    its debug file when one is installed (by build id)."""
+    if path not in _symbols:
+        ranges = []
+        files = [path]
+        bid = re.search(r"Build ID: ([0-9a-f]+)", subprocess.run(["readelf", "-n", path], capture_output=True,
+                                                                  text=True).stdout)
+        if bid:
+            dbg = f"/usr/lib/debug/.build-id/{bid.group(1)[:2]}/{bid.group(1)[2:]}.debug"
+            if os.path.exists(dbg):
+                files.append(dbg)
+        for f in files:
+            for dyn in ([], ["-D"]):
+                out = subprocess.run(["nm", *dyn, "--defined-only", "-S", f], capture_output=True,
+                                     text=True).stdout
+                for line in out.splitlines():
+                    parts = line.split()
+                    if len(parts) == 4 and parts[2] in "TtWiu":
+                        start, size = int(parts[0], 16), int(parts[1], 16)
+                        ranges.append((start, start + size))
+        _symbols[path] = ranges
+    return _symbols[path]
+
+
+def module_paths(pids):
+    """Base name -> path of the files mapped by PIDS (while they still run)."""
+    paths = {}
+    for pid in pids:
+        try:
+            for line in open(f"/proc/{pid}/maps"):
+                parts = line.split()
+                if len(parts) >= 6 and parts[5].startswith("/"):
+                    paths.setdefault(os.path.basename(parts[5]), parts[5])
+        except OSError:
+            pass
+    return paths
+
+
+def frames_named(cls):
+    run = traced(cls)
+    rows = own_rows(run)
+    check(rows, f"{cls.name}: no rows of its own processes {sorted(run['pids'])}")
+    paths = run["modules"]
+    named = by_addr = 0
+    coverable, unknown_top, no_stack, missed = [], [], 0, set()
+    for b in rows:
+        if not b["first_stack"]:
+            no_stack += 1
+            continue
+        if b["top_frame"] == "[unknown]":
+            unknown_top.append(f"{b['kind']} {b['class']} {b['id']}")
+        for fr in b["first_stack"]:
+            m = BY_ADDRESS.match(fr)
+            if not m:
+                named += fr != "[unknown]"
+                continue
+            by_addr += 1
+            mod, addr = m.group(1), int(m.group(2), 16)
+            path = paths.get(mod)
+            if path is None:
+                missed.add(mod)
+                continue
+            if any(lo <= addr < hi for lo, hi in symbol_ranges(path)):
+                coverable.append(fr)
+    print(f"INFO {cls.name}: {len(rows)} rows ({no_stack} without a stack: waits under way before the "
+          f"trace); frames in their first stacks: {named} named, {by_addr} shown by address "
+          f"(outside every symbol of their binary, which Debian ships stripped)"
+          + (f"; modules not mapped any more: {sorted(missed)}" if missed else ""), flush=True)
+    check(not coverable, f"{cls.name}: frames a symbol covers shown by address: {sorted(set(coverable))[:10]}")
+    check(not unknown_top, f"{cls.name}: rows with a stack but an [unknown] top frame: {unknown_top[:10]}")
+
+
+# -- JFR
+
+def matches_jfr(cls):
+    run = traced(cls)
+    pt = collections.defaultdict(lambda: [0, 0])
+    for b in own_rows(run):
+        if b["kind"] == "jvm-park":
+            pt[b["class"]][0] += b["parks"]
+            pt[b["class"]][1] += b["thread_time_ns"]
+    jfr = run["jfr"]
+    compared = sorted(c for c in set(pt) | set(jfr)
+                      if max(pt[c][1] if c in pt else 0, jfr.get(c, (0, 0, 0, 0))[1]) >= COMPARE_NS)
+    check(compared, f"{cls.name}: no class with {COMPARE_NS / 1e6:.0f} ms of parks in either tool")
+    bad = []
+    for c in compared:
+        got, want = (pt[c] if c in pt else (0, 0)), jfr.get(c, (0, 0, 0, 0))
+        err = (got[1] - want[1]) / max(want[1], 1)
+        print(f"  {cls.name} {c}: parktrace {got[1] / 1e6:.1f} ms in {got[0]} waits, "
+              f"JFR {want[1] / 1e6:.1f} ms in {want[0]} parks begun in the window and {want[2]} under way "
+              f"at its start ({want[3] / 1e6:.1f} ms of it) ({err:+.2%})", flush=True)
+        if abs(err) > JFR_TOLERANCE:
+            bad.append(f"{c} time {err:+.1%}")
+        # Parks begun in the window: parktrace counts those that slept, JFR
+        # every Unsafe.park call (one that finds its permit returns at once).
+        perr = (got[0] - want[0]) / max(want[0], 1)
+        if abs(perr) > JFR_TOLERANCE:
+            bad.append(f"{c} parks {perr:+.1%}")
+    if bad:
+        # Java parks that parktrace did not charge to their blocker's class:
+        # plain futex rows whose waiter stack is in HotSpot's Parker::park.
+        lost = [b for b in own_rows(run) if b["kind"] == "futex" and any("Parker::park" in f
+                                                                         for f in b["first_stack"])]
+        if lost:
+            bad.append(f"{sum(b['parks'] for b in lost)} parks ({sum(b['thread_time_ns'] for b in lost) / 1e6:.0f} "
+                       f"ms) of threads {sorted(set(b['first_thread'] for b in lost))} are futex rows at "
+                       f"Parker::park, not jvm-park rows with a class")
+    check(not bad, f"{cls.name}: per class, off JFR's by more than {JFR_TOLERANCE:.0%}: {'; '.join(bad)}")
+
+
+# -- contention first
+
+def idle_reason(b):
+    """Why row B is a thread waiting for work, or None: a wait-for-work frame
+    in its first stack, or a HotSpot thread's own wait (a HotSpot wait on
+    top and no Java frame below it); 'no stack' when there is nothing to
+    tell (a wait under way before the trace); a wait-role row whose wait
+    site is a frame with no name (in MariaDB, its timer threads): neither
+    shows a user what the server blocks on."""
+    frames = b["first_stack"]
+    if not frames:
+        return "no stack"
+    for fr in frames:
+        for w in IDLE_FRAMES:
+            if w in fr:
+                return w
+    if not any(JAVA_FRAME.match(fr) for fr in frames) and any(w in frames[0] or w in b["top_frame"]
+                                                              for w in HOTSPOT_WAITS):
+        return "HotSpot thread " + b["top_frame"]
+    if b["role"] == "wait" and (BY_ADDRESS.match(b["top_frame"]) or b["top_frame"] == "[unknown]"):
+        return "a wait at an unnamed frame"     # a timer or housekeeping thread of a stripped binary, or not
+    return None
+
+
+def contention_first(cls):
+    run = traced(cls)
+    rows = own_rows(run)
+    busy = [b for b in rows if idle_reason(b) is None]
+    check(busy, f"{cls.name}: no row of the server's own blockers")
+    n = min(TOP_ROWS, len(busy))
+    late = [f"row {i + 1}: {b['kind']} {b['class']} at {b['top_frame']} ({idle_reason(b)})"
+            for i, b in enumerate(rows[:n]) if idle_reason(b)]
+    if late:
+        first = next(i for i, b in enumerate(rows) if idle_reason(b) is None)
+        known_gap("idle_rows_before_contention",
+                  f"{cls.name}: the top {n} rows are not all the server's own blockers; its first is row "
+                  f"{first + 1} ({busy[0]['kind']} {busy[0]['class']} at {busy[0]['top_frame']}); "
+                  + "; ".join(late))
+
+
+def register(cls, java):
+    def make(fn, what):
+        def t():
+            fn(cls)
+        t.__name__ = f"{cls.name}_{what}"
+        test(t)
+    make(no_drops, "no_drops")
+    make(frames_named, "frames_named")
+    if java:
+        make(matches_jfr, "matches_jfr")
+    make(contention_first, "contention_first")
+
+
+for _cls, _java in ((Postgres, False), (MariaDB, False), (Tomcat, True), (ZooKeeper, True), (Memcached, False)):
+    register(_cls, _java)
+
+
+if __name__ == "__main__":
+    main()
