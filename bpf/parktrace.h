@@ -152,6 +152,9 @@ struct pt_wait {
     __u32 wake_seen_tgid;            /* waker entry made */
     __u32 counted_slot;              /* slot + 1 and window generation this */
     __u32 counted_gen;               /* thread was last counted in `threads` for */
+    __u64 early_sw;                  /* sched probes: a waking seen before the switch */
+    __u32 early_end;                 /* that puts it to sleep: its context switches */
+    __u32 early_pad;                 /* then, and how the wait will end */
 };
 #define PT_WAIT_ACTIVE 0x1u       /* a wait is in progress */
 #define PT_WAIT_TIMED 0x2u        /* counted in parked_now and timed */

@@ -3,7 +3,7 @@
  * sched_waking, hrtimer_expire_entry/exit). Included by parktrace.bpf.c after
  * slots, futex, jvm and stacks.
  *
- * Owns: the map in_hrtimer; sleeping_in_futex; the programs hrtimer_entry,
+ * Owns: the map timer_wakes; sleeping_in_futex; the programs hrtimer_entry,
  * hrtimer_exit, sched_switch, sched_waking.
  *
  * Shared: uses waits, slots (slots.bpf.h), jvm_layouts and java_threads
@@ -22,33 +22,46 @@
 #define NR_FUTEX_WAITV 449
 #define TASK_INTERRUPTIBLE 0x1
 
-/* Set while this CPU runs an hrtimer callback: a futex timeout is the
- * callback of the waiter's hrtimer_sleeper waking it. */
+/* While this CPU runs the callback of an hrtimer_sleeper (the timeout of a
+ * futex wait, among others), the thread that callback wakes: a waiter woken
+ * by it timed out. Keyed by the thread rather than a plain "in a callback"
+ * flag, so that an hrtimer_expire_exit that never reaches us (as a
+ * sched_switch can fail to, see finish_lost_end) cannot turn later wakeups
+ * of other threads into timeouts; sched_waking also consumes it. */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, 1);
     __type(key, __u32);
     __type(value, __u32);
-} in_hrtimer SEC(".maps");
+} timer_wakes SEC(".maps");
 
-static __always_inline void mark_hrtimer(__u32 on)
-{
-    __u32 zero = 0, *v = bpf_map_lookup_elem(&in_hrtimer, &zero);
-    if (v)
-        *v = on;
-}
+/* The callback of every hrtimer_sleeper; weak: without it (not in this
+ * kernel's symbols) any hrtimer callback counts, as before. */
+extern const void hrtimer_wakeup __ksym __weak;
+#define PT_ANY_THREAD 0xffffffffu
 
 SEC("tp_btf/hrtimer_expire_entry")
-int BPF_PROG(hrtimer_entry)
+int BPF_PROG(hrtimer_entry, struct hrtimer *timer)
 {
-    mark_hrtimer(1);
+    __u32 zero = 0, *v = bpf_map_lookup_elem(&timer_wakes, &zero);
+    if (!v)
+        return 0;
+    if (!bpf_core_type_exists(struct hrtimer_sleeper) || !&hrtimer_wakeup) {
+        *v = PT_ANY_THREAD;
+        return 0;
+    }
+    /* timer is the sleeper's first member */
+    *v = timer->function == (void *)&hrtimer_wakeup ?
+         BPF_CORE_READ((struct hrtimer_sleeper *)timer, task, pid) : 0;
     return 0;
 }
 
 SEC("tp_btf/hrtimer_expire_exit")
 int BPF_PROG(hrtimer_exit)
 {
-    mark_hrtimer(0);
+    __u32 zero = 0, *v = bpf_map_lookup_elem(&timer_wakes, &zero);
+    if (v)
+        *v = 0;
     return 0;
 }
 
@@ -112,48 +125,69 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     if (!now)
         now = bpf_ktime_get_ns();
+    if ((w->flags & PT_WAIT_ACTIVE) && !finish_lost_end(w, prev, now))
+        reclaim_stale(w, now);
     struct pt_blocker_key key;
     if (!trace_java || !java_wait_key(&key, uaddr, pid_tgid)) {
-        if (!trace_futex) {
-            reclaim_stale(w, now);
+        if (!trace_futex)
             return 0;
-        }
         futex_key(&key, uaddr, pid_tgid >> 32, private);
     }
-    reclaim_stale(w, now);
     struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now);
     if (!s)
         return 0;
     note_klass(s, &key);
     wait_start(s, idx, w, now);
+    /* This switch is counted already: a waking one switch ago woke this wait. */
+    if (w->early_sw + 1 == prev->nvcsw + prev->nivcsw)
+        w->end = w->early_end;
     if (w->flags & PT_WAIT_TIMED)
         w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, user_regs());
     return 0;
 }
 
-/* How the wait will end, decided as it is woken: inside an hrtimer callback
- * it is the wait's timeout; with a signal pending it was interrupted;
+/* How the wait will end, decided as it is woken: woken by its own
+ * hrtimer_sleeper's callback, it timed out; with a signal pending it was interrupted;
  * otherwise another thread woke it (FUTEX_WAKE, or the kernel's futex wake
  * when a joined thread exits). sched_waking, unlike sched_wakeup, always
  * runs in the waker's own context. */
 #define TIF_SIGPENDING 2
 
+/* How a wakeup of P ends its wait; consumes a timer_wakes match. */
+static __always_inline __u32 wake_end(struct task_struct *p)
+{
+    __u32 zero = 0, *timer = bpf_map_lookup_elem(&timer_wakes, &zero);
+    if (timer && *timer && (*timer == p->pid || *timer == PT_ANY_THREAD)) {
+        if (*timer != PT_ANY_THREAD)
+            *timer = 0;
+        return PT_END_TIMEOUT;
+    }
+    if (p->thread_info.flags & (1UL << TIF_SIGPENDING))
+        return PT_END_INTERRUPTED;
+    return PT_END_WOKEN;
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking, struct task_struct *p)
 {
-    __u32 zero = 0;
     struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
-    if (!w || (w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) != PT_WAIT_ACTIVE)
+    if (!w)
         return 0;
-    __u32 *timer = bpf_map_lookup_elem(&in_hrtimer, &zero);
-    if (timer && *timer)
-        w->end = PT_END_TIMEOUT;
-    else if (p->thread_info.flags & (1UL << TIF_SIGPENDING))
-        w->end = PT_END_INTERRUPTED;
-    else {
-        w->end = PT_END_WOKEN;
-        note_waker(ctx, w, p->tgid);
+    __u32 flags = w->flags;
+    if ((flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) != PT_WAIT_ACTIVE) {
+        /* A thread woken inside a futex wait after the scheduler took its
+         * state but before its switch out (a timeout firing on another
+         * CPU, say): the switch that starts the wait comes next, and takes
+         * the end from here (matched by its context switch count). */
+        if (!(flags & PT_WAIT_UPROBE) && BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(p), orig_ax) == NR_FUTEX) {
+            w->early_end = wake_end(p);
+            w->early_sw = p->nvcsw + p->nivcsw;
+        }
+        return 0;
     }
+    w->end = wake_end(p);
+    if (w->end == PT_END_WOKEN)
+        note_waker(ctx, w, p->tgid);
     return 0;
 }
 

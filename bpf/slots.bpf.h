@@ -21,6 +21,9 @@
 __u64 next_slot = 0;
 __u64 drops[PT_DROP_COUNT];
 __u32 window_gen = 1;
+/* Waits whose switch back in was never seen, ended from the CPU time their
+ * thread has run since (--self-stats). */
+__u64 lost_ends_recovered = 0;
 __u64 window_start_ns = 0;   /* when user space last started a window */
 
 struct {
@@ -252,7 +255,8 @@ static __always_inline void drop_wait(struct pt_slot *s, struct pt_wait *w, __u6
 /* A record still active when its thread starts another wait, or exits,
  * lost its end: a task-storage lookup can fail while another CPU user holds
  * the storage's per-CPU lock. Its time is dropped and counted, never left
- * to run on as a waiter that does not exist. */
+ * to run on as a waiter that does not exist (finish_lost_end first ends
+ * what it can). */
 static __always_inline void reclaim_stale(struct pt_wait *w, __u64 now)
 {
     if (!(w->flags & PT_WAIT_ACTIVE))
@@ -319,6 +323,30 @@ static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait 
     sv = bpf_map_lookup_elem(&stack_time, &sk);
     if (sv)
         add_stack_time(sv, d);
+}
+
+/* A record still active when its thread sleeps again, or exits, lost the
+ * switch back in that ends it: on 6.18 a sched_switch now and then never
+ * reaches the program (a few per million, seen as a thread switched out
+ * twice with no switch in between). The thread has run without a break
+ * since that switch, so its wait ended the CPU time it has run since it was
+ * last picked before NOW. False when that cannot be told (a uprobe park; a
+ * thread that has run longer than it waited), for reclaim_stale to drop. */
+static __always_inline bool finish_lost_end(struct pt_wait *w, struct task_struct *t, __u64 now)
+{
+    if ((w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) != PT_WAIT_ACTIVE)
+        return false;
+    __u64 ran = t->se.sum_exec_runtime - t->se.prev_sum_exec_runtime;
+    if (ran >= now - w->start_ns)
+        return false;
+    struct pt_slot *s = bpf_map_lookup_elem(&slots, &w->slot);
+    if (!s)
+        return false;
+    struct pt_wait done = *w;
+    w->flags = 0;
+    wait_finish(s, &done, w, now - ran, done.end, t->pid, t->tgid);
+    __sync_fetch_and_add(&lost_ends_recovered, 1);
+    return true;
 }
 
 #endif
