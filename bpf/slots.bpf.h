@@ -2,8 +2,8 @@
  * Included by parktrace.bpf.c, first.
  *
  * Owns: the globals user space reads through the skeleton (next_slot, drops,
- * window_gen, window_start_ns); the maps slots and slot_index (the blocker
- * table), waits (each thread's wait record), thread_seen (distinct threads),
+ * window_gen, window_start_ns, lost_ends_recovered); the maps slots and
+ * slot_index (the blocker table), free_slots (slots user space recycled), waits (each thread's wait record), thread_seen (distinct threads),
  * stack_time and waker_time (time per waiter stack, and per waiter and waker
  * stack), traced (the PID filter); count_drop, tgid_traced, slot_get,
  * note_thread, and the accounting wait_start, drop_wait, reclaim_stale and
@@ -40,6 +40,14 @@ struct {
     __type(key, struct pt_blocker_key);
     __type(value, __u32);
 } slot_index SEC(".maps");
+
+/* Slots user space has recycled: blockers idle for a while, their figures
+ * kept in user space, their slots zeroed and given back here. */
+struct {
+    __uint(type, BPF_MAP_TYPE_QUEUE);
+    __uint(max_entries, 1);           /* resized by the loader */
+    __type(value, __u32);
+} free_slots SEC(".maps");
 
 /* Task-local: a plain store per wait, no hashing on the hot path. */
 struct {
@@ -125,12 +133,14 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
     if (idxp) {
         idx = *idxp;
     } else {
-        __u64 n = __sync_fetch_and_add(&next_slot, 1);
-        if (n >= max_slots) {
+        /* Fresh slots first, then recycled ones. */
+        __u64 n = next_slot < max_slots ? __sync_fetch_and_add(&next_slot, 1) : max_slots;
+        if (n < max_slots) {
+            idx = n;
+        } else if (bpf_map_pop_elem(&free_slots, &idx)) {
             count_drop(PT_DROP_BLOCKERS);
             return NULL;
         }
-        idx = n;
         struct pt_slot *s = bpf_map_lookup_elem(&slots, &idx);
         if (!s)
             return NULL;

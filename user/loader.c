@@ -80,6 +80,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     skel->rodata->trace_java = options_trace_java(o);
     bpf_map__set_max_entries(skel->maps.slots, o->max_blockers);
     bpf_map__set_max_entries(skel->maps.slot_index, o->max_blockers);
+    bpf_map__set_max_entries(skel->maps.free_slots, o->max_blockers);
 
     bool waitv = syscalls && tracepoint_exists("sys_enter_futex_waitv");
     bool jvm_park = o->kinds & (1u << PT_KIND_JVM_PARK);
