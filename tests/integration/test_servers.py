@@ -236,7 +236,8 @@ def frames_named(cls):
             no_stack += 1
             continue
         if b["top_frame"] == "[unknown]":
-            unknown_top.append(f"{b['kind']} {b['class']} {b['id']}")
+            unknown_top.append(f"{b['kind']} {b['class']} {b['id']} ({b['parks']} parks, stack "
+                               f"{' <- '.join(b['first_stack'][:8])})")
         for fr in b["first_stack"]:
             m = BY_ADDRESS.match(fr)
             if not m:
@@ -255,7 +256,8 @@ def frames_named(cls):
           f"(outside every symbol of their binary, which Debian ships stripped)"
           + (f"; modules not mapped any more: {sorted(missed)}" if missed else ""), flush=True)
     check(not coverable, f"{cls.name}: frames a symbol covers shown by address: {sorted(set(coverable))[:10]}")
-    check(not unknown_top, f"{cls.name}: rows with a stack but an [unknown] top frame: {unknown_top[:10]}")
+    check(not unknown_top, f"{cls.name}: {len(unknown_top)} rows with a stack but an [unknown] top frame, "
+                           f"such as {unknown_top[:3]}")
 
 
 # -- JFR
