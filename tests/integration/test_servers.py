@@ -22,6 +22,7 @@ A server that cannot be started fails all its tests, with the reason.
 PT_SERVERS_OUT=DIR keeps each run's final report and JFR table there.
 """
 import collections
+import json
 import os
 import re
 import subprocess
@@ -136,14 +137,14 @@ def trace_server(cls):
         run["jfr"] = jfr_window(rec, w1 - final["window_ns"], w1)
     if OUT:
         os.makedirs(OUT, exist_ok=True)
-        import json
         with open(os.path.join(OUT, f"{cls.name}.json"), "w") as f:
             json.dump({k: (sorted(v) if isinstance(v, set) else v) for k, v in run.items()}, f, indent=1)
     st, t = run["stats"], final["totals"]
     print(f"INFO {cls.name}: started in {started:.1f} s, whole run {run['total_s']:.1f} s; "
           f"{t['waits']} waits, {t['blockers']} blockers, dropped_events {t['dropped_events']}, "
           f"dropped_stacks {t['dropped_stacks']}, truncated_stacks {t['truncated_stacks']}/{t['stacks']}; "
-          f"parktrace cpu_s {st.get('cpu_s')} rss_kb {st.get('rss_kb')}", flush=True)
+          f"parktrace cpu_s {st.get('cpu_s')}, bpf_ns_per_run {st.get('bpf_ns_per_run')}, symbols_evicted "
+          f"{st.get('symbols_evicted')}, jvms_given_up {st.get('jvms_given_up')}", flush=True)
     for i, b in enumerate(final["blockers"][:5]):
         print(f"INFO {cls.name} row {i + 1}: {b['kind']} {b['class']} {b['thread_time_ns'] / 1e6:.0f} ms "
               f"{b['parks']} parks at {b['top_frame']} [{idle_reason(b) or 'contention'}]", flush=True)
