@@ -130,12 +130,13 @@ class Server:
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
 
-    def owned_dir(self, *parts):
-        """A directory under ours, owned by the server's user."""
+    def owned_dir(self, *parts, user=None):
+        """A directory under ours, owned by USER (the server's user by default)."""
         d = self.path(*parts)
         os.makedirs(d, exist_ok=True)
-        if self.user:
-            pw = pwd.getpwnam(self.user)
+        user = user or self.user
+        if user:
+            pw = pwd.getpwnam(user)
             os.chown(d, pw.pw_uid, pw.pw_gid)
         return d
 

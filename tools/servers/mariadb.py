@@ -24,10 +24,8 @@ class MariaDB(Server):
 
     def start(self):
         self.sock = self.path("run", "mysqld.sock")
-        self.user = "mysql"
-        self.owned_dir("run")
-        self.owned_dir("tmp")
-        self.user = None
+        self.owned_dir("run", user="mysql")
+        self.owned_dir("tmp", user="mysql")
         run(["mariadb-install-db", "--no-defaults", f"--datadir={self.path('data')}", "--user=mysql",
              "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"],
             timeout=90, what="mariadb-install-db", cwd=self.dir)
