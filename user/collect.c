@@ -19,10 +19,11 @@
 
 _Static_assert(PT_MODEL_COMM >= PT_COMM_LEN + 1, "a model's process name holds the kernel's");
 
-void collector_init(struct collector *c, struct tracer *t, const struct pt_options *o)
+void collector_init(struct collector *c, struct tracer *t, struct stacks *stacks, const struct pt_options *o)
 {
     memset(c, 0, sizeof(*c));
     c->t = t;
+    c->stacks = stacks;
     c->o = o;
     /* Zeroed and untouched until used: the table is sized for the kernel's
      * (16 384 blockers by default, 20 MiB), nearly all of it never used. */
@@ -54,7 +55,7 @@ static void resolve(struct collector *c, uint32_t idx)
             b->name = symbolize_data((int)s->first_tgid, s->first_uaddr);
     }
     b->tries++;
-    b->first_stack = stacks_resolve(idx, (int)s->first_tgid, s->first_stack);
+    b->first_stack = stacks_resolve(c->stacks, idx, (int)s->first_tgid, s->first_stack);
     bool named = true;
     uint32_t kind = s->key.kind & 0xff;
     if (kind != PT_KIND_FUTEX) {
@@ -92,7 +93,7 @@ struct blocker *collector_blocker(struct collector *c, uint32_t idx)
 void collector_tick(struct collector *c)
 {
     jvm_tracker_tick();
-    stacks_poll_samples();
+    stacks_poll_samples(c->stacks);
     uint32_t n = tracer_used_slots(c->t);
     uint64_t now = monotonic_ns();
     /* Slots are handed out in order and never taken back: only those past
@@ -319,9 +320,9 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
             continue;
         struct pt_model_waker *mw = model_add_waker(m);
         comm_of((int)k->tgid, b, mw->root);
-        mw->stack = stacks_resolve(k->slot, (int)k->tgid, k->stack_id);
+        mw->stack = stacks_resolve(c->stacks, k->slot, (int)k->tgid, k->stack_id);
         mw->leaf = b->cls.cls;
-        mw->waker = stacks_resolve(k->slot, (int)k->waker_tgid, k->waker_stack);
+        mw->waker = stacks_resolve(c->stacks, k->slot, (int)k->waker_tgid, k->waker_stack);
         comm_of((int)k->waker_tgid, b, mw->waker_root);
         mw->count = w->e[i].count;
         mw->ns = w->e[i].ns;
@@ -342,7 +343,7 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
             continue;
         struct pt_model_stack *ms = model_add_stack(m);
         comm_of((int)key->tgid, b, ms->root);
-        ms->stack = stacks_resolve(key->slot, (int)key->tgid, key->stack_id);
+        ms->stack = stacks_resolve(c->stacks, key->slot, (int)key->tgid, key->stack_id);
         ms->leaf = b->cls.cls;
         ms->count = count;
         ms->ns = ns;
@@ -382,7 +383,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         }
         memcpy(raw.e, wk.e, (size_t)wk.n * sizeof(*raw.e));
     }
-    wakers_top(&wk, nused, top);
+    wakers_top(&wk, c->stacks, nused, top);
     wakers_free(&wk);
 
     for (uint32_t i = 0; i < nused; i++) {
@@ -429,7 +430,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         row->first_stack = b->first_stack;
         row->top_frame = stacks_top_frame(b->first_stack);
         if (top[i].count) {
-            row->waker_stack = stacks_resolve(i, (int)top[i].k.waker_tgid, top[i].k.waker_stack);
+            row->waker_stack = stacks_resolve(c->stacks, i, (int)top[i].k.waker_tgid, top[i].k.waker_stack);
             row->waker_top_frame = stacks_top_frame(row->waker_stack);
             snprintf(row->waker_comm, sizeof(row->waker_comm), "%s",
                      procmaps_get((int)top[i].k.waker_tgid)->comm);
@@ -461,7 +462,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     r->totals.dropped_events = drops[PT_DROP_BLOCKERS] + drops[PT_DROP_WAITING] + drops[PT_DROP_THREADS] +
                                drops[PT_DROP_STACKAGG] + drops[PT_DROP_EXECS];
     r->totals.dropped_stacks = drops[PT_DROP_STACKS] + drops[PT_DROP_SAMPLES];
-    stacks_tally(c->t->stack_time_fd, &r->totals.stacks, &r->totals.truncated_stacks);
+    stacks_tally(c->stacks, c->t->stack_time_fd, &r->totals.stacks, &r->totals.truncated_stacks);
     if (what & MODEL_STACKS) {
         model_stacks(c, r, &raw, what & MODEL_WAKERS);
         wakers_free(&raw);

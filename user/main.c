@@ -33,6 +33,8 @@
 struct run {
     struct pt_options o;
     struct tracer t;
+    struct stacks *stacks;         /* the stack cache: the collector's, and the kernel's requests' */
+    struct tracer_ready ready;     /* where those requests go */
     struct collector c;
     FILE *out;                     /* the reports: out_file's, or standard output */
     struct output_file out_file;
@@ -83,11 +85,8 @@ static void ready_unwind(void *ctx, int tgid)
 
 static void ready_stack(void *ctx, int tgid, int stack_id)
 {
-    (void)ctx;
-    stacks_name_kernel_stack(tgid, stack_id);
+    stacks_name_kernel_stack(ctx, tgid, stack_id);
 }
-
-static const struct tracer_ready on_ready = {.unwind = ready_unwind, .stack = ready_stack};
 
 /* Java frames are named by the JVM tracker. */
 static bool name_java_frame(void *ctx, int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
@@ -163,8 +162,8 @@ static void loop(struct run *r, int sfd, int tfd)
             return;
         /* First, while the thread that made a new stack still waits. */
         if (fds[2].revents & POLLIN) {
-            tracer_sample_ready_drain(&r->t, &on_ready);
-            stacks_poll_samples();
+            tracer_sample_ready_drain(&r->t, &r->ready);
+            stacks_poll_samples(r->stacks);
         }
         if (fds[0].revents & POLLIN) {
             struct signalfd_siginfo si;
@@ -261,7 +260,8 @@ static void free_tracing(struct run *r)
     tracer_close(&r->t);
     collector_free(&r->c);
     jvm_tracker_free();
-    stacks_free_all();
+    stacks_free(r->stacks);
+    r->stacks = NULL;
     unwind_free_all();
     unwind_tables_free_all();
     procmaps_free_all();
@@ -300,12 +300,13 @@ int main(int argc, char **argv)
     if (r.o.unwind == PT_UNWIND_CFI)
         unwind_tables_init(r.t.unwind_bins_fd, r.t.unwind_procs_fd, r.o.unwind_cache);
     const struct stacks_java_namer namer = {.name = name_java_frame};
-    stacks_init(r.t.stacks_fd, r.t.samples_fd, r.t.ustacks_fd, &namer);
+    r.stacks = stacks_new(r.t.stacks_fd, r.t.samples_fd, r.t.ustacks_fd, &namer);
+    r.ready = (struct tracer_ready){.ctx = r.stacks, .unwind = ready_unwind, .stack = ready_stack};
     /* Named processes get their unwind tables before their first wait. */
     for (int i = 0; i < r.o.npids; i++)
         unwind_tables_add_process(r.o.pids[i]);
     jvm_tracker_init(&r.t, &r.o);
-    collector_init(&r.c, &r.t, &r.o);
+    collector_init(&r.c, &r.t, r.stacks, &r.o);
     /* Named processes count their threads' alive time from the start. */
     for (int i = 0; i < r.o.npids; i++)
         csp_watch(&r.c.csp, r.o.pids[i], r.c.start_ns);

@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,25 +28,48 @@ struct entry {
     struct pt_stack st;
 };
 
-static struct entry *table[BUCKETS];
-static int pending_jit;       /* entries with a JIT frame not named yet */
-static int stack_fd = -1, samples_fd = -1, ustacks_fd = -1;
-static struct stacks_java_namer java_namer;
-static const struct pt_stack empty;
-static uint64_t tally_n, tally_truncated;
+#define CANON_BUCKETS 1024
 
-void stacks_init(int stack_map_fd, int samples_map_fd, int ustacks_map_fd, const struct stacks_java_namer *namer)
+/* The first stack id of each call path (stacks_canonical). */
+struct canon {
+    struct canon *next;
+    uint32_t slot;
+    int tgid, stack_id;
+    uint64_t hash;
+};
+
+struct stacks {
+    struct entry *table[BUCKETS];
+    struct canon *canon[CANON_BUCKETS];
+    int pending_jit;          /* entries with a JIT frame not named yet */
+    uint64_t jit_retry_ns;    /* when retry_jit_names last looked */
+    int stack_fd, samples_fd, ustacks_fd;
+    struct stacks_java_namer java_namer;
+    uint64_t tally_n, tally_truncated;
+};
+
+static const struct pt_stack empty;
+
+struct stacks *stacks_new(int stack_map_fd, int samples_map_fd, int ustacks_map_fd,
+                          const struct stacks_java_namer *namer)
 {
+    struct stacks *s = calloc(1, sizeof(*s));
+    if (!s) {
+        fprintf(stderr, "parktrace: out of memory for the stack table\n");
+        exit(1);
+    }
     if (namer)
-        java_namer = *namer;
-    stack_fd = stack_map_fd;
-    samples_fd = samples_map_fd;
-    ustacks_fd = ustacks_map_fd;
+        s->java_namer = *namer;
+    s->stack_fd = stack_map_fd;
+    s->samples_fd = samples_map_fd;
+    s->ustacks_fd = ustacks_map_fd;
+    return s;
 }
 
-static bool java_name(int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out, size_t len)
+static bool java_name(struct stacks *s, int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
+                      size_t len)
 {
-    return java_namer.name && java_namer.name(java_namer.ctx, pid, pc, fp, smp, out, len);
+    return s->java_namer.name && s->java_namer.name(s->java_namer.ctx, pid, pc, fp, smp, out, len);
 }
 
 static bool kernel_unwound(int stack_id)
@@ -53,8 +77,8 @@ static bool kernel_unwound(int stack_id)
     return stack_id >= 0 && (stack_id & PT_USTACK_ID);
 }
 
-static struct entry *lookup(uint32_t slot, int tgid, int stack_id);
-static void name_java(int tgid, const struct pt_sample *smp, const uint64_t *fps, struct entry *e);
+static struct entry *lookup(struct stacks *s, uint32_t slot, int tgid, int stack_id);
+static void name_java(struct stacks *s, int tgid, const struct pt_sample *smp, const uint64_t *fps, struct entry *e);
 
 /* A kernel-unwound stack is the same under every blocker: it is loaded and
  * named once per process, under this slot, at its first sight (a JVM's
@@ -64,10 +88,10 @@ static void name_java(int tgid, const struct pt_sample *smp, const uint64_t *fps
 
 /* A stack the kernel unwound from CFI rows: its pcs, whole, and the names of
  * its Java frames (taken when the stack was new, while the JVM ran). */
-static void load_ustack(struct entry *e)
+static void load_ustack(struct stacks *s, struct entry *e)
 {
-    static struct pt_ustack us;
-    if (ustacks_fd < 0 || bpf_map_lookup_elem(ustacks_fd, &e->stack_id, &us))
+    static struct pt_ustack us;   /* scratch, too big for the stack */
+    if (s->ustacks_fd < 0 || bpf_map_lookup_elem(s->ustacks_fd, &e->stack_id, &us))
         return;
     int n = us.nr < PT_MAX_FRAMES ? (int)us.nr : PT_MAX_FRAMES;
     e->pcs = malloc((size_t)(n ? n : 1) * sizeof(*e->pcs));
@@ -78,18 +102,18 @@ static void load_ustack(struct entry *e)
      * were made (dlopen); the next walks get fresh ones. */
     if (us.flags & PT_USTACK_TRUNCATED)
         unwind_tables_refresh(e->tgid);
-    name_java(e->tgid, NULL, NULL, e);
+    name_java(s, e->tgid, NULL, NULL, e);
 }
 
-void stacks_name_kernel_stack(int tgid, int stack_id)
+void stacks_name_kernel_stack(struct stacks *s, int tgid, int stack_id)
 {
-    lookup(KSTACK_TEMPLATE, tgid, stack_id);
+    lookup(s, KSTACK_TEMPLATE, tgid, stack_id);
 }
 
-static struct entry *lookup(uint32_t slot, int tgid, int stack_id)
+static struct entry *lookup(struct stacks *s, uint32_t slot, int tgid, int stack_id)
 {
     unsigned h = (slot * 40503u ^ (unsigned)tgid * 2654435761u ^ (unsigned)stack_id) % BUCKETS;
-    for (struct entry *e = table[h]; e; e = e->next)
+    for (struct entry *e = s->table[h]; e; e = e->next)
         if (e->slot == slot && e->tgid == tgid && e->stack_id == stack_id)
             return e;
     struct entry *e = calloc(1, sizeof(*e));
@@ -97,13 +121,13 @@ static struct entry *lookup(uint32_t slot, int tgid, int stack_id)
     e->tgid = tgid;
     e->stack_id = stack_id;
     e->truncated = true;     /* until an unwind says otherwise */
-    e->next = table[h];
-    table[h] = e;
+    e->next = s->table[h];
+    s->table[h] = e;
     if (kernel_unwound(stack_id)) {
         if (slot == KSTACK_TEMPLATE)
-            load_ustack(e);
+            load_ustack(s, e);
         else
-            e->truncated = lookup(KSTACK_TEMPLATE, tgid, stack_id)->truncated;
+            e->truncated = lookup(s, KSTACK_TEMPLATE, tgid, stack_id)->truncated;
     }
     return e;
 }
@@ -126,35 +150,34 @@ static uint64_t lookup_pc(const uint64_t *pcs, int i)
 
 /* Java frames are named now, while the JVM (and the stack copy, if any:
  * SMP and FPS may be NULL) are at hand. */
-static void name_java(int tgid, const struct pt_sample *smp, const uint64_t *fps, struct entry *e)
+static void name_java(struct stacks *s, int tgid, const struct pt_sample *smp, const uint64_t *fps, struct entry *e)
 {
     char name[512];
     for (int i = 0; i < e->npcs; i++) {
         uint64_t look = lookup_pc(e->pcs, i);
-        if (!java_name(tgid, look, fps ? fps[i] : 0, smp, name, sizeof(name)))
+        if (!java_name(s, tgid, look, fps ? fps[i] : 0, smp, name, sizeof(name)))
             continue;
         if (!e->java)
             e->java = calloc((size_t)e->npcs, sizeof(*e->java));
         e->java[i] = strdup(name);
         if (strcmp(name, JVM_FRAME_UNNAMED) == 0)
-            pending_jit++, e->jit_pending = true;
+            s->pending_jit++, e->jit_pending = true;
     }
 }
 
 /* Code compiled after the JVM last wrote its perf map: asks again (the
  * tracker limits how often) and renames the stacks that gained names. */
-static void retry_jit_names(void)
+static void retry_jit_names(struct stacks *s)
 {
     /* A scan of every stack: at most every 100 ms, however often new
      * stacks arrive (a JVM warming up makes hundreds a second). */
-    static uint64_t last_ns;
     uint64_t now = monotonic_ns();
-    if (!pending_jit || now - last_ns < 100000000u)
+    if (!s->pending_jit || now - s->jit_retry_ns < 100000000u)
         return;
-    last_ns = now;
+    s->jit_retry_ns = now;
     char name[512];
-    for (int h = 0; h < BUCKETS && pending_jit > 0; h++)
-        for (struct entry *e = table[h]; e; e = e->next) {
+    for (int h = 0; h < BUCKETS && s->pending_jit > 0; h++)
+        for (struct entry *e = s->table[h]; e; e = e->next) {
             if (!e->jit_pending)
                 continue;
             bool left = false, renamed = false;
@@ -162,7 +185,7 @@ static void retry_jit_names(void)
                 if (!e->java[i] || strcmp(e->java[i], JVM_FRAME_UNNAMED) != 0)
                     continue;
                 uint64_t look = lookup_pc(e->pcs, i);
-                if (!java_name(e->tgid, look, 0, NULL, name, sizeof(name)))
+                if (!java_name(s, e->tgid, look, 0, NULL, name, sizeof(name)))
                     continue;     /* the JVM is gone: stays unnamed */
                 if (strcmp(name, JVM_FRAME_UNNAMED) == 0) {
                     left = true;
@@ -176,7 +199,7 @@ static void retry_jit_names(void)
                 unname(e);
             if (!left) {
                 e->jit_pending = false;
-                pending_jit--;
+                s->pending_jit--;
             }
         }
 }
@@ -187,19 +210,19 @@ static int by_tgid(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void stacks_poll_samples(void)
+void stacks_poll_samples(struct stacks *s)
 {
     struct pt_sample_key key, next;
-    static struct pt_sample smp;
+    static struct pt_sample smp;   /* scratch, too big for the stack */
     uint64_t pcs[PT_MAX_FRAMES], fps[PT_MAX_FRAMES];
     bool first = true, truncated;
 
-    if (samples_fd < 0)
+    if (s->samples_fd < 0)
         return;
     /* Deleting while iterating restarts the walk; collect keys first. */
     struct pt_sample_key keys[256];
     int nkeys = 0;
-    while (nkeys < 256 && !bpf_map_get_next_key(samples_fd, first ? NULL : &key, &next)) {
+    while (nkeys < 256 && !bpf_map_get_next_key(s->samples_fd, first ? NULL : &key, &next)) {
         keys[nkeys++] = next;
         key = next;
         first = false;
@@ -208,9 +231,9 @@ void stacks_poll_samples(void)
      * (and the ELF files it maps) can go as soon as they are done. */
     qsort(keys, (size_t)nkeys, sizeof(*keys), by_tgid);
     for (int i = 0; i < nkeys; i++) {
-        if (bpf_map_lookup_elem(samples_fd, &keys[i], &smp))
+        if (bpf_map_lookup_elem(s->samples_fd, &keys[i], &smp))
             continue;
-        struct entry *e = lookup(keys[i].slot, (int)keys[i].tgid, keys[i].stack_id);
+        struct entry *e = lookup(s, keys[i].slot, (int)keys[i].tgid, keys[i].stack_id);
         if (!e->pcs) {
             int n = unwind_sample((int)keys[i].tgid, &smp, pcs, fps, PT_MAX_FRAMES, &truncated);
             if (n > 0) {
@@ -218,20 +241,20 @@ void stacks_poll_samples(void)
                 memcpy(e->pcs, pcs, (size_t)n * sizeof(*pcs));
                 e->npcs = n;
                 if (e->tallied && e->truncated && !truncated)
-                    tally_truncated--;
+                    s->tally_truncated--;
                 e->truncated = truncated;
-                name_java((int)keys[i].tgid, &smp, fps, e);
+                name_java(s, (int)keys[i].tgid, &smp, fps, e);
                 unname(e);    /* a frame-pointer naming may have come first */
             }
         }
-        bpf_map_delete_elem(samples_fd, &keys[i]);
+        bpf_map_delete_elem(s->samples_fd, &keys[i]);
         if (unwind_tables_enabled() && (i + 1 == nkeys || keys[i + 1].tgid != keys[i].tgid))
             unwind_release((int)keys[i].tgid);
     }
-    retry_jit_names();
+    retry_jit_names(s);
 }
 
-static void name_entry(struct entry *e)
+static void name_entry(struct stacks *s, struct entry *e)
 {
     uint64_t fp[PT_MAX_FRAMES];
     const uint64_t *pcs = e->pcs;
@@ -240,7 +263,7 @@ static void name_entry(struct entry *e)
     if (!pcs) {
         memset(fp, 0, sizeof(fp));
         n = 0;
-        if (stack_fd >= 0 && e->stack_id >= 0 && !bpf_map_lookup_elem(stack_fd, &e->stack_id, fp))
+        if (s->stack_fd >= 0 && e->stack_id >= 0 && !bpf_map_lookup_elem(s->stack_fd, &e->stack_id, fp))
             while (n < PT_MAX_FRAMES && fp[n])
                 n++;
         pcs = fp;
@@ -262,13 +285,13 @@ static void name_entry(struct entry *e)
     e->named = true;
 }
 
-const struct pt_stack *stacks_resolve(uint32_t slot, int tgid, int stack_id)
+const struct pt_stack *stacks_resolve(struct stacks *s, uint32_t slot, int tgid, int stack_id)
 {
     if (stack_id < 0)
         return &empty;
-    struct entry *e = lookup(kernel_unwound(stack_id) ? KSTACK_TEMPLATE : slot, tgid, stack_id);
+    struct entry *e = lookup(s, kernel_unwound(stack_id) ? KSTACK_TEMPLATE : slot, tgid, stack_id);
     if (!e->named)
-        name_entry(e);
+        name_entry(s, e);
     return &e->st;
 }
 
@@ -301,33 +324,25 @@ static uint64_t names_hash(const struct pt_stack *st)
     return h;
 }
 
-#define CANON_BUCKETS 1024
-static struct canon {
-    struct canon *next;
-    uint32_t slot;
-    int tgid, stack_id;
-    uint64_t hash;
-} *canon[CANON_BUCKETS];
-
-int stacks_canonical(uint32_t slot, int tgid, int stack_id)
+int stacks_canonical(struct stacks *s, uint32_t slot, int tgid, int stack_id)
 {
-    const struct pt_stack *st = stacks_resolve(slot, tgid, stack_id);
+    const struct pt_stack *st = stacks_resolve(s, slot, tgid, stack_id);
     if (!st->n)
         return stack_id;
     uint64_t h = names_hash(st);
     unsigned b = (unsigned)((h ^ slot * 40503u ^ (unsigned)tgid) % CANON_BUCKETS);
-    for (struct canon *c = canon[b]; c; c = c->next)
+    for (struct canon *c = s->canon[b]; c; c = c->next)
         if (c->hash == h && c->slot == slot && c->tgid == tgid)
             return c->stack_id;
     struct canon *c = calloc(1, sizeof(*c));
     if (!c)
         return stack_id;
-    *c = (struct canon){canon[b], slot, tgid, stack_id, h};
-    canon[b] = c;
+    *c = (struct canon){s->canon[b], slot, tgid, stack_id, h};
+    s->canon[b] = c;
     return stack_id;
 }
 
-void stacks_tally(int stack_time_fd, uint64_t *stacks, uint64_t *truncated)
+void stacks_tally(struct stacks *s, int stack_time_fd, uint64_t *stacks, uint64_t *truncated)
 {
     struct pt_stack_key keys[512];
     uint32_t count;
@@ -336,7 +351,7 @@ void stacks_tally(int stack_time_fd, uint64_t *stacks, uint64_t *truncated)
     LIBBPF_OPTS(bpf_map_batch_opts, opts);
 
     /* Only keys are needed; the values land in a scratch buffer. */
-    static struct pt_stack_val vals[512];
+    static struct pt_stack_val vals[512];   /* scratch */
     for (int round = 0; more && round < 1024; round++) {
         count = 512;
         int err = bpf_map_lookup_batch(stack_time_fd, round ? &batch : NULL, &batch, keys, vals, &count, &opts);
@@ -344,22 +359,24 @@ void stacks_tally(int stack_time_fd, uint64_t *stacks, uint64_t *truncated)
         for (uint32_t i = 0; i < count; i++) {
             if (keys[i].stack_id < 0)
                 continue;
-            struct entry *e = lookup(keys[i].slot, (int)keys[i].tgid, keys[i].stack_id);
+            struct entry *e = lookup(s, keys[i].slot, (int)keys[i].tgid, keys[i].stack_id);
             if (e->tallied)
                 continue;
             e->tallied = true;
-            tally_n++;
-            tally_truncated += e->truncated;
+            s->tally_n++;
+            s->tally_truncated += e->truncated;
         }
     }
-    *stacks = tally_n;
-    *truncated = tally_truncated;
+    *stacks = s->tally_n;
+    *truncated = s->tally_truncated;
 }
 
-void stacks_free_all(void)
+void stacks_free(struct stacks *s)
 {
+    if (!s)
+        return;
     for (int h = 0; h < BUCKETS; h++) {
-        struct entry *e = table[h];
+        struct entry *e = s->table[h];
         while (e) {
             struct entry *next = e->next;
             unname(e);
@@ -370,14 +387,11 @@ void stacks_free_all(void)
             free(e);
             e = next;
         }
-        table[h] = NULL;
     }
-    tally_n = tally_truncated = 0;
     for (int h = 0; h < CANON_BUCKETS; h++)
-        for (struct canon *c = canon[h], *next; c; c = next) {
+        for (struct canon *c = s->canon[h], *next; c; c = next) {
             next = c->next;
             free(c);
         }
-    memset(canon, 0, sizeof(canon));
-    memset(&java_namer, 0, sizeof(java_namer));
+    free(s);
 }

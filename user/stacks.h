@@ -1,6 +1,8 @@
 /* Waiter stacks: kernel stack ids turned into named frames. A stack comes
  * from the CFI unwind of its copied sample when there is one, else from the
- * kernel's frame-pointer walk. Results are cached per (blocker, process, stack id). */
+ * kernel's frame-pointer walk. Results are cached per (blocker, process,
+ * stack id) in a struct stacks, made and freed by its owner (main.c) and
+ * used by the collector: a service, calling nothing above it. */
 #ifndef PT_STACKS_H
 #define PT_STACKS_H
 #include <stdbool.h>
@@ -20,21 +22,24 @@ struct stacks_java_namer {
                  size_t len);
 };
 
-/* The kernel's maps of stacks, and who names Java frames (NAMER may be
- * NULL: then no frame is Java). */
-void stacks_init(int stack_map_fd, int samples_map_fd, int ustacks_map_fd, const struct stacks_java_namer *namer);
+struct stacks;
+
+/* A stack cache over the kernel's maps of stacks, with who names Java
+ * frames (NAMER may be NULL: then no frame is Java). */
+struct stacks *stacks_new(int stack_map_fd, int samples_map_fd, int ustacks_map_fd,
+                          const struct stacks_java_namer *namer);
 
 /* Waiter stacks the kernel has counted (one per blocker, process and call
  * path), and how many of them were cut short, over the run so far. */
-void stacks_tally(int stack_time_fd, uint64_t *stacks, uint64_t *truncated);
+void stacks_tally(struct stacks *s, int stack_time_fd, uint64_t *stacks, uint64_t *truncated);
 
 /* Takes new stack copies from the kernel, unwinds them while their
  * processes are alive, and frees the kernel's copy. */
-void stacks_poll_samples(void);
+void stacks_poll_samples(struct stacks *s);
 
 /* The named stack STACK_ID of a waiter in process TGID on blocker SLOT; an
  * empty stack when unknown. */
-const struct pt_stack *stacks_resolve(uint32_t slot, int tgid, int stack_id);
+const struct pt_stack *stacks_resolve(struct stacks *s, uint32_t slot, int tgid, int stack_id);
 
 /* The innermost application frame; else the innermost frame outside the C
  * runtime (a JVM-internal wait); else the innermost frame. */
@@ -45,12 +50,13 @@ const char *stacks_top_frame(const struct pt_stack *st);
  * several ids (a Java method interpreted, then compiled with its callees
  * inlined; a wait before the unwind tables came), and figures per call
  * path add them up. */
-int stacks_canonical(uint32_t slot, int tgid, int stack_id);
+int stacks_canonical(struct stacks *s, uint32_t slot, int tgid, int stack_id);
 
 /* A new kernel-unwound stack with Java frames: named now, while its JVM
  * runs and its JIT code is in the perf map. */
-void stacks_name_kernel_stack(int tgid, int stack_id);
+void stacks_name_kernel_stack(struct stacks *s, int tgid, int stack_id);
 
-void stacks_free_all(void);
+/* Frees S and every stack it named. */
+void stacks_free(struct stacks *s);
 
 #endif

@@ -36,12 +36,12 @@ static int by_waker(const void *a, const void *b)
     return x->waker_stack < y->waker_stack ? -1 : x->waker_stack > y->waker_stack;
 }
 
-void wakers_top(struct wakers *w, uint32_t nslots, struct waker_entry *top)
+void wakers_top(struct wakers *w, struct stacks *stacks, uint32_t nslots, struct waker_entry *top)
 {
     memset(top, 0, (size_t)nslots * sizeof(*top));
     /* Waker stacks that read the same are one call path. */
     for (int i = 0; i < w->n; i++)
-        w->e[i].k.waker_stack = stacks_canonical(w->e[i].k.slot, (int)w->e[i].k.waker_tgid, w->e[i].k.waker_stack);
+        w->e[i].k.waker_stack = stacks_canonical(stacks, w->e[i].k.slot, (int)w->e[i].k.waker_tgid, w->e[i].k.waker_stack);
     qsort(w->e, (size_t)w->n, sizeof(*w->e), by_waker);
     for (int i = 0, j; i < w->n; i = j) {
         /* One run per (blocker, waker stack): its total over waiter stacks. */

@@ -21,8 +21,9 @@ void wakers_read(int fd, struct wakers *w);
 
 /* For each of NSLOTS blockers, its waker stack with the most wait time,
  * summed over the waiters' stacks, into TOP[slot]; count 0 when none.
- * Reorders W. */
-void wakers_top(struct wakers *w, uint32_t nslots, struct waker_entry *top);
+ * Waker stacks that read the same (STACKS) are one. Reorders W. */
+struct stacks;
+void wakers_top(struct wakers *w, struct stacks *stacks, uint32_t nslots, struct waker_entry *top);
 
 void wakers_free(struct wakers *w);
 
