@@ -257,8 +257,13 @@ def frames_named(cls):
           f"(outside every symbol of their binary, which Debian ships stripped)"
           + (f"; modules not mapped any more: {sorted(missed)}" if missed else ""), flush=True)
     check(not coverable, f"{cls.name}: frames a symbol covers shown by address: {sorted(set(coverable))[:10]}")
-    check(not unknown_top, f"{cls.name}: {len(unknown_top)} rows with a stack but an [unknown] top frame, "
-                           f"such as {unknown_top[:3]}")
+    what = f"{cls.name}: {len(unknown_top)} rows with a stack but an [unknown] top frame, such as {unknown_top[:3]}"
+    if unknown_top and all("Unsafe_Park <- [unknown] <- " in u for u in unknown_top):
+        # A parktrace bug seen in 1 of 4 Java server runs: the JIT code
+        # frame right above Unsafe_Park (Unsafe.park's native wrapper) is
+        # left unnamed when the stack is named, and stays so.
+        known_gap("unsafe_park_wrapper_unnamed", what)
+    check(not unknown_top, what)
 
 
 # -- JFR
