@@ -93,7 +93,7 @@ struct pt_slot {
     __u32 valid;            /* set once the key -> slot mapping is published */
     __u32 first_tid;
     __u32 first_tgid;
-    __s32 first_stack;      /* user stack id of the first waiter's first completed wait */
+    __s32 first_stack;      /* user stack id of the first waiter's first wait */
     __u64 first_uaddr;      /* the address the first waiter passed */
     __u64 klass;            /* jvm-park: the blocker's Klass*, for its class name */
     char first_comm[PT_COMM_LEN];

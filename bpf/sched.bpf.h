@@ -141,8 +141,13 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
     /* This switch is counted already: a waking one switch ago woke this wait. */
     if (w->early_sw + 1 == prev->nvcsw + prev->nivcsw)
         w->end = w->early_end;
-    if (w->flags & PT_WAIT_TIMED)
+    if (w->flags & PT_WAIT_TIMED) {
         w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, user_regs());
+        /* A first waiter still waiting (a thread idle all run long) is
+         * named by its stack too, not only once a wait of it completes. */
+        if (w->stack_id >= 0 && s->first_stack < 0 && (__u32)pid_tgid == s->first_tid)
+            s->first_stack = w->stack_id;
+    }
     return 0;
 }
 
