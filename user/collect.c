@@ -19,11 +19,13 @@
 
 _Static_assert(PT_MODEL_COMM >= PT_COMM_LEN + 1, "a model's process name holds the kernel's");
 
-void collector_init(struct collector *c, struct tracer *t, struct stacks *stacks, const struct pt_options *o)
+void collector_init(struct collector *c, struct tracer *t, struct stacks *stacks, struct jvm_tracker *jvm,
+                    const struct pt_options *o)
 {
     memset(c, 0, sizeof(*c));
     c->t = t;
     c->stacks = stacks;
+    c->jvm = jvm;
     c->o = o;
     /* Zeroed and untouched until used: the table is sized for the kernel's
      * (16 384 blockers by default, 20 MiB), nearly all of it never used. */
@@ -62,8 +64,9 @@ static void resolve(struct collector *c, uint32_t idx)
         /* The kernel publishes a slot a moment before its class: retried. */
         if (!s->key.addr)
             snprintf(b->java_class, sizeof(b->java_class), "<no blocker>");
-        else if (!b->java_class[0] && !jvm_tracker_class(b->pid, s->klass, b->java_class, sizeof(b->java_class),
-                                                        b->java_supers, sizeof(b->java_supers)))
+        else if (!b->java_class[0] && !jvm_tracker_class(c->jvm, b->pid, s->klass, b->java_class,
+                                                        sizeof(b->java_class), b->java_supers,
+                                                        sizeof(b->java_supers)))
             b->java_class[0] = '\0';
         named = b->java_class[0] != '\0';
         classify_java(named ? b->java_class : "<unknown class>", b->java_supers, &b->cls);
@@ -92,7 +95,7 @@ struct blocker *collector_blocker(struct collector *c, uint32_t idx)
 
 void collector_tick(struct collector *c)
 {
-    jvm_tracker_tick();
+    jvm_tracker_tick(c->jvm);
     stacks_poll_samples(c->stacks);
     uint32_t n = tracer_used_slots(c->t);
     uint64_t now = monotonic_ns();

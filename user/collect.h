@@ -35,6 +35,7 @@ struct waker_entry;
 struct collector {
     struct tracer *t;
     struct stacks *stacks;     /* the run's stack cache (main.c's) */
+    struct jvm_tracker *jvm;   /* the run's JVM tracker (main.c's) */
     const struct pt_options *o;
     struct blocker *b;         /* indexed like the kernel's slots */
     uint64_t start_ns;         /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
@@ -51,7 +52,8 @@ struct collector {
     struct pt_model model;     /* the last report's */
 };
 
-void collector_init(struct collector *c, struct tracer *t, struct stacks *stacks, const struct pt_options *o);
+void collector_init(struct collector *c, struct tracer *t, struct stacks *stacks, struct jvm_tracker *jvm,
+                    const struct pt_options *o);
 
 /* Housekeeping between reports: unwinds new stack copies and names new
  * blockers while their processes are still alive. */

@@ -51,26 +51,36 @@ struct tracked {
     int ntids;
 };
 
-static struct tracer *tr;
-static const struct pt_options *opts;
-static struct tracked jvms[MAX_JVMS];
-static int njvms;
-static struct jvm_tracker_stats stats;
-static bool warned_full;
+struct jvm_tracker {
+    struct tracer *tr;
+    const struct pt_options *opts;
+    struct tracked jvms[MAX_JVMS];
+    int njvms;
+    struct jvm_tracker_stats stats;
+    bool warned_full;
+    uint64_t tick_start, tick_budget;   /* this discovery's start, and how long it may take */
+};
 
-void jvm_tracker_init(struct tracer *t, const struct pt_options *o)
+struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o)
 {
-    tr = t;
-    opts = o;
+    struct jvm_tracker *jt = calloc(1, sizeof(*jt));
+    if (!jt) {
+        fprintf(stderr, "parktrace: out of memory for the JVM table\n");
+        exit(1);
+    }
+    jt->tr = t;
+    jt->opts = o;
+    jt->tick_budget = FIRST_DISCOVERY_BUDGET_NS;
     jvm_candidates_init();
+    return jt;
 }
 
-void jvm_tracker_stats(struct jvm_tracker_stats *s)
+void jvm_tracker_stats(const struct jvm_tracker *jt, struct jvm_tracker_stats *s)
 {
-    *s = stats;
+    *s = jt->stats;
     s->tracked = 0;
-    for (int i = 0; i < njvms; i++)
-        s->tracked += jvms[i].live;
+    for (int i = 0; i < jt->njvms; i++)
+        s->tracked += jt->jvms[i].live;
 }
 
 static bool maps_libjvm(int pid)
@@ -86,7 +96,7 @@ static bool maps_libjvm(int pid)
     return found;
 }
 
-static void refresh(struct tracked *t);
+static void refresh(struct jvm_tracker *jt, struct tracked *t);
 
 /* The code heaps (CodeCache::_heaps, a GrowableArray<CodeHeap*>) and the
  * offsets that lead from a pc to its code blob's frame size. */
@@ -150,14 +160,14 @@ static void java_walk_layout(struct jvm *j, const struct jvm_frames *f, struct p
 }
 
 /* Forgets tracked JVM T: its layout and threads leave the kernel's maps. */
-static void untrack(struct tracked *t)
+static void untrack(struct jvm_tracker *jt, struct tracked *t)
 {
     uint32_t key = (uint32_t)t->pid;
     if (t->live)
-        bpf_map_delete_elem(tr->jvm_layouts_fd, &key);
+        bpf_map_delete_elem(jt->tr->jvm_layouts_fd, &key);
     for (int i = 0; i < t->ntids; i++) {
         key = (uint32_t)t->tids[i];
-        bpf_map_delete_elem(tr->java_threads_fd, &key);
+        bpf_map_delete_elem(jt->tr->java_threads_fd, &key);
     }
     jvm_frames_close(&t->frames);
     jvm_close(&t->j);
@@ -170,26 +180,26 @@ static void untrack(struct tracked *t)
  * MAX_JVMS_PER_UID entries; past that, or in a full table, an entry is
  * reused: one whose JVM exited or was given up on, else the least recently
  * useful of this user (at their share) or of the user holding the most. */
-static struct tracked *slot_for(uid_t uid)
+static struct tracked *slot_for(struct jvm_tracker *jt, uid_t uid)
 {
     int mine = 0, most = 0;
     uid_t most_uid = uid;
-    for (int i = 0; i < njvms; i++) {
+    for (int i = 0; i < jt->njvms; i++) {
         int n = 0;
-        mine += jvms[i].uid == uid;
-        for (int k = 0; k < njvms; k++)
-            n += jvms[k].uid == jvms[i].uid;
+        mine += jt->jvms[i].uid == uid;
+        for (int k = 0; k < jt->njvms; k++)
+            n += jt->jvms[k].uid == jt->jvms[i].uid;
         if (n > most) {
             most = n;
-            most_uid = jvms[i].uid;
+            most_uid = jt->jvms[i].uid;
         }
     }
-    if (mine < MAX_JVMS_PER_UID && njvms < MAX_JVMS)
-        return &jvms[njvms++];
+    if (mine < MAX_JVMS_PER_UID && jt->njvms < MAX_JVMS)
+        return &jt->jvms[jt->njvms++];
     uid_t from = mine >= MAX_JVMS_PER_UID ? uid : most_uid;
     struct tracked *victim = NULL;
-    for (int i = 0; i < njvms; i++) {
-        struct tracked *t = &jvms[i];
+    for (int i = 0; i < jt->njvms; i++) {
+        struct tracked *t = &jt->jvms[i];
         if (mine < MAX_JVMS_PER_UID ? !t->live : !t->live && t->uid == uid) {
             victim = t;
             break;
@@ -198,20 +208,20 @@ static struct tracked *slot_for(uid_t uid)
             victim = t;
     }
     if (victim->live) {
-        stats.evicted++;
-        if (!warned_full)
+        jt->stats.evicted++;
+        if (!jt->warned_full)
             fprintf(stderr, "parktrace: JVM table full (%d, at most %d per user): JVM %d (uid %u), the least "
                             "recently useful, is no longer tracked; --self-stats counts jvms_evicted\n",
                     MAX_JVMS, MAX_JVMS_PER_UID, victim->pid, (unsigned)victim->uid);
-        warned_full = true;
+        jt->warned_full = true;
     }
-    untrack(victim);
+    untrack(jt, victim);
     return victim;
 }
 
 /* The loader probes at most TRACER_MAX_JVMS distinct libjvm files: a user
  * may have uprobes put on a few files they own, root's files always. */
-static bool probe_share_left(int fd)
+static bool probe_share_left(struct jvm_tracker *jt, int fd)
 {
     static struct { dev_t dev; ino_t ino; uid_t owner; } seen[TRACER_MAX_JVMS];
     static int nseen;
@@ -225,7 +235,7 @@ static bool probe_share_left(int fd)
         owned += seen[i].owner == st.st_uid;
     }
     if ((st.st_uid != 0 && owned >= PROBED_FILES_PER_UID) || nseen == TRACER_MAX_JVMS) {
-        stats.probes_refused++;
+        jt->stats.probes_refused++;
         return false;
     }
     seen[nseen].dev = st.st_dev;
@@ -236,7 +246,7 @@ static bool probe_share_left(int fd)
 
 /* Returns true when PID is settled: tracked, or reported as unreadable;
  * false when its JVM is still starting and should be looked at again. */
-static bool start_tracking(int pid, bool last_chance)
+static bool start_tracking(struct jvm_tracker *jt, int pid, bool last_chance)
 {
     struct procstatus ps;
     if (procstatus_read(pid, &ps) != 0)
@@ -265,7 +275,7 @@ static bool start_tracking(int pid, bool last_chance)
         jvm_close(&j);
         return true;
     }
-    struct tracked *t = slot_for(ps.euid);
+    struct tracked *t = slot_for(jt, ps.euid);
     *t = (struct tracked){.pid = pid, .uid = ps.euid, .useful_ns = monotonic_ns(), .j = j, .l = l};
     struct pt_jvm_layout kl = {
         .thread_size = size,
@@ -294,14 +304,14 @@ static bool start_tracking(int pid, bool last_chance)
     jvm_frames_open(&t->frames, &t->j, &t->l);
     java_walk_layout(&t->j, &t->frames, &kl);
     uint32_t key = (uint32_t)pid;
-    if (bpf_map_update_elem(tr->jvm_layouts_fd, &key, &kl, BPF_ANY)) {
-        untrack(t);   /* an entry that stays unused, not live: reused first */
+    if (bpf_map_update_elem(jt->tr->jvm_layouts_fd, &key, &kl, BPF_ANY)) {
+        untrack(jt, t);   /* an entry that stays unused, not live: reused first */
         return true;
     }
     /* Opened as the JVM sees it, never a FIFO a user put at its name. */
     int fd = safe_open_in_root(pid, t->j.libjvm);
-    if (fd >= 0 && probe_share_left(fd))
-        tracer_attach_jvm(tr, fd, t->j.libjvm);
+    if (fd >= 0 && probe_share_left(jt, fd))
+        tracer_attach_jvm(jt->tr, fd, t->j.libjvm);
     if (fd >= 0)
         close(fd);
     /* Its code cache is walked as Java frames from now on. */
@@ -309,47 +319,46 @@ static bool start_tracking(int pid, bool last_chance)
     t->live = true;
     /* The kernel's walk steps over compiled frames by their size; stack
      * copies unwound here can only follow rbp. */
-    if (!t->frames.preserve_fp && opts->unwind == PT_UNWIND_COPY)
+    if (!t->frames.preserve_fp && jt->opts->unwind == PT_UNWIND_COPY)
         fprintf(stderr, "parktrace: JVM %d runs without -XX:+PreserveFramePointer: its Java stacks stop at "
                         "the first JIT-compiled frame; blockers, classes and times are complete. Restart it "
                         "with -XX:+PreserveFramePointer for whole stacks\n", pid);
     t->tids = calloc(MAX_JAVA_THREADS, sizeof(int));
-    refresh(t);
+    refresh(jt, t);
     return true;
 }
 
 /* The tracked JVM that is process PID now (not an exited one whose pid was
  * reused), or NULL. */
-static struct tracked *tracked_pid(int pid)
+static struct tracked *tracked_pid(struct jvm_tracker *jt, int pid)
 {
-    for (int i = 0; i < njvms; i++)
-        if (jvms[i].pid == pid) {
+    for (int i = 0; i < jt->njvms; i++)
+        if (jt->jvms[i].pid == pid) {
             uint64_t start;
-            if (procstatus_start_time(pid, &start) == 0 && start == jvms[i].j.start_time)
-                return &jvms[i];
+            if (procstatus_start_time(pid, &start) == 0 && start == jt->jvms[i].j.start_time)
+                return &jt->jvms[i];
         }
     return NULL;
 }
 
-static uint64_t tick_start, tick_budget = FIRST_DISCOVERY_BUDGET_NS;
 
-static bool over_budget(void)
+static bool over_budget(struct jvm_tracker *jt)
 {
-    return monotonic_ns() - tick_start > tick_budget;
+    return monotonic_ns() - jt->tick_start > jt->tick_budget;
 }
 
-static void consider(struct jvm_candidate *c, uint64_t now)
+static void consider(struct jvm_tracker *jt, struct jvm_candidate *c, uint64_t now)
 {
     if (c->settled || c->pid == getpid() || now < c->next_try)
         return;
-    if (tracked_pid(c->pid)) {
+    if (tracked_pid(jt, c->pid)) {
         c->settled = true;
         return;
     }
     int pid = c->pid;
     uint64_t age = now - c->first_seen;
     if (maps_libjvm(pid)) {
-        bool settled = start_tracking(pid, age > 5 * SETTLE_NS);
+        bool settled = start_tracking(jt, pid, age > 5 * SETTLE_NS);
         /* Looked up again: start_tracking may have added or moved entries. */
         if ((c = jvm_candidates_find(pid))) {
             c->settled = settled;
@@ -360,18 +369,18 @@ static void consider(struct jvm_candidate *c, uint64_t now)
     }
 }
 
-static void consider_pid(int pid, uint64_t now)
+static void consider_pid(struct jvm_tracker *jt, int pid, uint64_t now)
 {
-    struct jvm_candidate *c = jvm_candidates_add(pid, now, &stats.candidates_evicted);
+    struct jvm_candidate *c = jvm_candidates_add(pid, now, &jt->stats.candidates_evicted);
     if (c)
-        consider(c, now);
+        consider(jt, c, now);
 }
 
 /* An exec starts a new program in an old process: look at it afresh. */
-static void consider_again(int pid, uint64_t now)
+static void consider_again(struct jvm_tracker *jt, int pid, uint64_t now)
 {
-    struct jvm_candidate *c = jvm_candidates_add(pid, now, &stats.candidates_evicted);
-    if (!c || tracked_pid(pid))
+    struct jvm_candidate *c = jvm_candidates_add(pid, now, &jt->stats.candidates_evicted);
+    if (!c || tracked_pid(jt, pid))
         return;   /* already tracked */
     c->settled = false;
     c->first_seen = now;
@@ -379,29 +388,29 @@ static void consider_again(int pid, uint64_t now)
 }
 
 /* The pending candidates, round robin from where the last tick stopped. */
-static void consider_pending(uint64_t now)
+static void consider_pending(struct jvm_tracker *jt, uint64_t now)
 {
     static int next;
-    for (int k = 0, n = jvm_candidates_count(); k < n && !over_budget(); k++) {
+    for (int k = 0, n = jvm_candidates_count(); k < n && !over_budget(jt); k++) {
         next = next < jvm_candidates_count() ? next : 0;
-        consider(jvm_candidates_at(next++), now);
+        consider(jt, jvm_candidates_at(next++), now);
     }
 }
 
 /* The processes that may be JVMs: those named, those followed, or all. */
-static void discover(uint64_t now)
+static void discover(struct jvm_tracker *jt, uint64_t now)
 {
-    tick_start = monotonic_ns();
-    if (opts->npids) {
-        for (int i = 0; i < opts->npids && !over_budget(); i++)
-            consider_pid(opts->pids[i], now);
-    } else if (opts->command) {
+    jt->tick_start = monotonic_ns();
+    if (jt->opts->npids) {
+        for (int i = 0; i < jt->opts->npids && !over_budget(jt); i++)
+            consider_pid(jt, jt->opts->pids[i], now);
+    } else if (jt->opts->command) {
         uint32_t key, next;
         bool first = true;
-        while (!over_budget() && !bpf_map_get_next_key(tr->traced_fd, first ? NULL : &key, &next)) {
+        while (!over_budget(jt) && !bpf_map_get_next_key(jt->tr->traced_fd, first ? NULL : &key, &next)) {
             first = false;
             key = next;
-            consider_pid((int)key, now);
+            consider_pid(jt, (int)key, now);
         }
     } else {
         /* System-wide: every process once, then only programs that exec,
@@ -411,17 +420,17 @@ static void discover(uint64_t now)
             DIR *d = opendir("/proc");
             for (struct dirent *e; d && (e = readdir(d));)
                 if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
-                    jvm_candidates_add(atoi(e->d_name), now, &stats.candidates_evicted);
+                    jvm_candidates_add(atoi(e->d_name), now, &jt->stats.candidates_evicted);
             if (d)
                 closedir(d);
             scanned = true;
         }
         uint32_t pid;
-        while (!bpf_map_lookup_and_delete_elem(tr->execs_fd, NULL, &pid))
-            consider_again((int)pid, now);
-        consider_pending(now);
+        while (!bpf_map_lookup_and_delete_elem(jt->tr->execs_fd, NULL, &pid))
+            consider_again(jt, (int)pid, now);
+        consider_pending(jt, now);
     }
-    tick_budget = DISCOVERY_BUDGET_NS;
+    jt->tick_budget = DISCOVERY_BUDGET_NS;
 }
 
 struct java_thread {
@@ -436,17 +445,17 @@ static int by_tid(const void *a, const void *b)
 }
 
 /* How many more threads user UID may publish, besides T's own. */
-static int thread_room(const struct tracked *t)
+static int thread_room(struct jvm_tracker *jt, const struct tracked *t)
 {
     int used = 0;
-    for (int i = 0; i < njvms; i++)
-        if (&jvms[i] != t && jvms[i].uid == t->uid)
-            used += jvms[i].ntids;
+    for (int i = 0; i < jt->njvms; i++)
+        if (&jt->jvms[i] != t && jt->jvms[i].uid == t->uid)
+            used += jt->jvms[i].ntids;
     return used < THREADS_PER_UID ? THREADS_PER_UID - used : 0;
 }
 
 /* Publishes the JVM's current threads; forgets threads that are gone. */
-static void refresh(struct tracked *t)
+static void refresh(struct jvm_tracker *jt, struct tracked *t)
 {
     static int tids[MAX_JAVA_THREADS];
     static uint64_t threads[MAX_JAVA_THREADS];
@@ -456,15 +465,15 @@ static void refresh(struct tracked *t)
         /* Exited, or its list cannot be believed: given up on, kept for
          * naming what it already has, and the first entry reused. */
         if (kill(t->pid, 0) == 0)
-            stats.given_up++;
+            jt->stats.given_up++;
         n = 0;
         t->live = false;
         uint32_t key = (uint32_t)t->pid;
-        bpf_map_delete_elem(tr->jvm_layouts_fd, &key);
+        bpf_map_delete_elem(jt->tr->jvm_layouts_fd, &key);
     }
-    int room = thread_room(t);
+    int room = thread_room(jt, t);
     if (n > room) {
-        stats.threads_refused += (uint64_t)(n - room);
+        jt->stats.threads_refused += (uint64_t)(n - room);
         n = room;
     }
     for (int i = 0; i < n; i++)
@@ -475,7 +484,7 @@ static void refresh(struct tracked *t)
     for (int i = 0, k = 0; i < t->ntids || k < n;) {
         if (k == n || (i < t->ntids && t->tids[i] < now[k].tid)) {
             uint32_t key = (uint32_t)t->tids[i++];
-            bpf_map_delete_elem(tr->java_threads_fd, &key);
+            bpf_map_delete_elem(jt->tr->java_threads_fd, &key);
             continue;
         }
         if (i < t->ntids && t->tids[i] == now[k].tid)
@@ -486,8 +495,8 @@ static void refresh(struct tracked *t)
         }
         uint32_t key = (uint32_t)now[k].tid;
         uint64_t old;
-        if (bpf_map_lookup_elem(tr->java_threads_fd, &key, &old) || old != now[k].thread)
-            bpf_map_update_elem(tr->java_threads_fd, &key, &now[k].thread, BPF_ANY);
+        if (bpf_map_lookup_elem(jt->tr->java_threads_fd, &key, &old) || old != now[k].thread)
+            bpf_map_update_elem(jt->tr->java_threads_fd, &key, &now[k].thread, BPF_ANY);
         now[kept++] = now[k++];
     }
     for (int i = 0; i < kept; i++)
@@ -495,52 +504,53 @@ static void refresh(struct tracked *t)
     t->ntids = kept;
 }
 
-static bool enabled(void)
+static bool enabled(struct jvm_tracker *jt)
 {
-    return tr && options_trace_java(opts);
+    return jt->tr && options_trace_java(jt->opts);
 }
 
-void jvm_tracker_discover_named(void)
+void jvm_tracker_discover_named(struct jvm_tracker *jt)
 {
-    if (enabled() && (opts->npids || opts->command))
-        discover(monotonic_ns());
+    if (enabled(jt) && (jt->opts->npids || jt->opts->command))
+        discover(jt, monotonic_ns());
 }
 
-void jvm_tracker_tick(void)
+void jvm_tracker_tick(struct jvm_tracker *jt)
 {
-    if (!enabled())
+    if (!enabled(jt))
         return;
-    discover(monotonic_ns());
-    for (int i = 0; i < njvms; i++)
-        if (jvms[i].live)
-            refresh(&jvms[i]);
+    discover(jt, monotonic_ns());
+    for (int i = 0; i < jt->njvms; i++)
+        if (jt->jvms[i].live)
+            refresh(jt, &jt->jvms[i]);
 }
 
-bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len, char *supers, size_t slen)
+bool jvm_tracker_class(struct jvm_tracker *jt, int pid, uint64_t klass, char *name, size_t len, char *supers,
+                       size_t slen)
 {
-    for (int i = 0; i < njvms; i++)
-        if (jvms[i].pid == pid && jvms[i].j.pid) {
-            if (!jvm_klass_name(&jvms[i].j, &jvms[i].l, klass, name, len))
+    for (int i = 0; i < jt->njvms; i++)
+        if (jt->jvms[i].pid == pid && jt->jvms[i].j.pid) {
+            if (!jvm_klass_name(&jt->jvms[i].j, &jt->jvms[i].l, klass, name, len))
                 return false;
-            jvm_klass_supers(&jvms[i].j, &jvms[i].l, klass, supers, slen);
-            jvms[i].useful_ns = monotonic_ns();
+            jvm_klass_supers(&jt->jvms[i].j, &jt->jvms[i].l, klass, supers, slen);
+            jt->jvms[i].useful_ns = monotonic_ns();
             return true;
         }
     return false;
 }
 
-bool jvm_tracker_frame_name(int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
-                            size_t len)
+bool jvm_tracker_frame_name(struct jvm_tracker *jt, int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp,
+                            char *out, size_t len)
 {
-    for (int i = 0; i < njvms; i++) {
-        if (jvms[i].pid != pid || !jvms[i].live)
+    for (int i = 0; i < jt->njvms; i++) {
+        if (jt->jvms[i].pid != pid || !jt->jvms[i].live)
             continue;
-        struct jvm_frames *f = &jvms[i].frames;
-        bool named = jvm_frames_name(f, &jvms[i].j, &jvms[i].l, pc, fp, smp, out, len);
+        struct jvm_frames *f = &jt->jvms[i].frames;
+        bool named = jvm_frames_name(f, &jt->jvms[i].j, &jt->jvms[i].l, pc, fp, smp, out, len);
         if (named)
-            jvms[i].useful_ns = monotonic_ns();
+            jt->jvms[i].useful_ns = monotonic_ns();
         if (f->listener_tid && !f->listener_uncounted) {
-            csp_uncount_thread(tr->procs_fd, tr->uncounted_fd, pid, f->listener_tid, f->listener_since);
+            csp_uncount_thread(jt->tr->procs_fd, jt->tr->uncounted_fd, pid, f->listener_tid, f->listener_since);
             f->listener_uncounted = true;
         }
         return named;
@@ -548,13 +558,15 @@ bool jvm_tracker_frame_name(int pid, uint64_t pc, uint64_t fp, const struct pt_s
     return false;
 }
 
-void jvm_tracker_free(void)
+void jvm_tracker_free(struct jvm_tracker *jt)
 {
-    for (int i = 0; i < njvms; i++) {
-        jvm_frames_close(&jvms[i].frames);
-        jvm_close(&jvms[i].j);
-        free(jvms[i].tids);
+    if (!jt)
+        return;
+    for (int i = 0; i < jt->njvms; i++) {
+        jvm_frames_close(&jt->jvms[i].frames);
+        jvm_close(&jt->jvms[i].j);
+        free(jt->jvms[i].tids);
     }
-    njvms = 0;
+    free(jt);
     jvm_candidates_free();
 }

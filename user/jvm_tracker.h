@@ -9,24 +9,29 @@
 #include "loader.h"
 #include "options.h"
 
-void jvm_tracker_init(struct tracer *t, const struct pt_options *o);
+/* The tracker's state: made and freed by its owner (main.c), given to the
+ * collector (class names) and the stack cache's Java namer. */
+struct jvm_tracker;
+
+struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o);
 
 /* Looks for new JVMs and refreshes the thread lists of known ones. */
-void jvm_tracker_tick(void);
+void jvm_tracker_tick(struct jvm_tracker *jt);
 
 /* Only the discovery, and only among processes named with -p or started
  * with -- COMMAND: cheap enough to run between ticks, so a JVM started by
  * parktrace is found within moments of mapping libjvm. */
-void jvm_tracker_discover_named(void);
+void jvm_tracker_discover_named(struct jvm_tracker *jt);
 
 /* The Java name of class KLASS in process PID, and its superclasses (as
  * jvm_klass_supers writes them) into SUPERS; false when unknown. */
-bool jvm_tracker_class(int pid, uint64_t klass, char *name, size_t len, char *supers, size_t slen);
+bool jvm_tracker_class(struct jvm_tracker *jt, int pid, uint64_t klass, char *name, size_t len, char *supers,
+                       size_t slen);
 
 /* The Java name of the frame at PC (frame pointer FP, in stack copy SMP)
  * of JVM PID; false when PC is not Java code of a live tracked JVM. */
-bool jvm_tracker_frame_name(int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
-                            size_t len);
+bool jvm_tracker_frame_name(struct jvm_tracker *jt, int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp,
+                            char *out, size_t len);
 
 /* What the tracker had to leave out: a user can start processes that fill
  * its tables, so nothing is dropped without being counted here. */
@@ -39,8 +44,9 @@ struct jvm_tracker_stats {
     uint64_t probes_refused;      /* libjvm files left unprobed: their owner had their share */
 };
 
-void jvm_tracker_stats(struct jvm_tracker_stats *s);
+void jvm_tracker_stats(const struct jvm_tracker *jt, struct jvm_tracker_stats *s);
 
-void jvm_tracker_free(void);
+/* Frees JT (NULL is fine). */
+void jvm_tracker_free(struct jvm_tracker *jt);
 
 #endif

@@ -33,6 +33,8 @@
 struct run {
     struct pt_options o;
     struct tracer t;
+    /* The services the collector calls, made and freed here. */
+    struct jvm_tracker *jvm;       /* JVMs found, and their classes and frames named */
     struct stacks *stacks;         /* the stack cache: the collector's, and the kernel's requests' */
     struct tracer_ready ready;     /* where those requests go */
     struct collector c;
@@ -92,8 +94,7 @@ static void ready_stack(void *ctx, int tgid, int stack_id)
 static bool name_java_frame(void *ctx, int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
                             size_t len)
 {
-    (void)ctx;
-    return jvm_tracker_frame_name(pid, pc, fp, smp, out, len);
+    return jvm_tracker_frame_name(ctx, pid, pc, fp, smp, out, len);
 }
 
 /* A zombie still answers kill(pid, 0) until its parent reaps it. */
@@ -182,7 +183,7 @@ static void loop(struct run *r, int sfd, int tfd)
             if (read(tfd, &ticks, sizeof(ticks)) < 0)
                 continue;
             uint64_t now = monotonic_ns();
-            jvm_tracker_discover_named();
+            jvm_tracker_discover_named(r->jvm);
             if (++r->ticks % r->housekeeping_every)
                 continue;
             collector_tick(&r->c);
@@ -259,7 +260,8 @@ static void free_tracing(struct run *r)
 {
     tracer_close(&r->t);
     collector_free(&r->c);
-    jvm_tracker_free();
+    jvm_tracker_free(r->jvm);
+    r->jvm = NULL;
     stacks_free(r->stacks);
     r->stacks = NULL;
     unwind_free_all();
@@ -299,20 +301,20 @@ int main(int argc, char **argv)
         tracer_add_pid(&r.t, r.child);
     if (r.o.unwind == PT_UNWIND_CFI)
         unwind_tables_init(r.t.unwind_bins_fd, r.t.unwind_procs_fd, r.o.unwind_cache);
-    const struct stacks_java_namer namer = {.name = name_java_frame};
+    r.jvm = jvm_tracker_new(&r.t, &r.o);
+    const struct stacks_java_namer namer = {.ctx = r.jvm, .name = name_java_frame};
     r.stacks = stacks_new(r.t.stacks_fd, r.t.samples_fd, r.t.ustacks_fd, &namer);
     r.ready = (struct tracer_ready){.ctx = r.stacks, .unwind = ready_unwind, .stack = ready_stack};
     /* Named processes get their unwind tables before their first wait. */
     for (int i = 0; i < r.o.npids; i++)
         unwind_tables_add_process(r.o.pids[i]);
-    jvm_tracker_init(&r.t, &r.o);
-    collector_init(&r.c, &r.t, r.stacks, &r.o);
+    collector_init(&r.c, &r.t, r.stacks, r.jvm, &r.o);
     /* Named processes count their threads' alive time from the start. */
     for (int i = 0; i < r.o.npids; i++)
         csp_watch(&r.c.csp, r.o.pids[i], r.c.start_ns);
     if (r.o.command)
         csp_watch(&r.c.csp, r.child, r.c.start_ns);
-    jvm_tracker_tick();
+    jvm_tracker_tick(r.jvm);
     int exec_err = launch_release();
     if (exec_err) {
         fprintf(stderr, "parktrace: cannot start %s: %s\n", r.o.command[0], strerror(exec_err));
@@ -329,7 +331,7 @@ int main(int argc, char **argv)
 
     rc = finish_outputs(&r) ? 2 : 0;
     if (r.o.self_stats)
-        selfstats_print(stderr, &r.t, (double)(monotonic_ns() - r.c.start_ns) / 1e9);
+        selfstats_print(stderr, &r.t, r.jvm, (double)(monotonic_ns() - r.c.start_ns) / 1e9);
     if (stats_fd >= 0)
         close(stats_fd);
     /* After a failure, its one line is all that is said. */

@@ -68,8 +68,9 @@ struct pt_model_stack {
     uint64_t own_count, own_ns;   /* those of them no waker was seen for */
 };
 
-/* Waits on one waiter call path ended by one waker call path; also counted
- * in their waiter's pt_model_stack, when the table had room for it there. */
+/* Waits on one waiter call path ended by one waker call path. They are
+ * also in the count and ns (not own_*) of their waiter's pt_model_stack,
+ * when the kernel's table has an entry for that waiter stack. */
 struct pt_model_waker {
     char root[PT_MODEL_COMM];
     const struct pt_stack *stack;

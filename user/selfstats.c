@@ -16,7 +16,7 @@ int selfstats_enable(void)
     return bpf_enable_stats(BPF_STATS_RUN_TIME);
 }
 
-void selfstats_print(FILE *f, struct tracer *t, double elapsed_s)
+void selfstats_print(FILE *f, struct tracer *t, const struct jvm_tracker *jvm, double elapsed_s)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -51,7 +51,7 @@ void selfstats_print(FILE *f, struct tracer *t, double elapsed_s)
     fprintf(f, "parktrace: self unwind_over_budget=%zu symbol_kb=%zu symbols_evicted=%zu\n", u.over_budget,
             sym_bytes / 1024, sym_evicted);
     struct jvm_tracker_stats js;
-    jvm_tracker_stats(&js);
+    jvm_tracker_stats(jvm, &js);
     fprintf(f, "parktrace: self jvms=%d jvms_evicted=%" PRIu64 " jvms_given_up=%" PRIu64
                " java_threads_refused=%" PRIu64 " jvm_candidates_evicted=%" PRIu64 " jvm_probes_refused=%" PRIu64
                "\n",

@@ -13,6 +13,7 @@ int selfstats_enable(void);
 
 /* Prints one line: "parktrace: self cpu_s=... rss_kb=... bpf_ns_per_run=..."
  * with the per-program run counts and mean run times. */
-void selfstats_print(FILE *f, struct tracer *t, double elapsed_s);
+struct jvm_tracker;
+void selfstats_print(FILE *f, struct tracer *t, const struct jvm_tracker *jvm, double elapsed_s);
 
 #endif
