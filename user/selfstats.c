@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <sys/resource.h>
 
 #include "elfsyms.h"
@@ -16,6 +17,21 @@ int selfstats_enable(void)
     return bpf_enable_stats(BPF_STATS_RUN_TIME);
 }
 
+/* Peak resident memory of parktrace itself: /proc/self/status's VmHWM, not
+ * ru_maxrss, which keeps the launching process's peak across exec. */
+static long peak_rss_kb(void)
+{
+    FILE *st = fopen("/proc/self/status", "re");
+    char line[128];
+    long kb = -1;
+    while (st && fgets(line, sizeof(line), st))
+        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+            break;
+    if (st)
+        fclose(st);
+    return kb;
+}
+
 void selfstats_print(FILE *f, struct tracer *t, const struct jvm_tracker *jvm, double elapsed_s)
 {
     struct rusage ru;
@@ -23,7 +39,7 @@ void selfstats_print(FILE *f, struct tracer *t, const struct jvm_tracker *jvm, d
     double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
                  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
     fprintf(f, "parktrace: self cpu_s=%.3f cpu_pct=%.3f rss_kb=%ld", cpu,
-            elapsed_s > 0 ? 100 * cpu / elapsed_s : 0, ru.ru_maxrss);
+            elapsed_s > 0 ? 100 * cpu / elapsed_s : 0, peak_rss_kb());
     uint64_t runs = 0, ns = 0;
     struct bpf_program *prog;
     bpf_object__for_each_program(prog, t->skel->obj) {
@@ -50,6 +66,17 @@ void selfstats_print(FILE *f, struct tracer *t, const struct jvm_tracker *jvm, d
     elfsyms_usage(&sym_bytes, &sym_evicted);
     fprintf(f, "parktrace: self unwind_over_budget=%zu symbol_kb=%zu symbols_evicted=%zu\n", u.over_budget,
             sym_bytes / 1024, sym_evicted);
+    /* What dropped_events and dropped_stacks are made of, and the waits
+     * whose lost end was recovered rather than dropped. */
+    static const char *const drop_names[PT_DROP_COUNT] = {
+        [PT_DROP_BLOCKERS] = "blockers", [PT_DROP_WAITING] = "waiting", [PT_DROP_THREADS] = "threads",
+        [PT_DROP_STACKAGG] = "stack_entries", [PT_DROP_STACKS] = "stacks", [PT_DROP_SAMPLES] = "samples",
+        [PT_DROP_EXECS] = "execs",
+    };
+    fprintf(f, "parktrace: self");
+    for (int i = 0; i < PT_DROP_COUNT; i++)
+        fprintf(f, " drop_%s=%" PRIu64, drop_names[i], tracer_drop(t, i));
+    fprintf(f, " lost_ends_recovered=%" PRIu64 "\n", (uint64_t)t->skel->bss->lost_ends_recovered);
     struct jvm_tracker_stats js;
     jvm_tracker_stats(jvm, &js);
     fprintf(f, "parktrace: self jvms=%d jvms_evicted=%" PRIu64 " jvms_given_up=%" PRIu64
