@@ -178,7 +178,8 @@ def no_drops(cls):
     check(t["waits"] > 0, f"{cls.name}: no waits traced")
     check(t["dropped_events"] == 0 and t["dropped_stacks"] == 0,
           f"{cls.name}: dropped_events {t['dropped_events']}, dropped_stacks {t['dropped_stacks']} "
-          f"of {t['waits']} waits")
+          f"of {t['waits']} waits; by kind: "
+          + " ".join(f"{k}={v}" for k, v in sorted(run["stats"].items()) if k.startswith("drop_")))
 
 
 # -- frames named
