@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "group.h"
+#include "idle.h"
 #include "jvm_tracker.h"
 #include "monotonic.h"
 #include "procmaps.h"
@@ -356,6 +357,46 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
     free(st.e);
 }
 
+/* Whether B's waiters wait for work (idle.h): only an event (wait role),
+ * never a lock, and read again only when its first stack or a name in it
+ * changed (frames are named again as a JVM becomes known). */
+static bool blocker_idle(struct blocker *b)
+{
+    const struct pt_stack *st = b->first_stack;
+    if (!b->cls.wait || !st)
+        return false;
+    uintptr_t print = (uintptr_t)st ^ (uintptr_t)st->n;
+    for (int i = 0; i < st->n; i++)
+        print = print * 31 + (uintptr_t)st->frames[i].name;
+    if (print != b->idle_print) {
+        b->idle_print = print;
+        b->idle = idle_stack(st->frames, st->n, !st->truncated);
+    }
+    return b->idle;
+}
+
+/* R's processes with a known alive time: their working and idle thread
+ * time in the window (JSON `processes`). */
+static void model_processes(struct collector *c, struct pt_model *r, const struct idle_list *idle, uint64_t now,
+                            bool interval)
+{
+    for (int i = 0; i < r->nrows; i++) {
+        int pid = r->rows[i].pid, j;
+        for (j = 0; j < r->nprocs && r->procs[j].pid != pid; j++)
+            ;
+        uint64_t alive;
+        if (j < r->nprocs || !(interval ? csp_alive_window(&c->csp, pid, now, &alive)
+                                        : csp_alive(&c->csp, pid, now, &alive)))
+            continue;
+        struct pt_model_process *p = model_add_process(r);
+        uint64_t idle_ns = idle_of(idle, pid);
+        p->pid = pid;
+        snprintf(p->comm, sizeof(p->comm), "%s", r->rows[i].comm);
+        p->idle_ns = idle_ns < alive ? idle_ns : alive;
+        p->working_ns = alive - p->idle_ns;
+    }
+}
+
 const struct pt_model *collector_report(struct collector *c, enum pt_report_type type, unsigned what)
 {
     uint64_t now = monotonic_ns();
@@ -432,6 +473,8 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         row->first_thread = b->thread;
         row->first_stack = b->first_stack;
         row->top_frame = stacks_top_frame(b->first_stack);
+        row->objects = 1;
+        row->idle = blocker_idle(b);
         if (top[i].count) {
             row->waker_stack = stacks_resolve(c->stacks, i, (int)top[i].k.waker_tgid, top[i].k.waker_stack);
             row->waker_top_frame = stacks_top_frame(row->waker_stack);
@@ -443,6 +486,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         r->nrows++;
     }
     apply_csp(c, r, &idle, now, interval);
+    model_processes(c, r, &idle, now, interval);
     free(idle.v);
     if (interval) {
         roll_window(c, nused, now);
@@ -451,7 +495,28 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     }
 
     group_rows(r, c->o->by);
-    r->nrows = rank_rows(r->rows, r->nrows, c->o->sort == PT_SORT_CSP, c->o->top, c->order, c->sorted);
+    bool by_csp = c->o->sort == PT_SORT_CSP;
+    r->idle_last = !c->o->show_idle;
+    if (c->o->by == PT_BY_OBJECT && c->o->top && r->nrows > c->o->top) {
+        /* The default view: what would not make the top is folded per site,
+         * then everything is ranked again. */
+        int k = rank_rows(r->rows, r->nrows, by_csp, r->idle_last, c->o->top, c->order, c->sorted);
+        bool *top = calloc((size_t)r->nrows, sizeof(*top));
+        if (!top) {
+            fprintf(stderr, "parktrace: out of memory folding the report's rows\n");
+            exit(1);
+        }
+        for (int i = 0; i < k; i++)
+            top[c->order[i] - r->rows] = true;
+        fold_rows(r, top, c->sorted);
+        free(top);
+        int n = r->nrows;
+        r->nrows = rank_rows(r->rows, n, by_csp, r->idle_last, c->o->top, c->order, c->sorted);
+        fold_dropped(c->sorted, r->nrows, r->rows, n, c->order);
+        rank_sort(c->sorted, r->nrows, by_csp, r->idle_last);
+    } else {
+        r->nrows = rank_rows(r->rows, r->nrows, by_csp, r->idle_last, c->o->top, c->order, c->sorted);
+    }
     r->rows = c->sorted;
     for (int i = 0; i < c->phases.n; i++) {
         const struct phase *p = &c->phases.p[i];

@@ -1,5 +1,7 @@
 #include "group.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "metrics.h"
@@ -15,6 +17,36 @@ static bool same_group(const struct pt_row *a, const struct pt_row *b, enum pt_g
            strcmp(group_key(a, by), group_key(b, by)) == 0;
 }
 
+/* Adds ROW to the group INTO, which shows its heaviest member's identity
+ * and stacks. */
+static void merge_into(struct pt_row *into, const struct pt_row *row, enum pt_group by)
+{
+    /* One process: the members' shares of its working time add up. */
+    bool has_csp = into->has_csp || row->has_csp, in_phase = into->in_phase || row->in_phase;
+    double csp = (into->has_csp ? into->csp : 0) + (row->has_csp ? row->csp : 0);
+    uint32_t objects = into->objects + row->objects;
+    bool idle = into->idle && row->idle;
+    /* Compared before a heavier member takes over the group's identity. */
+    bool mixed = strcmp(into->cls, row->cls) != 0;
+    if (row->fig.thread_time_ns > into->fig.thread_time_ns) {
+        struct pt_figures sum = into->fig;
+        const char *name = into->name;
+        *into = *row;
+        into->fig = sum;
+        into->name = name;
+    }
+    if (!into->name || !row->name || strcmp(into->name, row->name) != 0)
+        into->name = NULL;
+    if (mixed && by == PT_BY_SITE)
+        into->cls = "(several)";
+    metrics_merge(&into->fig, &row->fig);
+    into->has_csp = has_csp;
+    into->csp = csp;
+    into->in_phase = in_phase;
+    into->objects = objects;
+    into->idle = idle;
+}
+
 void group_rows(struct pt_model *r, enum pt_group by)
 {
     if (by == PT_BY_OBJECT)
@@ -25,32 +57,81 @@ void group_rows(struct pt_model *r, enum pt_group by)
         int g;
         for (g = 0; g < n && !same_group(&r->rows[g], row, by); g++)
             ;
-        if (g == n) {
+        if (g == n)
             r->rows[n++] = *row;
-            continue;
-        }
-        struct pt_row *into = &r->rows[g];
-        /* One process: the members' shares of its working time add up. */
-        bool has_csp = into->has_csp || row->has_csp, in_phase = into->in_phase || row->in_phase;
-        double csp = (into->has_csp ? into->csp : 0) + (row->has_csp ? row->csp : 0);
-        /* Compared before a heavier member takes over the group's identity. */
-        bool mixed = strcmp(into->cls, row->cls) != 0;
-        /* The group shows its heaviest member's identity and stacks. */
-        if (row->fig.thread_time_ns > into->fig.thread_time_ns) {
-            struct pt_figures sum = into->fig;
-            const char *name = into->name;
-            *into = *row;
-            into->fig = sum;
-            into->name = name;
-        }
-        if (!into->name || !row->name || strcmp(into->name, row->name) != 0)
-            into->name = NULL;
-        if (mixed && by == PT_BY_SITE)
-            into->cls = "(several)";
-        metrics_merge(&into->fig, &row->fig);
-        into->has_csp = has_csp;
-        into->csp = csp;
-        into->in_phase = in_phase;
+        else
+            merge_into(&r->rows[g], row, by);
     }
     r->nrows = n;
+}
+
+static uint64_t site_hash(const struct pt_row *row)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(unsigned)row->pid;
+    const char *parts[3] = {row->kind, row->cls, group_key(row, PT_BY_SITE)};
+    for (int i = 0; i < 3; i++) {
+        for (const char *p = parts[i]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+        h = (h ^ 0xff) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static bool same_site(const struct pt_row *a, const struct pt_row *b)
+{
+    return same_group(a, b, PT_BY_SITE) && strcmp(a->cls, b->cls) == 0;
+}
+
+void fold_rows(struct pt_model *r, const bool *top, struct pt_row *scratch)
+{
+    int n = r->nrows, out = 0;
+    size_t cap = 16;
+    while (cap < 2 * (size_t)n)
+        cap *= 2;
+    int *slot = malloc(cap * sizeof(*slot));
+    if (!slot) {
+        fprintf(stderr, "parktrace: out of memory folding the report's rows\n");
+        exit(1);
+    }
+    memset(slot, 0xff, cap * sizeof(*slot));   /* -1: empty */
+    for (int i = 0; i < n; i++) {
+        const struct pt_row *row = &r->rows[i];
+        if (top[i]) {
+            scratch[out++] = *row;
+            continue;
+        }
+        size_t h = (size_t)site_hash(row) & (cap - 1);
+        while (slot[h] >= 0 && !same_site(&scratch[slot[h]], row))
+            h = (h + 1) & (cap - 1);
+        if (slot[h] < 0) {
+            slot[h] = out;
+            scratch[out++] = *row;
+        } else {
+            merge_into(&scratch[slot[h]], row, PT_BY_SITE);
+        }
+    }
+    free(slot);
+    memcpy(r->rows, scratch, (size_t)out * sizeof(*scratch));
+    r->nrows = out;
+}
+
+void fold_dropped(struct pt_row *shown, int k, const struct pt_row *rows, int n, struct pt_row *const *picked)
+{
+    bool *in = calloc((size_t)(n ? n : 1), sizeof(*in));
+    if (!in) {
+        fprintf(stderr, "parktrace: out of memory folding the report's rows\n");
+        exit(1);
+    }
+    for (int i = 0; i < k; i++)
+        in[picked[i] - rows] = true;
+    for (int i = 0; i < n; i++) {
+        if (in[i])
+            continue;
+        for (int j = 0; j < k; j++)
+            if (shown[j].objects > 1 && same_site(&shown[j], &rows[i])) {
+                merge_into(&shown[j], &rows[i], PT_BY_SITE);
+                break;
+            }
+    }
+    free(in);
 }

@@ -1,5 +1,6 @@
 /* --by class and --by site: rows of one process merged by the blocker's
- * class, or by the application frame that waited. */
+ * class, or by the application frame that waited; and the default view's
+ * folding of small rows of one site. */
 #ifndef PT_GROUP_H
 #define PT_GROUP_H
 #include "options.h"
@@ -8,5 +9,18 @@
 /* Merges R's rows in place. The merged row keeps the identity, first
  * thread and stack of its member with the most thread time. */
 void group_rows(struct pt_model *r, enum pt_group by);
+
+/* The default view: R's rows not marked in TOP (indexed as R's rows) are
+ * folded per (pid, kind, class, waiting site) into one row each, which
+ * counts its blockers in `objects`; marked rows stay as they are. SCRATCH
+ * has room for R's rows. Contention spread over many short-lived objects
+ * then ranks by its total (metrics.md, "The default view"). */
+void fold_rows(struct pt_model *r, const bool *top, struct pt_row *scratch);
+
+/* After ranking ROWS[0..N) (the K shown ones copied to SHOWN, PICKED
+ * pointing at their originals): a row pushed out by a folded row of its
+ * own site joins it, so that what a shown group stands for is all of its
+ * site below the top. SHOWN must be sorted again after. */
+void fold_dropped(struct pt_row *shown, int k, const struct pt_row *rows, int n, struct pt_row *const *picked);
 
 #endif

@@ -15,6 +15,7 @@ static const char *const wait_for_work[] = {
     "TimerThread.mainLoop",                       /* java.util.Timer */
     /* The JDK's own service threads */
     "Reference.waitForReferencePendingList",      /* Reference Handler */
+    "JVM_WaitForReferencePendingList",            /* its native half */
     "Finalizer$FinalizerThread.run",
     "CleanerImpl.run",                            /* Common-Cleaner */
     /* HotSpot's service loops (for stacks cut short before the thread's start) */
@@ -30,6 +31,9 @@ static const char *const wait_for_work[] = {
     "NotificationThread::notification_thread_entry",
     "G1ServiceThread::wait_for_task",
     "CallJavaMainInNewThread",                    /* the java launcher joining main */
+    "__pthread_clockjoin_ex",                     /* pthread_join: waiting for a thread to end */
+    "pthread_join",
+    "JavaThread::sleep",                          /* Thread.sleep: waiting for time, not a thread */
     /* Native pools */
     "tpool::thread_pool_generic::wait_for_tasks", /* MariaDB/InnoDB */
     "g_thread_pool_wait_for_new_task",            /* GLib */
@@ -57,8 +61,41 @@ static bool waits_for_work(const char *name)
     return false;
 }
 
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The JDK's waiting machinery: parking, locks and conditions, its queues. */
+static bool jdk_waiting(const char *name)
+{
+    return starts_with(name, "java.util.concurrent.") || starts_with(name, "jdk.internal.misc.Unsafe.park") ||
+           starts_with(name, "org.apache.tomcat.util.threads.TaskQueue.");
+}
+
+/* A pool worker taking its next task, where the JIT inlined getTask into
+ * runWorker: from the park outwards, nothing but the JDK's waiting
+ * machinery (a queue's take or poll) until ThreadPoolExecutor.runWorker.
+ * A task's own queue wait has the task's frames in between. */
+static bool pool_worker_taking(const struct pt_frame *frames, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const char *name = frames[i].name;
+        bool java = frames[i].module && !strcmp(frames[i].module, PT_JAVA_MODULE);
+        if (!name || !java)
+            continue;
+        if (names(name, "ThreadPoolExecutor.runWorker"))
+            return true;
+        if (!jdk_waiting(name))
+            return false;
+    }
+    return false;
+}
+
 bool idle_stack(const struct pt_frame *frames, int n, bool whole)
 {
+    if (pool_worker_taking(frames, n))
+        return true;
     bool hotspot_thread = false, java = false;
     for (int i = 0; i < n; i++) {
         const char *name = frames[i].name;

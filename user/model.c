@@ -45,10 +45,16 @@ struct pt_model_waker *model_add_waker(struct pt_model *m)
     MODEL_ADD(m, wakers, nwakers, wakers_cap);
 }
 
+struct pt_model_process *model_add_process(struct pt_model *m)
+{
+    MODEL_ADD(m, procs, nprocs, procs_cap);
+}
+
 void model_clear(struct pt_model *m)
 {
     struct pt_model keep = {.phases = m->phases, .phases_cap = m->phases_cap, .stacks = m->stacks,
-                            .stacks_cap = m->stacks_cap, .wakers = m->wakers, .wakers_cap = m->wakers_cap};
+                            .stacks_cap = m->stacks_cap, .wakers = m->wakers, .wakers_cap = m->wakers_cap,
+                            .procs = m->procs, .procs_cap = m->procs_cap};
     *m = keep;
 }
 
@@ -57,5 +63,6 @@ void model_free(struct pt_model *m)
     free(m->phases);
     free(m->stacks);
     free(m->wakers);
+    free(m->procs);
     memset(m, 0, sizeof(*m));
 }

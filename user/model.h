@@ -45,7 +45,21 @@ struct pt_row {
     const char *waker_top_frame;
     char waker_comm[PT_MODEL_COMM];
     uint64_t waker_ns, waker_wakeups;
+    /* How many blockers the row stands for: 1, or more for a group (--by)
+     * or for the small blockers of one site folded into one row. */
+    uint32_t objects;
+    /* A runtime's idle housekeeping (a service thread or pool worker
+     * waiting for work, idle.h), ranked after the contention. */
+    bool idle;
     uint32_t src;              /* the collector's own index of the blocker; no writer's business */
+};
+
+/* A traced process's thread time in the window: working (metrics.md, CSP)
+ * and idle (waiting for an event). */
+struct pt_model_process {
+    int pid;
+    char comm[PT_MODEL_COMM];
+    uint64_t working_ns, idle_ns;
 };
 
 /* A stretch of intervals in which a lock's CSP stayed at or above
@@ -96,6 +110,9 @@ struct pt_model {
     int nrows;
     struct pt_model_phase *phases;   /* every phase so far, closed or open */
     int nphases;
+    struct pt_model_process *procs;  /* processes with a row and a known alive time */
+    int nprocs;
+    bool idle_last;               /* idle rows come after the contention (no --show-idle) */
     /* The run's waiter stacks and waker pairs, in the kernel's table order;
      * only in a model built with them (collector_report's MODEL_STACKS). */
     bool has_stacks;
@@ -105,7 +122,7 @@ struct pt_model {
     int nwakers;
     /* Capacities of the arrays the model owns (phases, stacks, wakers):
      * kept from window to window. */
-    int phases_cap, stacks_cap, wakers_cap;
+    int phases_cap, stacks_cap, wakers_cap, procs_cap;
 };
 
 const char *model_type_name(enum pt_report_type t);
@@ -115,6 +132,7 @@ const char *model_type_name(enum pt_report_type t);
 struct pt_model_phase *model_add_phase(struct pt_model *m);
 struct pt_model_stack *model_add_stack(struct pt_model *m);
 struct pt_model_waker *model_add_waker(struct pt_model *m);
+struct pt_model_process *model_add_process(struct pt_model *m);
 
 /* Empties M for the next window, keeping its arrays. */
 void model_clear(struct pt_model *m);

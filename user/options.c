@@ -17,6 +17,7 @@ enum {
     OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
     OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT, OPT_UNWIND, OPT_UNWIND_CACHE,
+    OPT_SHOW_IDLE,
 };
 
 static const struct option long_opts[] = {
@@ -28,6 +29,7 @@ static const struct option long_opts[] = {
     {"collapsed", required_argument, 0, OPT_COLLAPSED},
     {"collapsed-value", required_argument, 0, OPT_COLLAPSED_VALUE},
     {"waker", no_argument, 0, OPT_WAKER},
+    {"show-idle", no_argument, 0, OPT_SHOW_IDLE},
     {"kinds", required_argument, 0, OPT_KINDS},
     {"by", required_argument, 0, OPT_BY},
     {"top", required_argument, 0, OPT_TOP},
@@ -67,6 +69,8 @@ static void options_usage(FILE *f)
           "      --kinds LIST           futex,jvm-park,jvm-monitor,jvm-wait (default: all)\n"
           "      --by object|class|site group rows (default: object)\n"
           "      --top N                rows per report (default 20, 0 = all)\n"
+          "      --show-idle            rank idle housekeeping (service threads, pool workers\n"
+          "                             waiting for work) in place, not after the contention\n"
           "      --threshold N          time a blocker only after its Nth park\n"
           "      --print-threshold N    omit blockers with fewer than N parks\n"
           "      --phase-threshold F    CSP at which a phase begins (default 0.05)\n"
@@ -255,6 +259,9 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             break;
         case OPT_WAKER:
             o->waker = true;
+            break;
+        case OPT_SHOW_IDLE:
+            o->show_idle = true;
             break;
         case OPT_KINDS:
             if (parse_kinds(optarg, o))

@@ -34,6 +34,7 @@ struct pt_options {
     const char *collapsed;    /* "-": standard output */
     bool collapsed_count;
     bool waker;
+    bool show_idle;           /* idle housekeeping rows ranked in place */
     unsigned kinds;           /* bit per enum pt_kind */
     enum pt_group by;
     int top;

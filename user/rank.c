@@ -2,8 +2,13 @@
 
 #include <stdlib.h>
 
+/* Set for one ranking: idle housekeeping rows go after the contention. */
+static bool idle_last;
+
 static int by_time(const struct pt_row *x, const struct pt_row *y)
 {
+    if (idle_last && x->idle != y->idle)
+        return x->idle ? 1 : -1;
     if (x->fig.thread_time_ns != y->fig.thread_time_ns)
         return x->fig.thread_time_ns > y->fig.thread_time_ns ? -1 : 1;
     return x->fig.parks > y->fig.parks ? -1 : x->fig.parks < y->fig.parks;
@@ -11,6 +16,8 @@ static int by_time(const struct pt_row *x, const struct pt_row *y)
 
 static int by_pressure(const struct pt_row *x, const struct pt_row *y)
 {
+    if (idle_last && x->idle != y->idle)
+        return x->idle ? 1 : -1;
     if (x->has_csp != y->has_csp)
         return x->has_csp ? -1 : 1;
     if (x->has_csp && x->csp != y->csp)
@@ -29,9 +36,11 @@ static int ptr_by_pressure(const void *a, const void *b)
     return by_pressure(*(struct pt_row *const *)a, *(struct pt_row *const *)b);
 }
 
-int rank_rows(struct pt_row *rows, int n, bool by_csp, int keep, struct pt_row **order, struct pt_row *out)
+int rank_rows(struct pt_row *rows, int n, bool by_csp, bool idle_after, int keep, struct pt_row **order,
+              struct pt_row *out)
 {
     int k = 0;
+    idle_last = idle_after;
     if (keep && n > 4 * keep) {
         /* A few kept out of thousands: picked in one pass, most rows losing
          * one comparison against the last kept, instead of sorting all. */
@@ -54,4 +63,20 @@ int rank_rows(struct pt_row *rows, int n, bool by_csp, int keep, struct pt_row *
     for (int i = 0; i < k; i++)
         out[i] = *order[i];
     return k;
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+    return by_time(a, b);
+}
+
+static int cmp_pressure(const void *a, const void *b)
+{
+    return by_pressure(a, b);
+}
+
+void rank_sort(struct pt_row *rows, int n, bool by_csp, bool idle_after)
+{
+    idle_last = idle_after;
+    qsort(rows, (size_t)n, sizeof(*rows), by_csp ? cmp_pressure : cmp_time);
 }

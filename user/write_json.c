@@ -60,6 +60,9 @@ static void write_row(FILE *f, const struct pt_row *row, bool sees_fast_parks)
     write_f(f, "real_life_util", g->real_life_util);
     write_f(f, "thread_life_util", g->thread_life_util);
     write_u64(f, "threads", g->threads);
+    write_u64(f, "objects", row->objects ? row->objects : 1);
+    /* An extension of the contract: idle housekeeping (metrics.md, "The default view"). */
+    fprintf(f, ",\"idle\":%s", row->idle ? "true" : "false");
     write_f(f, "csp", row->has_csp ? row->csp : NAN);
     fputs(",\"hist_ns\":[", f);
     bool first = true;
@@ -134,6 +137,13 @@ int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
         else
             write_time(f, p->end);
         fprintf(f, ",\"peak_csp\":%.4f,\"mean_csp\":%.4f}", p->peak, p->mean);
+    }
+    fputs("],\"processes\":[", f);
+    for (int i = 0; i < m->nprocs; i++) {
+        const struct pt_model_process *p = &m->procs[i];
+        fprintf(f, "%s{\"pid\":%d,\"comm\":", i ? "," : "", p->pid);
+        json_string(f, p->comm);
+        fprintf(f, ",\"working_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64 "}", p->working_ns, p->idle_ns);
     }
     fputs("]}\n", f);
     return writer_flush(f);

@@ -26,7 +26,9 @@ static void put_row(FILE *f, const struct pt_row *row)
     const struct pt_figures *g = &row->fig;
     char a[24], b[24], c[24], d[24];
     char id[4 * 18 + 1], csp[16];
-    if (row->name)
+    if (row->objects > 1)
+        snprintf(id, sizeof(id), "%" PRIu32 " objects", row->objects);
+    else if (row->name)
         snprintf(id, sizeof(id), "%s", row->name);
     else
         snprintf(id, sizeof(id), "0x%" PRIx64, row->id);
@@ -59,6 +61,12 @@ int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
                "dropped_events %" PRIu64 ", dropped_stacks %" PRIu64 ", truncated_stacks %" PRIu64 "/%" PRIu64 "\n",
             model_type_name(m->type), duration_format(m->window_ns, w, sizeof(w)), t->blockers, t->waits,
             t->dropped_events, t->dropped_stacks, t->truncated_stacks, t->stacks);
+    /* Past 0.1% of the waits, the figures are short and the header says so. */
+    uint64_t dropped = t->dropped_events + t->dropped_stacks;
+    if (dropped && dropped * 1000 > t->waits)
+        fprintf(f, "  WARNING: %" PRIu64 " events or stacks dropped, %.1f%% of the waits: the figures below are short"
+                   " (--self-stats says which; --max-blockers enlarges the blocker table)\n",
+                dropped, t->waits ? 100.0 * (double)dropped / (double)t->waits : 100.0);
     if (!m->nrows) {
         fputs("  (no waits)\n", f);
         return writer_flush(f);
@@ -66,7 +74,11 @@ int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
     fprintf(f, "%-8s %7s %-15s %-28s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %-36s %s\n", "KIND",
             "PID", "COMM", "CLASS", "ID", "ROLE", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK",
             "AVG-HOLD", "REAL%", "THREAD%", "CSP", "TOP-FRAME", "CAUSED-BY");
-    for (int i = 0; i < m->nrows; i++)
+    for (int i = 0; i < m->nrows; i++) {
+        if (m->idle_last && m->rows[i].idle && (i == 0 || !m->rows[i - 1].idle))
+            fputs("-- idle housekeeping: service threads and pool workers waiting for work"
+                  " (--show-idle ranks them in place) --\n", f);
         put_row(f, &m->rows[i]);
+    }
     return write_phases(f, m, o);
 }

@@ -437,13 +437,13 @@ def syscalls_probe_mode_matches_workload():
 
 
 # The JSON Lines contract of spec/cli.md, field for field.
-REPORT_KEYS = {"type", "time", "window_ns", "totals", "blockers", "phases"}
+REPORT_KEYS = {"type", "time", "window_ns", "totals", "blockers", "phases", "processes"}
 TOTALS_KEYS = {"waits", "blockers", "dropped_events", "dropped_stacks", "stacks", "truncated_stacks"}
 BLOCKER_KEYS = {"kind", "pid", "comm", "id", "name", "class", "role", "parks", "wakeups", "timeouts",
                 "parked_now", "peak_parked", "thread_time_ns", "real_time_ns", "avg_park_ns", "max_park_ns",
                 "avg_hold_ns", "real_util", "thread_util", "real_life_util", "thread_life_util", "threads",
-                "csp", "hist_ns", "first_thread", "first_stack", "top_frame",
-                "top_waker", "fast_parks"}  # parktrace's extensions of the contract
+                "csp", "hist_ns", "first_thread", "first_stack", "top_frame", "objects",
+                "top_waker", "fast_parks", "idle"}  # parktrace's extensions of the contract
 
 
 @test

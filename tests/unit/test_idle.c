@@ -42,6 +42,17 @@ static const struct pt_frame tomcat_worker[] = {
     JAVA("java.util.concurrent.LinkedBlockingQueue.poll"), JAVA("org.apache.tomcat.util.threads.TaskQueue.poll"),
     JAVA("org.apache.tomcat.util.threads.ThreadPoolExecutor.getTask"),
 };
+/* The same worker once the JIT inlined getTask into runWorker. */
+static const struct pt_frame pool_inlined[] = {
+    JVM("Unsafe_Park"), JAVA("jdk.internal.misc.Unsafe.park"), JAVA("java.util.concurrent.ForkJoinPool.managedBlock"),
+    JAVA("java.util.concurrent.LinkedBlockingQueue.take"), JAVA("java.util.concurrent.ThreadPoolExecutor.runWorker"),
+    JAVA("java.lang.Thread.run"),
+};
+/* A task of the pool waiting on its own queue: not the pool's idleness. */
+static const struct pt_frame task_queue_wait[] = {
+    JVM("Unsafe_Park"), JAVA("jdk.internal.misc.Unsafe.park"), JAVA("java.util.concurrent.LinkedBlockingQueue.take"),
+    JAVA("App.consume"), JAVA("java.util.concurrent.ThreadPoolExecutor.runWorker"), JAVA("java.lang.Thread.run"),
+};
 /* A pool worker contending for the application's lock inside a task. */
 static const struct pt_frame pool_task_lock[] = {
     JVM("Unsafe_Park"), JAVA("java.util.concurrent.locks.ReentrantLock.lock"), JAVA("App.handle"),
@@ -71,6 +82,8 @@ int main(void)
     CHECK(idle_stack(pool_worker, NFRAMES(pool_worker), true), "a JDK pool worker waiting for a task is idle");
     CHECK(idle_stack(tomcat_worker, NFRAMES(tomcat_worker), false), "Tomcat's pool worker waiting for a task is idle");
     CHECK(!idle_stack(pool_task_lock, NFRAMES(pool_task_lock), true), "a pool worker waiting for a lock is contention");
+    CHECK(idle_stack(pool_inlined, NFRAMES(pool_inlined), true), "a worker taking a task with getTask inlined is idle");
+    CHECK(!idle_stack(task_queue_wait, NFRAMES(task_queue_wait), true), "a task waiting on its own queue is not idle");
     CHECK(!idle_stack(look_alike, NFRAMES(look_alike), false), "names that only contain a pattern are not idle");
     CHECK(!idle_stack(native_lock, NFRAMES(native_lock), true), "a native mutex wait is contention");
     CHECK(idle_stack(innodb_idle, NFRAMES(innodb_idle), true), "an InnoDB pool worker waiting for tasks is idle");

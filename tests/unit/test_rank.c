@@ -57,10 +57,10 @@ int main(void)
         bool all_kept = true, sorted = true, kept = true, agree = true;
         for (unsigned seed = 1; seed <= 20; seed++) {
             fill(seed);
-            all_kept &= rank_rows(rows, N, by_csp, 0, order, full) == N;
+            all_kept &= rank_rows(rows, N, by_csp, false, 0, order, full) == N;
             sorted &= in_order(full, N, by_csp);
             for (int keep = 1; keep <= 40; keep += 13) {
-                int k = rank_rows(rows, N, by_csp, keep, order, out);
+                int k = rank_rows(rows, N, by_csp, false, keep, order, out);
                 kept &= k == keep;
                 agree &= same(out, full, k, by_csp);
             }
@@ -70,9 +70,9 @@ int main(void)
         CHECK(kept, "%s: the pick keeps KEEP rows", how);
         CHECK(agree, "%s: the picked rows are the full sort's first ones", how);
         fill(99);
-        CHECK(rank_rows(rows, 30, by_csp, 20, order, out) == 20 && in_order(out, 20, by_csp),
+        CHECK(rank_rows(rows, 30, by_csp, false, 20, order, out) == 20 && in_order(out, 20, by_csp),
               "%s: few rows are sorted and cut to KEEP", how);
-        CHECK(rank_rows(rows, 0, by_csp, 20, order, out) == 0, "%s: no rows, none kept", how);
+        CHECK(rank_rows(rows, 0, by_csp, false, 20, order, out) == 0, "%s: no rows, none kept", how);
     }
     return CHECK_DONE();
 }
