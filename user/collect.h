@@ -12,6 +12,7 @@
 #include "metrics.h"
 #include "options.h"
 #include "model.h"
+#include "retired.h"
 
 struct blocker {
     bool resolved;
@@ -52,6 +53,11 @@ struct collector {
     struct waker_entry *top;
     uint32_t rows_cap;
     struct pt_model model;     /* the last report's */
+    /* Slots recycled (metrics.md, "Blockers that come and go"): per slot 0,
+     * or unpublished (1, since retiring_since[]) or being retired (2). */
+    uint8_t *retiring;
+    uint64_t *retiring_since;
+    struct retired retired;    /* what the recycled blockers counted */
 };
 
 void collector_init(struct collector *c, struct tracer *t, struct stacks *stacks, struct jvm_tracker *jvm,

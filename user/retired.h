@@ -1,0 +1,61 @@
+/* Blockers whose kernel slots were recycled (metrics.md, "Blockers that come
+ * and go"): what they counted, kept per (pid, kind, class, waiting site) so
+ * that reports, --by class and --by site add up as if nothing had left, and
+ * their waiter stacks for the collapsed output. */
+#ifndef PT_RETIRED_H
+#define PT_RETIRED_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "metrics.h"
+#include "model.h"
+
+/* One recycled blocker, as the collector last saw it. */
+struct retired_member {
+    int pid;
+    const char *kind, *cls, *site, *comm, *thread;
+    bool wait, idle;
+    const struct pt_stack *first_stack;
+    struct pt_counters final;         /* its cumulative counters at the end */
+    struct pt_counters prev;          /* those at the current window's start */
+    struct pt_window_extra whole, win;
+};
+
+struct retired_site {
+    int pid;
+    const char *kind;
+    char cls[256], site[256], comm[PT_MODEL_COMM], thread[PT_MODEL_COMM];
+    bool wait, idle;
+    const struct pt_stack *first_stack;
+    struct pt_counters cur, prev;
+    struct pt_window_extra whole, win;
+    uint32_t objects, win_objects;
+    uint64_t heaviest_ns;             /* the member whose identity the site shows */
+};
+
+struct retired {
+    struct retired_site *v;
+    int n, cap;
+    struct pt_model_stack *stacks;    /* their waiter stacks, merged per (root, stack, leaf) */
+    int nstacks, stacks_cap;
+    uint64_t count;                   /* blockers retired so far */
+};
+
+void retired_add(struct retired *r, const struct retired_member *m);
+
+/* Adds one waiter stack's weights of a recycled blocker of class LEAF. */
+void retired_add_stack(struct retired *r, const char *root, const struct pt_stack *stack, const char *leaf,
+                       uint64_t count, uint64_t ns, uint64_t own_count, uint64_t own_ns);
+
+/* One row per site into ROWS (room for r->n), for the window FROM_T..NOW
+ * (INTERVAL) or the run since FROM_T; returns how many had anything to
+ * show. WAITS and BLOCKERS are added to. */
+int retired_rows(const struct retired *r, bool interval, uint64_t from_t, uint64_t now, struct pt_row *rows,
+                 uint64_t *waits, uint64_t *blockers);
+
+/* A new window begins. */
+void retired_roll(struct retired *r);
+
+void retired_free(struct retired *r);
+
+#endif
