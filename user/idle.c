@@ -18,6 +18,7 @@ static const char *const wait_for_work[] = {
     "JVM_WaitForReferencePendingList",            /* its native half */
     "Finalizer$FinalizerThread.run",
     "CleanerImpl.run",                            /* Common-Cleaner */
+    "PlatformRecorder.takeNap",                   /* JFR's periodic tasks */
     /* HotSpot's service loops (for stacks cut short before the thread's start) */
     "WorkerThread::run",                          /* GC workers */
     "GangWorker::loop",
