@@ -37,7 +37,7 @@ static void put_row(FILE *f, const struct pt_row *row)
         snprintf(csp, sizeof(csp), "%s%.2f", row->in_phase ? "*" : "", row->csp);
     else
         strcpy(csp, "-");
-    fprintf(f, "%-8s %7d ", row->kind, row->pid);
+    fprintf(f, "%-11s %7d ", row->kind, row->pid);
     put_cell(f, row->comm, 15);
     fputc(' ', f);
     put_cell(f, writer_simple_class(row->cls), 28);
@@ -71,7 +71,7 @@ int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
         fputs("  (no waits)\n", f);
         return writer_flush(f);
     }
-    fprintf(f, "%-8s %7s %-15s %-28s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %-36s %s\n", "KIND",
+    fprintf(f, "%-11s %7s %-15s %-28s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %-36s %s\n", "KIND",
             "PID", "COMM", "CLASS", "ID", "ROLE", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK",
             "AVG-HOLD", "REAL%", "THREAD%", "CSP", "TOP-FRAME", "CAUSED-BY");
     for (int i = 0; i < m->nrows; i++) {
