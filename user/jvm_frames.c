@@ -200,7 +200,8 @@ static void refresh_perfmap(struct jvm_frames *f, const struct jvm *j)
     f->perf_asked_ns = now;
     f->perf_requests++;
     char out[256], err[200];
-    int made = perfmap_prepare(pid, err, sizeof(err));
+    struct perfmap_made mine;
+    int made = perfmap_prepare(pid, &mine, err, sizeof(err));
     if (made < 0) {
         perfmap_failed(f, pid, err, true);
         return;
@@ -214,8 +215,7 @@ static void refresh_perfmap(struct jvm_frames *f, const struct jvm *j)
     if (took >= PERFMAP_SLOW_NS)
         paused_until = monotonic_ns() + PERFMAP_SLOW_PAUSE * took;
     if (rc != 0) {
-        if (made == 1)
-            perfmap_remove(pid);
+        perfmap_remove(&mine);
         /* A JVM that let the whole timeout pass holds up naming: once is enough. */
         perfmap_failed(f, pid, rc < 0 ? err : out, took >= PERFMAP_TIMEOUT_MS * 1000000ULL);
         return;
@@ -230,8 +230,7 @@ static void refresh_perfmap(struct jvm_frames *f, const struct jvm *j)
     if (perfmap_load(&f->perf, pid, err, sizeof(err)) != 0)
         perfmap_failed(f, pid, err, false);
     /* Leave no file behind that only parktrace asked for: it is in memory now. */
-    if (made == 1)
-        perfmap_remove(pid);
+    perfmap_remove(&mine);
 }
 
 bool jvm_frames_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l, uint64_t pc,
@@ -251,7 +250,7 @@ bool jvm_frames_name(struct jvm_frames *f, struct jvm *j, const struct jvm_layou
         return true;
     }
     const struct perfmap_entry *e = perfmap_find(&f->perf, pc);
-    if (!e) {
+    if (!e && !f->gone) {
         refresh_perfmap(f, j);
         e = perfmap_find(&f->perf, pc);
     }

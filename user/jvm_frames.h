@@ -27,6 +27,7 @@ struct jvm_frames {
     int64_t method_slot;            /* Method* at fp + method_slot * 8 */
     uint64_t const_method, constants, name_index, pool_holder, pool_size;
     bool preserve_fp, attach_disabled;
+    bool gone;                      /* exited or given up on: named from what is kept, no perf map asked for */
     struct perfmap perf;
     uint64_t perf_asked_ns;         /* last Compiler.perfmap request */
     int perf_requests;              /* how many were made */

@@ -49,6 +49,7 @@ struct tracked {
     struct jvm_frames frames;
     int *tids;            /* sorted */
     int ntids;
+    uint64_t pid_checked_ns;   /* not live: when its pid was last seen not reused */
 };
 
 struct jvm_tracker {
@@ -308,6 +309,14 @@ static bool start_tracking(struct jvm_tracker *jt, int pid, bool last_chance)
         untrack(jt, t);   /* an entry that stays unused, not live: reused first */
         return true;
     }
+    /* Its threads first: until they are in java_threads its parks are
+     * futex waits, and what follows can take a fifth of a second (the
+     * unwind tables of a libjvm not in the unwind cache). */
+    t->live = true;
+    t->tids = calloc(MAX_JAVA_THREADS, sizeof(int));
+    refresh(jt, t);
+    if (!t->live)
+        return true;   /* given up on: kept for naming, its slot reused first */
     /* Opened as the JVM sees it, never a FIFO a user put at its name. */
     int fd = safe_open_in_root(pid, t->j.libjvm);
     if (fd >= 0 && probe_share_left(jt, fd))
@@ -316,15 +325,12 @@ static bool start_tracking(struct jvm_tracker *jt, int pid, bool last_chance)
         close(fd);
     /* Its code cache is walked as Java frames from now on. */
     unwind_tables_add_process(pid);
-    t->live = true;
     /* The kernel's walk steps over compiled frames by their size; stack
      * copies unwound here can only follow rbp. */
     if (!t->frames.preserve_fp && jt->opts->unwind == PT_UNWIND_COPY)
         fprintf(stderr, "parktrace: JVM %d runs without -XX:+PreserveFramePointer: its Java stacks stop at "
                         "the first JIT-compiled frame; blockers, classes and times are complete. Restart it "
                         "with -XX:+PreserveFramePointer for whole stacks\n", pid);
-    t->tids = calloc(MAX_JAVA_THREADS, sizeof(int));
-    refresh(jt, t);
     return true;
 }
 
@@ -539,23 +545,48 @@ bool jvm_tracker_class(struct jvm_tracker *jt, int pid, uint64_t klass, char *na
     return false;
 }
 
+/* The tracked JVM that names the frames of process PID: the live one;
+ * else one that exited or was given up on, whose code ranges and perf map
+ * are kept, unless PID is another process now. NULL when none. */
+static struct tracked *namer_of(struct jvm_tracker *jt, int pid)
+{
+    struct tracked *kept = NULL;
+    for (int i = 0; i < jt->njvms; i++) {
+        struct tracked *t = &jt->jvms[i];
+        if (t->pid != pid)
+            continue;
+        if (t->live)
+            return t;
+        if (t->j.pid)
+            kept = t;
+    }
+    /* Looked at again at most every 100 ms: a stack's every frame asks. */
+    uint64_t start, now = monotonic_ns();
+    if (!kept || now - kept->pid_checked_ns < 100000000ULL)
+        return kept;
+    if (procstatus_start_time(pid, &start) == 0 && start != kept->j.start_time)
+        return NULL;
+    kept->pid_checked_ns = now;
+    return kept;
+}
+
 bool jvm_tracker_frame_name(struct jvm_tracker *jt, int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp,
                             char *out, size_t len)
 {
-    for (int i = 0; i < jt->njvms; i++) {
-        if (jt->jvms[i].pid != pid || !jt->jvms[i].live)
-            continue;
-        struct jvm_frames *f = &jt->jvms[i].frames;
-        bool named = jvm_frames_name(f, &jt->jvms[i].j, &jt->jvms[i].l, pc, fp, smp, out, len);
-        if (named)
-            jt->jvms[i].useful_ns = monotonic_ns();
-        if (f->listener_tid && !f->listener_uncounted) {
-            csp_uncount_thread(jt->tr->procs_fd, jt->tr->uncounted_fd, pid, f->listener_tid, f->listener_since);
-            f->listener_uncounted = true;
-        }
-        return named;
+    struct tracked *t = namer_of(jt, pid);
+    /* A bare PT_FRAME_METHOD (no Method*) asks whether PID is a live JVM. */
+    if (!t || (pc == PT_FRAME_METHOD && !t->live))
+        return false;
+    struct jvm_frames *f = &t->frames;
+    f->gone = !t->live;
+    bool named = jvm_frames_name(f, &t->j, &t->l, pc, fp, smp, out, len);
+    if (named)
+        t->useful_ns = monotonic_ns();
+    if (t->live && f->listener_tid && !f->listener_uncounted) {
+        csp_uncount_thread(jt->tr->procs_fd, jt->tr->uncounted_fd, pid, f->listener_tid, f->listener_since);
+        f->listener_uncounted = true;
     }
-    return false;
+    return named;
 }
 
 void jvm_tracker_free(struct jvm_tracker *jt)

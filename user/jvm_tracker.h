@@ -29,7 +29,11 @@ bool jvm_tracker_class(struct jvm_tracker *jt, int pid, uint64_t klass, char *na
                        size_t slen);
 
 /* The Java name of the frame at PC (frame pointer FP, in stack copy SMP)
- * of JVM PID; false when PC is not Java code of a live tracked JVM. */
+ * of JVM PID; false when PC is not Java code of a tracked JVM. A JVM that
+ * exited (or was given up on) still names its code from what was kept (its
+ * code cache's ranges, its last perf map, the method names read), unless
+ * its pid is another process's now. PC PT_FRAME_METHOD alone (no Method*)
+ * asks whether PID is a live tracked JVM: true when it is. */
 bool jvm_tracker_frame_name(struct jvm_tracker *jt, int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp,
                             char *out, size_t len);
 

@@ -336,8 +336,8 @@ int perfmap_load(struct perfmap *pm, int pid, char *err, size_t errlen)
 }
 
 /* perfmap_prepare inside the JVM's /tmp, DIR: NAME is the map's name. */
-static int prepare_at(int dir, const char *name, const struct procstatus *ps, const char *path, char *err,
-                      size_t errlen)
+static int prepare_at(int dir, const char *name, const struct procstatus *ps, const char *path,
+                      struct perfmap_made *made, char *err, size_t errlen)
 {
     struct stat st;
     char why[128];
@@ -348,9 +348,11 @@ static int prepare_at(int dir, const char *name, const struct procstatus *ps, co
         return fail(err, errlen, path, "its directory is writable by others and not sticky: not asking the JVM");
     int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd >= 0) {
-        int rc = fchown(fd, ps->euid, ps->egid) == 0 ? 1 : -1;
+        int rc = fchown(fd, ps->euid, ps->egid) == 0 && fstat(fd, &st) == 0 ? 1 : -1;
         int saved = errno;
         close(fd);
+        made->dev = st.st_dev;
+        made->ino = st.st_ino;
         if (rc < 0) {
             unlinkat(dir, name, 0);
             return fail(err, errlen, path, strerror(saved));
@@ -375,27 +377,36 @@ static int prepare_at(int dir, const char *name, const struct procstatus *ps, co
     return 0;
 }
 
-int perfmap_prepare(int pid, char *err, size_t errlen)
+int perfmap_prepare(int pid, struct perfmap_made *made, char *err, size_t errlen)
 {
     struct procstatus ps;
     char path[96];
+    made->dir = -1;
     int dir = jvm_tmp(pid, &ps, path, err, errlen);
     if (dir < 0)
         return -1;
-    int rc = prepare_at(dir, strrchr(path, '/') + 1, &ps, path, err, errlen);
-    close(dir);
+    const char *name = strrchr(path, '/') + 1;
+    int rc = prepare_at(dir, name, &ps, path, made, err, errlen);
+    if (rc == 1) {
+        made->dir = dir;
+        snprintf(made->name, sizeof(made->name), "%s", name);
+    } else {
+        close(dir);
+    }
     return rc;
 }
 
-void perfmap_remove(int pid)
+void perfmap_remove(struct perfmap_made *made)
 {
-    struct procstatus ps;
-    char path[96], err[160];
-    int dir = jvm_tmp(pid, &ps, path, err, sizeof(err));
-    if (dir < 0)
-        return;     /* the process or its /tmp is gone, and the map with it */
-    unlinkat(dir, strrchr(path, '/') + 1, 0);
-    close(dir);
+    struct stat st;
+    if (made->dir < 0)
+        return;
+    /* The JVM (or its user) may have replaced it: only the file made goes. */
+    if (fstatat(made->dir, made->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == made->dev &&
+        st.st_ino == made->ino)
+        unlinkat(made->dir, made->name, 0);
+    close(made->dir);
+    made->dir = -1;
 }
 
 const struct perfmap_entry *perfmap_find(const struct perfmap *pm, uint64_t pc)

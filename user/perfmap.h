@@ -47,17 +47,30 @@ const struct perfmap_entry *perfmap_find(const struct perfmap *pm, uint64_t pc);
 
 void perfmap_free(struct perfmap *pm);
 
+/* A perf map parktrace made: the JVM's /tmp (held open, so the map can be
+ * removed after the JVM has exited), its name there and its inode. */
+struct perfmap_made {
+    int dir;                   /* -1: none made */
+    char name[32];
+    dev_t dev;
+    ino_t ino;
+};
+
 /* Whether JVM PID may be asked to write its perf map: the JVM opens it for
  * writing as its own user (maybe root), following links. Returns 1 when
  * there was none and parktrace made it, empty, owned by the JVM's euid,
  * mode 0600 (in a sticky /tmp nobody else can then replace it; it is
- * parktrace's to remove), 0 when the JVM's own map is there (a regular file
- * with one link, owned by the JVM's euid, not writable by group or others),
- * and -1 with a reason in ERR otherwise: a link, another user's file, a
- * /tmp others may rename in. Acts inside the JVM's own /tmp. */
-int perfmap_prepare(int pid, char *err, size_t errlen);
-/* Removes PID's perf map (one only parktrace caused). */
-void perfmap_remove(int pid);
+ * parktrace's to remove: MADE, for perfmap_remove), 0 when the JVM's own
+ * map is there (a regular file with one link, owned by the JVM's euid, not
+ * writable by group or others), and -1 with a reason in ERR otherwise: a
+ * link, another user's file, a /tmp others may rename in. Acts inside the
+ * JVM's own /tmp. MADE->dir is -1 unless 1 is returned. */
+int perfmap_prepare(int pid, struct perfmap_made *made, char *err, size_t errlen);
+/* Removes the perf map parktrace made (MADE from perfmap_prepare), if the
+ * file at its name is still the one made, even when the JVM has exited
+ * meanwhile (its /tmp is the host's: the map would outlive it); frees
+ * MADE. Nothing when MADE->dir is -1. */
+void perfmap_remove(struct perfmap_made *made);
 
 /* Java's name for a perf map name: "void java.util.concurrent.locks.
  * ReentrantLock.lock()" becomes "java.util.concurrent.locks.ReentrantLock.lock"

@@ -9,6 +9,7 @@
 #include "../bpf/parktrace.h"
 #include "jvm_frames.h"
 #include "monotonic.h"
+#include "procmaps.h"
 #include "unwind.h"
 #include "unwind_tables.h"
 
@@ -25,6 +26,10 @@ struct entry {
     bool tallied;            /* counted by stacks_tally */
     bool named;
     bool jit_pending;        /* some JIT frame waits for a newer perf map */
+    bool unclaimed;          /* some frame in anonymous memory no namer took (it reads [unknown]) */
+    bool retrying;           /* on the retry list (retry_names) */
+    bool jvm_seen;           /* its process was a live JVM at a retry */
+    uint64_t since_ns;       /* when it joined the retry list */
     struct pt_stack st;
 };
 
@@ -38,11 +43,18 @@ struct canon {
     uint64_t hash;
 };
 
+/* Stacks with frames to name again (retry_names): at most every
+ * RETRY_GAP_NS; a stack whose process never turns out to be a live JVM
+ * leaves the list after RETRY_GIVE_UP_NS. */
+#define RETRY_GAP_NS 100000000ULL
+#define RETRY_GIVE_UP_NS 30000000000ULL
+
 struct stacks {
     struct entry *table[BUCKETS];
     struct canon *canon[CANON_BUCKETS];
-    int pending_jit;          /* entries with a JIT frame not named yet */
-    uint64_t jit_retry_ns;    /* when retry_jit_names last looked */
+    struct entry **retry;     /* entries with frames a namer may still take */
+    int nretry, retry_cap;
+    uint64_t retry_ns;        /* when retry_names last looked */
     int stack_fd, samples_fd, ustacks_fd;
     struct stacks_java_namer java_namer;
     uint64_t tally_n, tally_truncated;
@@ -148,60 +160,155 @@ static uint64_t lookup_pc(const uint64_t *pcs, int i)
     return i > 0 && !(pcs[i] & PT_FRAME_METHOD) ? pcs[i] - 1 : pcs[i];
 }
 
-/* Java frames are named now, while the JVM (and the stack copy, if any:
- * SMP and FPS may be NULL) are at hand. */
-static void name_java(struct stacks *s, int tgid, const struct pt_sample *smp, const uint64_t *fps, struct entry *e)
+/* Whether frame I of E would be named [unknown]: no namer took it and it
+ * lies in no mapped file (anonymous memory: a JIT's code). */
+static bool frame_unclaimed(const struct entry *e, int i)
+{
+    if ((e->java && e->java[i]) || (e->pcs[i] & PT_FRAME_METHOD))
+        return false;
+    struct pm_map *m = procmaps_find(procmaps_get(e->tgid), lookup_pc(e->pcs, i));
+    return !m || !m->path;
+}
+
+static void want_retry(struct stacks *s, struct entry *e)
+{
+    if (e->retrying || !(e->unclaimed || e->jit_pending))
+        return;
+    if (s->nretry == s->retry_cap) {
+        int cap = s->retry_cap ? 2 * s->retry_cap : 64;
+        struct entry **r = realloc(s->retry, (size_t)cap * sizeof(*r));
+        if (!r)
+            return;    /* named as it is */
+        s->retry = r;
+        s->retry_cap = cap;
+    }
+    s->retry[s->nretry++] = e;
+    e->retrying = true;
+    e->since_ns = monotonic_ns();
+}
+
+/* Asks the namer for frame I of E again; true when its name changed. */
+static bool name_java_frame(struct stacks *s, struct entry *e, int i, const struct pt_sample *smp, uint64_t fp)
 {
     char name[512];
+    if (!java_name(s, e->tgid, lookup_pc(e->pcs, i), fp, smp, name, sizeof(name)))
+        return false;
+    if (!e->java && !(e->java = calloc((size_t)e->npcs, sizeof(*e->java))))
+        return false;
+    if (e->java[i] && strcmp(e->java[i], name) == 0)
+        return false;
+    free(e->java[i]);
+    e->java[i] = strdup(name);
+    return true;
+}
+
+/* What is left to name in E: JIT code the perf map did not have, frames
+ * no namer took (the JVM was not known yet). */
+static void note_left(struct entry *e)
+{
+    e->jit_pending = e->unclaimed = false;
     for (int i = 0; i < e->npcs; i++) {
-        uint64_t look = lookup_pc(e->pcs, i);
-        if (!java_name(s, tgid, look, fps ? fps[i] : 0, smp, name, sizeof(name)))
-            continue;
-        if (!e->java)
-            e->java = calloc((size_t)e->npcs, sizeof(*e->java));
-        e->java[i] = strdup(name);
-        if (strcmp(name, JVM_FRAME_UNNAMED) == 0)
-            s->pending_jit++, e->jit_pending = true;
+        if (e->java && e->java[i])
+            e->jit_pending |= strcmp(e->java[i], JVM_FRAME_UNNAMED) == 0;
+        else
+            e->unclaimed |= frame_unclaimed(e, i);
     }
 }
 
-/* Code compiled after the JVM last wrote its perf map: asks again (the
- * tracker limits how often) and renames the stacks that gained names. */
-static void retry_jit_names(struct stacks *s)
+/* Java frames are named now, while the JVM (and the stack copy, if any:
+ * SMP and FPS may be NULL) are at hand. A frame that cannot be named yet
+ * puts the stack on the retry list. */
+static void name_java(struct stacks *s, int tgid, const struct pt_sample *smp, const uint64_t *fps, struct entry *e)
 {
-    /* A scan of every stack: at most every 100 ms, however often new
-     * stacks arrive (a JVM warming up makes hundreds a second). */
-    uint64_t now = monotonic_ns();
-    if (!s->pending_jit || now - s->jit_retry_ns < 100000000u)
+    (void)tgid;
+    for (int i = 0; i < e->npcs; i++)
+        name_java_frame(s, e, i, smp, fps ? fps[i] : 0);
+    /* A frame named: the JVM was known, and when it has exited a retry is
+     * its last. */
+    e->jvm_seen = e->java != NULL;
+    note_left(e);
+    want_retry(s, e);
+}
+
+static void name_entry(struct stacks *s, struct entry *e);
+
+/* Names a named entry again, in place: the collector keeps pointers to
+ * entries' stacks (a blocker's first stack), which must never read empty. */
+static void rename_entry(struct stacks *s, struct entry *e)
+{
+    if (!e->named)
         return;
-    s->jit_retry_ns = now;
-    char name[512];
-    for (int h = 0; h < BUCKETS && s->pending_jit > 0; h++)
-        for (struct entry *e = s->table[h]; e; e = e->next) {
-            if (!e->jit_pending)
-                continue;
-            bool left = false, renamed = false;
-            for (int i = 0; i < e->npcs; i++) {
-                if (!e->java[i] || strcmp(e->java[i], JVM_FRAME_UNNAMED) != 0)
-                    continue;
-                uint64_t look = lookup_pc(e->pcs, i);
-                if (!java_name(s, e->tgid, look, 0, NULL, name, sizeof(name)))
-                    continue;     /* the JVM is gone: stays unnamed */
-                if (strcmp(name, JVM_FRAME_UNNAMED) == 0) {
-                    left = true;
-                    continue;
-                }
-                free(e->java[i]);
-                e->java[i] = strdup(name);
-                renamed = true;
-            }
-            if (renamed && e->named)
-                unname(e);
-            if (!left) {
-                e->jit_pending = false;
-                s->pending_jit--;
-            }
+    struct pt_stack old = e->st;
+    e->st = empty;
+    e->named = false;
+    name_entry(s, e);
+    for (int i = 0; i < old.n; i++)
+        frame_free(&old.frames[i]);
+    free(old.frames);
+}
+
+/* Whether process TGID is a live JVM its namer follows (the namer's
+ * answer for a bare PT_FRAME_METHOD), remembered for one round. */
+struct live_memo {
+    int tgid[32];
+    bool live[32];
+    int n;
+};
+
+static bool jvm_live(struct stacks *s, struct live_memo *m, int tgid)
+{
+    char name[64];
+    for (int i = 0; i < m->n; i++)
+        if (m->tgid[i] == tgid)
+            return m->live[i];
+    bool live = java_name(s, tgid, PT_FRAME_METHOD, 0, NULL, name, sizeof(name));
+    if (m->n < 32) {
+        m->tgid[m->n] = tgid;
+        m->live[m->n++] = live;
+    }
+    return live;
+}
+
+/* Stacks named before their JVM was known (its code cache, its perf map),
+ * or with JIT code compiled after the JVM last wrote its perf map, are
+ * named again: once their process is a live JVM (its frames then are all
+ * it will ever name; JIT code is asked for while the JVM lives, the
+ * tracker limiting how often it asks for a perf map), once more from what
+ * the namer keeps when that JVM has exited, and never past
+ * RETRY_GIVE_UP_NS when the process does not turn out to be a JVM. Only
+ * the listed stacks are looked at, at most every RETRY_GAP_NS. */
+static void retry_names(struct stacks *s)
+{
+    uint64_t now = monotonic_ns();
+    if (!s->nretry || now - s->retry_ns < RETRY_GAP_NS)
+        return;
+    s->retry_ns = now;
+    struct live_memo memo = {.n = 0};
+    int kept = 0;
+    for (int k = 0; k < s->nretry; k++) {
+        struct entry *e = s->retry[k];
+        bool live = jvm_live(s, &memo, e->tgid), done;
+        if (live || e->jvm_seen) {
+            bool renamed = false;
+            for (int i = 0; i < e->npcs; i++)
+                if ((e->java && e->java[i]) ? strcmp(e->java[i], JVM_FRAME_UNNAMED) == 0 : frame_unclaimed(e, i))
+                    renamed |= name_java_frame(s, e, i, NULL, 0);
+            if (renamed)
+                rename_entry(s, e);
+            note_left(e);
+            /* A live JVM's namer takes every frame in its code cache: what
+             * it left is not Java code. An exited JVM had its last try. */
+            done = !live || !e->jit_pending;
+            e->jvm_seen = true;
+        } else {
+            done = now - e->since_ns > RETRY_GIVE_UP_NS;
         }
+        if (done)
+            e->retrying = false;
+        else
+            s->retry[kept++] = e;
+    }
+    s->nretry = kept;
 }
 
 static int by_tgid(const void *a, const void *b)
@@ -244,14 +351,14 @@ void stacks_poll_samples(struct stacks *s)
                     s->tally_truncated--;
                 e->truncated = truncated;
                 name_java(s, (int)keys[i].tgid, &smp, fps, e);
-                unname(e);    /* a frame-pointer naming may have come first */
+                rename_entry(s, e);    /* a frame-pointer naming may have come first */
             }
         }
         bpf_map_delete_elem(s->samples_fd, &keys[i]);
         if (unwind_tables_enabled() && (i + 1 == nkeys || keys[i + 1].tgid != keys[i].tgid))
             unwind_release((int)keys[i].tgid);
     }
-    retry_jit_names(s);
+    retry_names(s);
 }
 
 static void name_entry(struct stacks *s, struct entry *e)
@@ -388,6 +495,7 @@ void stacks_free(struct stacks *s)
             e = next;
         }
     }
+    free(s->retry);
     for (int h = 0; h < CANON_BUCKETS; h++)
         for (struct canon *c = s->canon[h], *next; c; c = next) {
             next = c->next;

@@ -14,8 +14,11 @@ struct pt_sample;
 
 /* Names a Java frame: the Java name of the frame at PC (frame pointer FP,
  * in stack copy SMP, both may be 0/NULL) of process PID into OUT; false
- * when PC is not Java code of a live JVM. The JVM tracker's, given by the
- * caller, so that stacks need not know of it. */
+ * when PC is not Java code of a JVM the namer knows. PC PT_FRAME_METHOD
+ * alone (no Method*) asks whether PID is a live JVM the namer follows.
+ * The JVM tracker's, given by the caller, so that stacks need not know of
+ * it. Stacks with frames it did not take (their JVM was not known yet,
+ * JIT code not yet in its perf map) are named again as it learns more. */
 struct stacks_java_namer {
     void *ctx;
     bool (*name)(void *ctx, int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
