@@ -662,6 +662,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         c->window_start = now;
     }
 
+    merge_condvar_words(r);
     group_rows(r, c->o->by);
     bool by_csp = c->o->sort == PT_SORT_CSP;
     r->idle_last = !c->o->show_idle;

@@ -135,3 +135,46 @@ void fold_dropped(struct pt_row *shown, int k, const struct pt_row *rows, int n,
     }
     free(in);
 }
+
+void merge_condvar_words(struct pt_model *r)
+{
+    /* A glibc condition variable's waiters sleep on one of its two
+     * __g_signals words, side by side in one aligned 8 bytes: one row. */
+    int n = r->nrows;
+    if (n < 2)
+        return;
+    size_t cap = 16;
+    while (cap < 2 * (size_t)n)
+        cap *= 2;
+    int *slot = malloc(cap * sizeof(*slot));
+    if (!slot) {
+        fprintf(stderr, "parktrace: out of memory merging condition variables\n");
+        exit(1);
+    }
+    memset(slot, 0xff, cap * sizeof(*slot));
+    int out = 0;
+    for (int i = 0; i < n; i++) {
+        struct pt_row row = r->rows[i];
+        if (strcmp(row.kind, "futex") != 0 || strcmp(row.cls, "pthread_cond") != 0 || row.src == UINT32_MAX) {
+            r->rows[out++] = row;
+            continue;
+        }
+        uint64_t base = row.id & ~7ull;
+        size_t h = (size_t)((base >> 3) ^ ((uint64_t)(unsigned)row.pid * 0x9E3779B97F4A7C15ull)) & (cap - 1);
+        while (slot[h] >= 0 && !(r->rows[slot[h]].pid == row.pid && (r->rows[slot[h]].id & ~7ull) == base))
+            h = (h + 1) & (cap - 1);
+        if (slot[h] < 0) {
+            slot[h] = out;
+            r->rows[out++] = row;
+            continue;
+        }
+        struct pt_row *into = &r->rows[slot[h]];
+        uint64_t id = into->id < row.id ? into->id : row.id;
+        uint32_t objects = into->objects;
+        merge_into(into, &row, PT_BY_OBJECT);
+        into->id = id;
+        into->objects = objects;
+    }
+    free(slot);
+    r->nrows = out;
+}

@@ -17,6 +17,10 @@ void group_rows(struct pt_model *r, enum pt_group by);
  * then ranks by its total (metrics.md, "The default view"). */
 void fold_rows(struct pt_model *r, const bool *top, struct pt_row *scratch);
 
+/* Merges the two futex words of each glibc condition variable (the same
+ * aligned 8 bytes of one process) into one row, at the lower address. */
+void merge_condvar_words(struct pt_model *r);
+
 /* After ranking ROWS[0..N) (the K shown ones copied to SHOWN, PICKED
  * pointing at their originals): a row pushed out by a folded row of its
  * own site joins it, so that what a shown group stands for is all of its

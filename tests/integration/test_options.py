@@ -341,6 +341,20 @@ def primitive(mode, name, cls, role, gap=None):
 
 
 @test
+def a_condition_variable_is_one_row():
+    """glibc's condition variable sleeps on one of two futex words: the
+    workload's one pthread_cond is one row, at its own address, with all of
+    its timed waits (5%, as the primitives below)."""
+    wl, reports, _ = run_workload_traced((), ("-s", "1"))
+    rows = cond_rows(final_of(reports), wl)
+    check(len(rows) == 1, f"the condition variable is {len(rows)} rows: {[(b['id'], b['parks']) for b in rows]}")
+    check(int(rows[0]["id"], 16) & ~7 == int(wl["cond"]["addr"], 16) & ~7 or rows[0]["name"] == wl["cond"]["name"],
+          f"row id {rows[0]['id']} for a condition variable at {wl['cond']['addr']}")
+    check(rows[0]["parks"] >= wl["cond"]["waits"], f"{rows[0]['parks']} parks for {wl['cond']['waits']} waits")
+    within(rows[0]["thread_time_ns"], wl["cond"]["wait_ns"], 0.05, "the condition variable's thread_time_ns")
+
+
+@test
 def native_rwlock():
     primitive("rwlock", "rw_lock", "pthread_rwlock", "lock")
 
