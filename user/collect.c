@@ -237,9 +237,9 @@ static void feed_phase(struct collector *c, struct blocker *b, const struct pt_r
 {
     int cur = b->phase - 1;
     if (row)
-        phases_feed(&c->phases, &cur, row->pid, row->id, row->cls, row->csp, c->o->phase_threshold, win);
+        phases_feed(&c->phases, &cur, row->pid, row->id, row->cls, row->name, row->csp, c->o->phase_threshold, win);
     else
-        phases_feed(&c->phases, &cur, 0, 0, NULL, 0, c->o->phase_threshold, win);
+        phases_feed(&c->phases, &cur, 0, 0, NULL, NULL, 0, c->o->phase_threshold, win);
     b->phase = cur + 1;
 }
 
@@ -690,6 +690,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     for (int i = 0; i < c->phases.n; i++) {
         const struct phase *p = &c->phases.p[i];
         *model_add_phase(r) = (struct pt_model_phase){.pid = p->pid, .id = p->id, .cls = p->cls,
+                                                      .name = p->name[0] ? p->name : NULL,
                                                       .start = p->start, .end = p->end, .open = p->open,
                                                       .peak = p->peak, .mean = phase_mean(p)};
     }

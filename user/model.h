@@ -68,6 +68,7 @@ struct pt_model_phase {
     int pid;
     uint64_t id;
     const char *cls;
+    const char *name;             /* the lock's row name, NULL when it has none */
     struct timespec start, end;   /* end only once closed */
     bool open;
     double peak, mean;

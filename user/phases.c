@@ -1,9 +1,10 @@
 #include "phases.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void phases_feed(struct phases *ph, int *cur, int pid, uint64_t id, const char *cls, double csp,
+void phases_feed(struct phases *ph, int *cur, int pid, uint64_t id, const char *cls, const char *name, double csp,
                  double threshold, struct timespec win_start)
 {
     if (csp < threshold) {
@@ -21,6 +22,7 @@ void phases_feed(struct phases *ph, int *cur, int pid, uint64_t id, const char *
             ph->p = realloc(ph->p, (size_t)ph->cap * sizeof(*ph->p));
         }
         ph->p[ph->n] = (struct phase){.pid = pid, .id = id, .cls = cls, .start = win_start, .open = true};
+        snprintf(ph->p[ph->n].name, sizeof(ph->p[ph->n].name), "%s", name ? name : "");
         *cur = ph->n++;
     }
     struct phase *p = &ph->p[*cur];

@@ -10,6 +10,7 @@ struct phase {
     int pid;
     uint64_t id;
     const char *cls;
+    char name[64];                /* its row's name (a global variable), or "" */
     struct timespec start, end;   /* end is meaningful once closed */
     bool open;
     double peak, sum;
@@ -23,7 +24,7 @@ struct phases {
 
 /* Feeds one interval of one lock. *CUR is the lock's open phase (-1: none);
  * the interval began at WIN_START (wall clock). */
-void phases_feed(struct phases *ph, int *cur, int pid, uint64_t id, const char *cls, double csp,
+void phases_feed(struct phases *ph, int *cur, int pid, uint64_t id, const char *cls, const char *name, double csp,
                  double threshold, struct timespec win_start);
 
 double phase_mean(const struct phase *p);

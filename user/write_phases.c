@@ -23,8 +23,15 @@ int write_phases(FILE *f, const struct pt_model *m, const struct pt_write_opts *
         clock_text(p->end, end);
         fputs("phase: ", f);
         sanitize_fputs(f, writer_simple_class(p->cls), 0, 0);
-        fprintf(f, " 0x%" PRIx64 " (pid %d) from %s to %s, peak CSP %.2f, mean %.2f\n", p->id, p->pid, start,
-                p->open ? "now" : end, p->peak, p->mean);
+        /* The lock named as its row names it. */
+        if (p->name) {
+            fputc(' ', f);
+            sanitize_fputs(f, p->name, 0, 0);
+        } else {
+            fprintf(f, " 0x%" PRIx64, p->id);
+        }
+        fprintf(f, " (pid %d) from %s to %s, peak CSP %.2f, mean %.2f\n", p->pid, start, p->open ? "now" : end,
+                p->peak, p->mean);
     }
     return writer_flush(f);
 }

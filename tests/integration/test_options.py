@@ -165,12 +165,13 @@ def phase_lines_and_marker_in_text():
     # In a phase, a lock's CSP cell is starred, and a phase line is open ("to now").
     starred = [r for r in reports if re.search(rf"\s{name}\s.*\s\*0\.\d\d\s", r)]
     check(starred, f"no interval report stars {name}'s CSP")
-    check(any(re.search(rf"^phase: \S+ {wl['mutexes'][0]['addr']} \(pid {wl['pid']}\) from \S+ to now, "
+    # A phase line names the lock as its row does: by its global's name.
+    check(any(re.search(rf"^phase: \S+ {wl['mutexes'][0]['name']} \(pid {wl['pid']}\) from \S+ to now, "
                         r"peak CSP 0\.\d\d, mean 0\.\d\d$", r, re.M) for r in starred),
           "no open phase line beside the starred rows")
     # After the workload, the phase line has an end and nothing is starred.
     last = reports[-1]
-    check(re.search(rf"^phase: \S+ {wl['mutexes'][0]['addr']} \(pid {wl['pid']}\) from \S+ to \d", last, re.M),
+    check(re.search(rf"^phase: \S+ {wl['mutexes'][0]['name']} \(pid {wl['pid']}\) from \S+ to \d", last, re.M),
           f"the final report has no closed phase line: {last}")
     check("*" not in last.split("phase:")[0], "the final report stars a CSP after the phase ended")
 

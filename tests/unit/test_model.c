@@ -109,7 +109,7 @@ static struct pt_model_phase phases[3];
 
 static void make_phases(void)
 {
-    phases[0] = (struct pt_model_phase){.pid = 4242, .id = 0x564136edd340ULL, .cls = "pthread_mutex",
+    phases[0] = (struct pt_model_phase){.pid = 4242, .id = 0x564136edd340ULL, .cls = "pthread_mutex", .name = "cache_lock",
         .start = {1700000000, 123000000}, .end = {1700000002, 456999999}, .open = false, .peak = 0.41,
         .mean = 0.9 / 3};
     phases[1] = (struct pt_model_phase){.pid = 9349, .id = 0x69ec72000ULL, .cls = JCLS,
