@@ -371,16 +371,18 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
 }
 
 /* Whether B's waiters wait for work (idle.h): only an event (wait role),
- * never a lock, and read again only when its first stack or a name in it
- * changed (frames are named again as a JVM becomes known). */
+ * never a lock, and read again only when its first stack's names changed
+ * (frames are named again as a JVM becomes known). */
 static bool blocker_idle(struct blocker *b)
 {
     const struct pt_stack *st = b->first_stack;
     if (!b->cls.wait || !st)
         return false;
-    uintptr_t print = (uintptr_t)st ^ (uintptr_t)st->n;
+    /* By content: a stack named again in place may reuse freed pointers. */
+    uint64_t print = 0xcbf29ce484222325ull ^ (uint64_t)st->n ^ ((uint64_t)st->truncated << 40);
     for (int i = 0; i < st->n; i++)
-        print = print * 31 + (uintptr_t)st->frames[i].name;
+        for (const char *p = st->frames[i].name; p && *p; p++)
+            print = (print ^ (unsigned char)*p) * 0x100000001b3ull;
     if (print != b->idle_print) {
         b->idle_print = print;
         b->idle = idle_stack(st->frames, st->n, !st->truncated);

@@ -171,9 +171,13 @@ void merge_condvar_words(struct pt_model *r)
         struct pt_row *into = &r->rows[slot[h]];
         uint64_t id = into->id < row.id ? into->id : row.id;
         uint32_t objects = into->objects;
+        /* One condition variable, one kind of waiter: a stack seen idle
+         * on either word (the other's may be cut short) tells for both. */
+        bool idle = into->idle || row.idle;
         merge_into(into, &row, PT_BY_OBJECT);
         into->id = id;
         into->objects = objects;
+        into->idle = idle;
     }
     free(slot);
     r->nrows = out;

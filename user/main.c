@@ -305,6 +305,10 @@ int main(int argc, char **argv)
     const struct stacks_java_namer namer = {.ctx = r.jvm, .name = name_java_frame};
     r.stacks = stacks_new(r.t.stacks_fd, r.t.samples_fd, r.t.ustacks_fd, &namer);
     r.ready = (struct tracer_ready){.ctx = r.stacks, .unwind = ready_unwind, .stack = ready_stack};
+    /* A named JVM is recognised first: building its unwind tables (libjvm's
+     * take a few hundred ms) before would leave its parks of that time as
+     * plain futex waits. */
+    jvm_tracker_tick(r.jvm);
     /* Named processes get their unwind tables before their first wait. */
     for (int i = 0; i < r.o.npids; i++)
         unwind_tables_add_process(r.o.pids[i]);
