@@ -65,8 +65,8 @@ int BPF_PROG(thread_exit, struct task_struct *p)
     __u64 now = bpf_ktime_get_ns();
     __u32 tgid = p->tgid, tid = p->pid;
     struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
-    if (w && (w->flags & PT_WAIT_ACTIVE) && !finish_lost_end(w, p, now))
-        reclaim_stale(w, now);
+    if (w)
+        end_stale_wait(w, p, now);
     if (tid == tgid && cfi_unwind) {
         bpf_map_delete_elem(&unwind_procs, &tgid);
         bpf_map_delete_elem(&unwind_asked, &tgid);

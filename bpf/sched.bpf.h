@@ -26,7 +26,7 @@
  * futex wait, among others), the thread that callback wakes: a waiter woken
  * by it timed out. Keyed by the thread rather than a plain "in a callback"
  * flag, so that an hrtimer_expire_exit that never reaches us (as a
- * sched_switch can fail to, see finish_lost_end) cannot turn later wakeups
+ * sched_switch can fail to, see end_stale_wait) cannot turn later wakeups
  * of other threads into timeouts; sched_waking also consumes it. */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -125,8 +125,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     if (!now)
         now = bpf_ktime_get_ns();
-    if ((w->flags & PT_WAIT_ACTIVE) && !finish_lost_end(w, prev, now))
-        reclaim_stale(w, now);
+    end_stale_wait(w, prev, now);
     struct pt_blocker_key key;
     if (!trace_java || !java_wait_key(&key, uaddr, pid_tgid)) {
         if (!trace_futex)

@@ -3,11 +3,12 @@
  *
  * Owns: the globals user space reads through the skeleton (next_slot, drops,
  * window_gen, window_start_ns, lost_ends_recovered); the maps slots and
- * slot_index (the blocker table), free_slots (slots user space recycled), waits (each thread's wait record), thread_seen (distinct threads),
+ * slot_index (the blocker table), free_slots (slots user space recycled),
+ * waits (each thread's wait record), thread_seen (distinct threads),
  * stack_time and waker_time (time per waiter stack, and per waiter and waker
  * stack), traced (the PID filter); count_drop, tgid_traced, slot_get,
- * note_thread, and the accounting wait_start, drop_wait, reclaim_stale and
- * wait_finish.
+ * note_thread, and the accounting wait_start, drop_wait, reclaim_stale,
+ * wait_finish and end_stale_wait.
  *
  * Shared: waits with stacks.bpf.h (the waker's own record), the probe headers
  * and lifetimes.bpf.h; stack_time and waker_time get their entries from
@@ -265,7 +266,7 @@ static __always_inline void drop_wait(struct pt_slot *s, struct pt_wait *w, __u6
 /* A record still active when its thread starts another wait, or exits,
  * lost its end: a task-storage lookup can fail while another CPU user holds
  * the storage's per-CPU lock. Its time is dropped and counted, never left
- * to run on as a waiter that does not exist (finish_lost_end first ends
+ * to run on as a waiter that does not exist (end_stale_wait first ends
  * what it can). */
 static __always_inline void reclaim_stale(struct pt_wait *w, __u64 now)
 {
@@ -340,23 +341,23 @@ static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait 
  * reaches the program (a few per million, seen as a thread switched out
  * twice with no switch in between). The thread has run without a break
  * since that switch, so its wait ended the CPU time it has run since it was
- * last picked before NOW. False when that cannot be told (a uprobe park; a
- * thread that has run longer than it waited), for reclaim_stale to drop. */
-static __always_inline bool finish_lost_end(struct pt_wait *w, struct task_struct *t, __u64 now)
+ * last picked before NOW. Where that cannot be told (a uprobe park; a
+ * thread that has run longer than it waited), reclaim_stale drops it. */
+static __always_inline void end_stale_wait(struct pt_wait *w, struct task_struct *t, __u64 now)
 {
-    if ((w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) != PT_WAIT_ACTIVE)
-        return false;
+    __u32 flags = w->flags;
+    if (!(flags & PT_WAIT_ACTIVE))
+        return;
     __u64 ran = t->se.sum_exec_runtime - t->se.prev_sum_exec_runtime;
-    if (ran >= now - w->start_ns)
-        return false;
     struct pt_slot *s = bpf_map_lookup_elem(&slots, &w->slot);
-    if (!s)
-        return false;
+    if ((flags & PT_WAIT_UPROBE) || ran >= now - w->start_ns || !s) {
+        reclaim_stale(w, now);
+        return;
+    }
     struct pt_wait done = *w;
     w->flags = 0;
     wait_finish(s, &done, w, now - ran, done.end, t->pid, t->tgid);
     __sync_fetch_and_add(&lost_ends_recovered, 1);
-    return true;
 }
 
 #endif

@@ -371,20 +371,14 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
 }
 
 /* Whether B's waiters wait for work (idle.h): only an event (wait role),
- * never a lock, and read again only when its first stack's names changed
- * (frames are named again as a JVM becomes known). */
+ * never a lock; read again only when its first stack is named again. */
 static bool blocker_idle(struct blocker *b)
 {
     const struct pt_stack *st = b->first_stack;
     if (!b->cls.wait || !st)
         return false;
-    /* By content: a stack named again in place may reuse freed pointers. */
-    uint64_t print = 0xcbf29ce484222325ull ^ (uint64_t)st->n ^ ((uint64_t)st->truncated << 40);
-    for (int i = 0; i < st->n; i++)
-        for (const char *p = st->frames[i].name; p && *p; p++)
-            print = (print ^ (unsigned char)*p) * 0x100000001b3ull;
-    if (print != b->idle_print) {
-        b->idle_print = print;
+    if (st->naming != b->idle_naming) {
+        b->idle_naming = st->naming;
         b->idle = idle_stack(st->frames, st->n, !st->truncated);
     }
     return b->idle;
@@ -425,6 +419,12 @@ static void model_processes(struct collector *c, struct pt_model *r, const struc
 #define RECYCLE_IDLE_NS 100000000ULL    /* no event for this long */
 #define RECYCLE_GRACE_NS 50000000ULL    /* unpublished for this long */
 
+/* A retiring blocker's class, as its row says it (one not named yet: futex). */
+static const char *retiring_class(const struct blocker *b)
+{
+    return b->cls.cls ? b->cls.cls : "futex";
+}
+
 static void retire_member(struct collector *c, uint32_t i, uint64_t now)
 {
     struct blocker *b = &c->b[i];
@@ -433,7 +433,7 @@ static void retire_member(struct collector *c, uint32_t i, uint64_t now)
     struct retired_member m = {
         .pid = b->pid,
         .kind = pt_kind_names[s->key.kind & 0xff],
-        .cls = b->cls.cls ? b->cls.cls : "futex",
+        .cls = retiring_class(b),
         .site = b->first_stack ? stacks_top_frame(b->first_stack) : "[unknown]",
         .comm = b->comm,
         .thread = b->thread,
@@ -477,34 +477,37 @@ static void *retired_keys(struct collector *c, int fd, size_t key_size, int *n)
     return keys;
 }
 
+/* One stack_time or waker_time entry of a retiring slot, VAL its weights:
+ * to the retired stacks, OWN when no waker was seen for them. */
+static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int32_t stack_id,
+                         const struct pt_stack_val *val, bool own)
+{
+    if (!val->count)
+        return;
+    const struct blocker *b = &c->b[slot];
+    char root[PT_MODEL_COMM];
+    comm_of((int)tgid, b, root);
+    retired_add_stack(&c->retired, root, stacks_resolve(c->stacks, slot, (int)tgid, stack_id), retiring_class(b),
+                      val->count, val->ns, own ? val->count : 0, own ? val->ns : 0);
+}
+
 /* Moves the retiring slots' waiter stacks (with their waits that had a
  * known waker) to the retired ones, and deletes their table entries. */
 static void retire_entries(struct collector *c)
 {
     int n;
+    struct pt_stack_val v;
     struct pt_stack_key *sk = retired_keys(c, c->t->stack_time_fd, sizeof(*sk), &n);
     for (int i = 0; i < n; i++) {
-        struct pt_stack_val v;
-        if (bpf_map_lookup_elem(c->t->stack_time_fd, &sk[i], &v) == 0 && v.count) {
-            struct blocker *b = &c->b[sk[i].slot];
-            char root[PT_MODEL_COMM];
-            comm_of((int)sk[i].tgid, b, root);
-            retired_add_stack(&c->retired, root, stacks_resolve(c->stacks, sk[i].slot, (int)sk[i].tgid, sk[i].stack_id),
-                              b->cls.cls ? b->cls.cls : "futex", v.count, v.ns, v.count, v.ns);
-        }
+        if (bpf_map_lookup_elem(c->t->stack_time_fd, &sk[i], &v) == 0)
+            retire_stack(c, sk[i].slot, sk[i].tgid, sk[i].stack_id, &v, true);
         bpf_map_delete_elem(c->t->stack_time_fd, &sk[i]);
     }
     free(sk);
     struct pt_waker_key *wk = retired_keys(c, c->t->waker_time_fd, sizeof(*wk), &n);
     for (int i = 0; i < n; i++) {
-        struct pt_stack_val v;
-        if (bpf_map_lookup_elem(c->t->waker_time_fd, &wk[i], &v) == 0 && v.count) {
-            struct blocker *b = &c->b[wk[i].slot];
-            char root[PT_MODEL_COMM];
-            comm_of((int)wk[i].tgid, b, root);
-            retired_add_stack(&c->retired, root, stacks_resolve(c->stacks, wk[i].slot, (int)wk[i].tgid, wk[i].stack_id),
-                              b->cls.cls ? b->cls.cls : "futex", v.count, v.ns, 0, 0);
-        }
+        if (bpf_map_lookup_elem(c->t->waker_time_fd, &wk[i], &v) == 0)
+            retire_stack(c, wk[i].slot, wk[i].tgid, wk[i].stack_id, &v, false);
         bpf_map_delete_elem(c->t->waker_time_fd, &wk[i]);
     }
     free(wk);
@@ -672,15 +675,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         /* The default view: what would not make the top is folded per site,
          * then everything is ranked again. */
         int k = rank_rows(r->rows, r->nrows, by_csp, r->idle_last, c->o->top, c->order, c->sorted);
-        bool *top = calloc((size_t)r->nrows, sizeof(*top));
-        if (!top) {
-            fprintf(stderr, "parktrace: out of memory folding the report's rows\n");
-            exit(1);
-        }
-        for (int i = 0; i < k; i++)
-            top[c->order[i] - r->rows] = true;
-        fold_rows(r, top, c->sorted);
-        free(top);
+        fold_rows(r, c->order, k, c->sorted);
         int n = r->nrows;
         r->nrows = rank_rows(r->rows, n, by_csp, r->idle_last, c->o->top, c->order, c->sorted);
         fold_dropped(c->sorted, r->nrows, r->rows, n, c->order);

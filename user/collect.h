@@ -25,7 +25,7 @@ struct blocker {
     char java_supers[512];     /* its superclasses, nearest first, ';'-separated */
     struct pt_class cls;
     const struct pt_stack *first_stack;
-    uint64_t idle_print;       /* a hash of the first stack's names `idle` was read off */
+    uint64_t idle_naming;      /* the first stack's naming `idle` was read off */
     bool idle;                 /* idle housekeeping (idle.h), by its first stack */
     struct pt_counters prev;   /* at the start of the current interval */
     int phase;                 /* index of its open phase plus one, or 0 */

@@ -3,6 +3,7 @@
 #ifndef PT_FRAMES_H
 #define PT_FRAMES_H
 #include <stdbool.h>
+#include <stdint.h>
 
 /* The frame that ends a stack cut short (no CFI, unreadable memory, the
  * depth limit): its outermost frame, so collapsed stacks show it next to
@@ -19,6 +20,9 @@ struct pt_stack {
     struct pt_frame *frames;   /* innermost first; the last is PT_TRUNCATED_FRAME when truncated */
     bool unwound;              /* from a CFI unwind, in the kernel or of a stack copy */
     bool truncated;
+    /* Different each time frames are named (again, in place): what was
+     * read off a stack holds while this does. 0 for a stack never named. */
+    uint64_t naming;
 };
 
 #endif

@@ -82,18 +82,43 @@ static bool same_site(const struct pt_row *a, const struct pt_row *b)
     return same_group(a, b, PT_BY_SITE) && strcmp(a->cls, b->cls) == 0;
 }
 
-void fold_rows(struct pt_model *r, const bool *top, struct pt_row *scratch)
+static void *zeroed(size_t count, size_t size)
 {
-    int n = r->nrows, out = 0;
-    size_t cap = 16;
-    while (cap < 2 * (size_t)n)
-        cap *= 2;
-    int *slot = malloc(cap * sizeof(*slot));
-    if (!slot) {
+    void *p = calloc(count ? count : 1, size);
+    if (!p) {
         fprintf(stderr, "parktrace: out of memory folding the report's rows\n");
         exit(1);
     }
-    memset(slot, 0xff, cap * sizeof(*slot));   /* -1: empty */
+    return p;
+}
+
+/* An open-addressing table for N rows: *CAP slots (a power of two, at
+ * least 2N), each -1 (empty) or a row's index. */
+static int *row_table(int n, size_t *cap)
+{
+    *cap = 16;
+    while (*cap < 2 * (size_t)n)
+        *cap *= 2;
+    int *slot = zeroed(*cap, sizeof(*slot));
+    memset(slot, 0xff, *cap * sizeof(*slot));
+    return slot;
+}
+
+/* Which of ROWS[0..N) are among the K rows PICKED points to. */
+static bool *picked_marks(const struct pt_row *rows, int n, struct pt_row *const *picked, int k)
+{
+    bool *in = zeroed((size_t)n, sizeof(*in));
+    for (int i = 0; i < k; i++)
+        in[picked[i] - rows] = true;
+    return in;
+}
+
+void fold_rows(struct pt_model *r, struct pt_row *const *picked, int k, struct pt_row *scratch)
+{
+    int n = r->nrows, out = 0;
+    size_t cap;
+    int *slot = row_table(n, &cap);
+    bool *top = picked_marks(r->rows, n, picked, k);
     for (int i = 0; i < n; i++) {
         const struct pt_row *row = &r->rows[i];
         if (top[i]) {
@@ -111,19 +136,14 @@ void fold_rows(struct pt_model *r, const bool *top, struct pt_row *scratch)
         }
     }
     free(slot);
+    free(top);
     memcpy(r->rows, scratch, (size_t)out * sizeof(*scratch));
     r->nrows = out;
 }
 
 void fold_dropped(struct pt_row *shown, int k, const struct pt_row *rows, int n, struct pt_row *const *picked)
 {
-    bool *in = calloc((size_t)(n ? n : 1), sizeof(*in));
-    if (!in) {
-        fprintf(stderr, "parktrace: out of memory folding the report's rows\n");
-        exit(1);
-    }
-    for (int i = 0; i < k; i++)
-        in[picked[i] - rows] = true;
+    bool *in = picked_marks(rows, n, picked, k);
     for (int i = 0; i < n; i++) {
         if (in[i])
             continue;
@@ -143,15 +163,8 @@ void merge_condvar_words(struct pt_model *r)
     int n = r->nrows;
     if (n < 2)
         return;
-    size_t cap = 16;
-    while (cap < 2 * (size_t)n)
-        cap *= 2;
-    int *slot = malloc(cap * sizeof(*slot));
-    if (!slot) {
-        fprintf(stderr, "parktrace: out of memory merging condition variables\n");
-        exit(1);
-    }
-    memset(slot, 0xff, cap * sizeof(*slot));
+    size_t cap;
+    int *slot = row_table(n, &cap);
     int out = 0;
     for (int i = 0; i < n; i++) {
         struct pt_row row = r->rows[i];

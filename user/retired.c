@@ -115,13 +115,13 @@ void retired_add_stack(struct retired *r, const char *root, const struct pt_stac
 int retired_rows(const struct retired *r, bool interval, uint64_t from_t, uint64_t now, struct pt_row *rows,
                  uint64_t *waits, uint64_t *blockers)
 {
-    const struct pt_counters zero = {.t = from_t};
+    const struct pt_counters none = {0};
     int n = 0;
     for (int i = 0; i < r->n; i++) {
         const struct retired_site *s = &r->v[i];
         struct pt_row *row = &rows[n];
         memset(row, 0, sizeof(*row));
-        struct pt_counters cur = s->cur, from = interval ? s->prev : zero;
+        struct pt_counters cur = s->cur, from = interval ? s->prev : none;
         cur.t = now;
         from.t = from_t;
         metrics_window(&from, &cur, interval ? &s->win : &s->whole, &row->fig);

@@ -58,6 +58,7 @@ struct stacks {
     int stack_fd, samples_fd, ustacks_fd;
     struct stacks_java_namer java_namer;
     uint64_t tally_n, tally_truncated;
+    uint64_t namings;         /* stacks named so far: each naming's pt_stack.naming */
 };
 
 static const struct pt_stack empty;
@@ -389,6 +390,7 @@ static void name_entry(struct stacks *s, struct entry *e)
     if (e->truncated)
         e->st.frames[n++].name = strdup(PT_TRUNCATED_FRAME);
     e->st.n = n;
+    e->st.naming = ++s->namings;
     e->named = true;
 }
 
