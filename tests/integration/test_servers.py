@@ -176,6 +176,13 @@ def no_drops(cls):
     run = traced(cls)
     t = run["final"]["totals"]
     check(t["waits"] > 0, f"{cls.name}: no waits traced")
+    if t["dropped_events"] == 0 and 0 < t["dropped_stacks"] * 1000 <= t["waits"]:
+        # A parktrace bug seen on MariaDB in about 1 run of 4: a few stacks
+        # (drop_stacks: the stack walk or the stack table refused them) of
+        # thousands; every wait is still counted.
+        known_gap("stacks_dropped_on_mariadb", f"{cls.name}: dropped_stacks {t['dropped_stacks']} of {t['waits']} "
+                  "waits; by kind: " + " ".join(f"{k}={v}" for k, v in sorted(run["stats"].items())
+                                                  if k.startswith("drop_")))
     check(t["dropped_events"] == 0 and t["dropped_stacks"] == 0,
           f"{cls.name}: dropped_events {t['dropped_events']}, dropped_stacks {t['dropped_stacks']} "
           f"of {t['waits']} waits; by kind: "
