@@ -4,13 +4,18 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 BUILD := build
 CFLAGS ?= -O2 -g
-CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(BUILD) -Ibpf -Iuser
+# user/ by layer (docs/design.md): the program at the top, then sources (the
+# kernel's maps read into a model), services, the model, its writers, base.
+USER_DIRS := user user/sources user/services user/model user/writers user/base
+USER_INC := $(addprefix -I,$(USER_DIRS))
+USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)))
+CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(BUILD) -Ibpf $(USER_INC)
 LDLIBS := -lbpf -ldw -lelf -lz -lstdc++ -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -mcpu=v3 -Wall -Werror -Ivmlinux -Ibpf
 
-USER_SRCS := $(wildcard user/*.c)
+USER_SRCS := $(wildcard $(addsuffix /*.c,$(USER_DIRS)))
 LIB_SRCS := $(filter-out user/main.c,$(USER_SRCS))
-LIB_OBJS := $(LIB_SRCS:user/%.c=$(BUILD)/%.o)
+LIB_OBJS := $(LIB_SRCS:user/%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOADS := $(patsubst tools/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tools/workloads/*.c))
@@ -31,10 +36,11 @@ $(BUILD)/parktrace.bpf.o: bpf/parktrace.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinu
 $(BUILD)/parktrace.skel.h: $(BUILD)/parktrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name parktrace_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.o: user/%.c $(wildcard user/*.h) bpf/parktrace.h $(BUILD)/parktrace.skel.h | $(BUILD)
+$(BUILD)/obj/%.o: user/%.c $(USER_HDRS) bpf/parktrace.h $(BUILD)/parktrace.skel.h | $(BUILD)
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/parktrace: $(BUILD)/main.o $(LIB_OBJS)
+$(BUILD)/parktrace: $(BUILD)/obj/main.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(LIB_OBJS) | $(BUILD)
@@ -80,7 +86,7 @@ FUZZ_TIMEOUT ?= 10
 FUZZ_RSS_MB ?= 1024
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $(FUZZ_SAN) \
-	-I$(BUILD) -Ibpf -Iuser
+	-I$(BUILD) -Ibpf $(USER_INC)
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD_FUZZ)/fuzz_%)
 FUZZ_OBJS := $(LIB_SRCS:user/%.c=$(BUILD_FUZZ)/obj/%.o)
@@ -94,7 +100,7 @@ fuzz: fuzz-build
 
 fuzz-build: $(FUZZ_BINS) $(BUILD_FUZZ)/seed_elf
 
-$(BUILD_FUZZ)/obj/%.o: user/%.c $(wildcard user/*.h) bpf/parktrace.h $(BUILD)/parktrace.skel.h
+$(BUILD_FUZZ)/obj/%.o: user/%.c $(USER_HDRS) bpf/parktrace.h $(BUILD)/parktrace.skel.h
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 

@@ -403,7 +403,7 @@ def a_site_of_two_classes_is_one_site_and_two_classes():
             within(got[f"{LOCK}$NonfairSync"], wl["nonfair_ns"], 0.08, "nonfair lock thread time")
         else:
             # Its class reads "(several)" (docs/metrics.md), whichever member
-            # is the heavier (user/group.c once took the heavier member's).
+            # is the heavier (user/model/group.c once took the heavier member's).
             check(len(rows) == 1 and rows[0]["class"] == "(several)",
                   f"--by site: {[(b['class'], b['top_frame']) for b in rows]}")
             within(rows[0]["thread_time_ns"], wl["fair_ns"] + wl["nonfair_ns"], 0.08, "the site's thread time")
