@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "collect.h"
-#include "elfsyms.h"
 #include "jvm_tracker.h"
 #include "launch.h"
 #include "loader.h"
@@ -20,10 +19,9 @@
 #include "options.h"
 #include "output_file.h"
 #include "preflight.h"
-#include "procmaps.h"
 #include "selfstats.h"
+#include "services.h"
 #include "stacks.h"
-#include "unwind.h"
 #include "unwind_tables.h"
 #include "writer.h"
 
@@ -34,6 +32,7 @@ struct run {
     struct pt_options o;
     struct tracer t;
     /* The services the collector calls, made and freed here. */
+    struct pt_services sv;         /* maps, symbols, unwind tables and unwinders */
     struct jvm_tracker *jvm;       /* JVMs found, and their classes and frames named */
     struct stacks *stacks;         /* the stack cache: the collector's, and the kernel's requests' */
     struct tracer_ready ready;     /* where those requests go */
@@ -81,13 +80,12 @@ static bool emit(struct run *r, enum pt_report_type type)
 /* The kernel's requests, handed to the services that answer them. */
 static void ready_unwind(void *ctx, int tgid)
 {
-    (void)ctx;
-    unwind_tables_add_process(tgid);
+    unwind_tables_add_process(((struct run *)ctx)->sv.tables, tgid);
 }
 
 static void ready_stack(void *ctx, int tgid, int stack_id)
 {
-    stacks_name_kernel_stack(ctx, tgid, stack_id);
+    stacks_name_kernel_stack(((struct run *)ctx)->stacks, tgid, stack_id);
 }
 
 /* Java frames are named by the JVM tracker. */
@@ -264,10 +262,7 @@ static void free_tracing(struct run *r)
     r->jvm = NULL;
     stacks_free(r->stacks);
     r->stacks = NULL;
-    unwind_free_all();
-    unwind_tables_free_all();
-    procmaps_free_all();
-    elfsyms_free_all();
+    services_close(&r->sv);
 }
 
 int main(int argc, char **argv)
@@ -299,20 +294,25 @@ int main(int argc, char **argv)
     }
     if (r.child > 0)
         tracer_add_pid(&r.t, r.child);
-    if (r.o.unwind == PT_UNWIND_CFI)
-        unwind_tables_init(r.t.unwind_bins_fd, r.t.unwind_procs_fd, r.o.unwind_cache);
-    r.jvm = jvm_tracker_new(&r.t, &r.o);
+    bool cfi = r.o.unwind == PT_UNWIND_CFI;
+    if (services_open(&r.sv, cfi ? r.t.unwind_bins_fd : -1, cfi ? r.t.unwind_procs_fd : -1, r.o.unwind_cache)) {
+        launch_abort();
+        discard_outputs(&r);
+        tracer_close(&r.t);
+        return 2;
+    }
+    r.jvm = jvm_tracker_new(&r.t, &r.o, &r.sv);
     const struct stacks_java_namer namer = {.ctx = r.jvm, .name = name_java_frame};
-    r.stacks = stacks_new(r.t.stacks_fd, r.t.samples_fd, r.t.ustacks_fd, &namer);
-    r.ready = (struct tracer_ready){.ctx = r.stacks, .unwind = ready_unwind, .stack = ready_stack};
+    r.stacks = stacks_new(r.t.stacks_fd, r.t.samples_fd, r.t.ustacks_fd, &namer, &r.sv);
+    r.ready = (struct tracer_ready){.ctx = &r, .unwind = ready_unwind, .stack = ready_stack};
     /* A named JVM is recognised first: building its unwind tables (libjvm's
      * take a few hundred ms) before would leave its parks of that time as
      * plain futex waits. */
     jvm_tracker_tick(r.jvm);
     /* Named processes get their unwind tables before their first wait. */
     for (int i = 0; i < r.o.npids; i++)
-        unwind_tables_add_process(r.o.pids[i]);
-    collector_init(&r.c, &r.t, r.stacks, r.jvm, &r.o);
+        unwind_tables_add_process(r.sv.tables, r.o.pids[i]);
+    collector_init(&r.c, &r.t, &r.sv, r.stacks, r.jvm, &r.o);
     /* Named processes count their threads' alive time from the start. */
     for (int i = 0; i < r.o.npids; i++)
         csp_watch(&r.c.csp, r.o.pids[i], r.c.start_ns);
@@ -335,7 +335,7 @@ int main(int argc, char **argv)
 
     rc = finish_outputs(&r) ? 2 : 0;
     if (r.o.self_stats)
-        selfstats_print(stderr, &r.t, r.jvm, (double)(monotonic_ns() - r.c.start_ns) / 1e9);
+        selfstats_print(stderr, &r.t, &r.sv, r.jvm, (double)(monotonic_ns() - r.c.start_ns) / 1e9);
     if (stats_fd >= 0)
         close(stats_fd);
     /* After a failure, its one line is all that is said. */

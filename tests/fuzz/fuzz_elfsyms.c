@@ -2,7 +2,7 @@
  * read for its symbols, and any user can map a file they wrote. The input is
  * that file, opened as procmaps_open would hand it over; its symbols are
  * then looked up by address and by name and its load segments used, as the
- * symbolizer and the JVM reader do. The cache is emptied after each input:
+ * symbolizer and the JVM reader do. The cache is made afresh for each input:
  * the file keeps its inode, and a cached table would hide the next one. */
 #include <string.h>
 
@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct file_ref f = {.fd = open(path, O_RDONLY | O_CLOEXEC), .name = path};
     if (f.fd < 0)
         abort();
-    struct elf_file *ef = elfsyms_get(&f);
+    struct elfsyms *es = elfsyms_new();
+    struct elf_file *ef = es ? elfsyms_get(es, &f) : NULL;
     close(f.fd);
     for (size_t i = 0; ef && i < ef->nsyms && i < 64; i++) {
         const struct elf_sym *s = &ef->syms[i];
@@ -32,6 +33,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t vaddr;
     for (int i = 0; ef && i < ef->nloads; i++)
         elfsyms_offset_to_vaddr(ef, ef->loads[i].offset + ef->loads[i].filesz / 2, &vaddr);
-    elfsyms_free_all();
+    elfsyms_free(es);
     return 0;
 }

@@ -41,15 +41,16 @@ static struct elf_file libjvm;
 static struct pm_map libjvm_map = {.start = 0x1000, .end = 0x2000, .exec = true, .path = "/fake/libjvm.so"};
 static struct pm_proc proc = {.maps = &libjvm_map, .nmaps = 1};
 
-struct pm_proc *__wrap_procmaps_get(int pid);
+struct pm_proc *__wrap_procmaps_get(struct procmaps *pm, int pid);
 void __wrap_procmaps_refresh(struct pm_proc *p);
 struct elf_file *__wrap_procmaps_elf(struct pm_proc *p, struct pm_map *m);
 const struct elf_sym *__wrap_elfsyms_find(const struct elf_file *ef, const char *name);
 int __wrap_procmem_open(struct procmem *m, int pid);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-struct pm_proc *__wrap_procmaps_get(int pid)
+struct pm_proc *__wrap_procmaps_get(struct procmaps *pm, int pid)
 {
+    (void)pm;
     proc.pid = pid;
     return &proc;
 }
@@ -120,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ftruncate(image, 0) || (size && pwrite(image, data, size, IMAGE_BASE) != (ssize_t)size))
         abort();
     struct jvm j;
-    if (jvm_open(&j, getpid()) == 0)
+    if (jvm_open(&j, NULL, getpid()) == 0)
         decode(&j);
     jvm_close(&j);
     return 0;

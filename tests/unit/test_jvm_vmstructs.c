@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "jvm_objects.h"
+#include "services.h"
 
 static bool in(const int *v, int n, int x)
 {
@@ -41,7 +42,7 @@ static int named_threads(int pid, const char *prefix, int *tids, int max)
 }
 
 /* Starts ParkedThreads with FLAG and checks what the readers find in it. */
-static void check_jvm(const char *dir, const char *flag)
+static void check_jvm(struct procmaps *maps, const char *dir, const char *flag)
 {
     int in_pipe[2], out_pipe[2];
     if (!REQUIRE(pipe(in_pipe) == 0 && pipe(out_pipe) == 0, "%s: makes pipes", flag))
@@ -67,7 +68,7 @@ static void check_jvm(const char *dir, const char *flag)
     }
 
     struct jvm j;
-    int rc = jvm_open(&j, java);
+    int rc = jvm_open(&j, maps, java);
     CHECK(rc == 0, "reads the vmStructs table of a live JVM (%s)", rc ? j.error : j.libjvm);
     CHECK(j.nfields > 500, "the table has HotSpot's entries (%d)", j.nfields);
     uint64_t off, addr;
@@ -141,17 +142,20 @@ static void check_jvm(const char *dir, const char *flag)
 int main(void)
 {
     char dir[] = "/tmp/pt-jvmtest-XXXXXX", cmd[512];
-    if (!REQUIRE(mkdtemp(dir), "makes a directory in /tmp"))
+    struct pt_services sv;
+    if (!REQUIRE(mkdtemp(dir), "makes a directory in /tmp") ||
+        !REQUIRE(services_open(&sv, -1, -1, NULL) == 0, "makes the symbol services"))
         return CHECK_DONE();
     snprintf(cmd, sizeof(cmd), "javac -d %s tools/workloads/ParkedThreads.java", dir);
     if (REQUIRE(system(cmd) == 0, "compiles ParkedThreads.java")) {
-        check_jvm(dir, "-XX:+UseCompressedOops");
-        check_jvm(dir, "-XX:-UseCompressedOops");
+        check_jvm(sv.maps, dir, "-XX:+UseCompressedOops");
+        check_jvm(sv.maps, dir, "-XX:-UseCompressedOops");
     }
 
     struct jvm self;
-    CHECK(jvm_open(&self, getpid()) == -1, "a process without libjvm is not a JVM");
+    CHECK(jvm_open(&self, sv.maps, getpid()) == -1, "a process without libjvm is not a JVM");
     jvm_close(&self);
+    services_close(&sv);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     REQUIRE(system(cmd) == 0, "cleans up");
     return CHECK_DONE();

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "elfsyms.h"
 #include "procmaps.h"
+#include "services.h"
 #include "symbolize.h"
 
 static const char *source =
@@ -57,26 +58,26 @@ static void stop(struct child *c)
     waitpid(c->pid, NULL, 0);
 }
 
-static void expect_names(const char *bin, const char *what)
+static void expect_names(struct procmaps *maps, const char *bin, const char *what)
 {
     struct child c = {0};
     if (!REQUIRE(start(bin, &c) == 0, "%s: starts %s", what, bin))
         return;
     struct pt_frame f = {0};
-    symbolize_code(c.pid, c.fn + 4, false, &f);
+    symbolize_code(maps, c.pid, c.fn + 4, false, &f);
     CHECK(f.name && strcmp(f.name, "store::lookup(int)") == 0, "%s: code named store::lookup(int) (got %s)",
           what, f.name);
     frame_free(&f);
     /* A return address just past the function's start still names it. */
-    symbolize_code(c.pid, c.fn + 1, true, &f);
+    symbolize_code(maps, c.pid, c.fn + 1, true, &f);
     CHECK(f.name && strcmp(f.name, "store::lookup(int)") == 0, "%s: return address looks up addr-1", what);
     CHECK(f.module && strstr(bin, f.module), "%s: module is the binary (%s)", what, f.module);
     frame_free(&f);
-    char *name = symbolize_data(c.pid, c.data + 8);
+    char *name = symbolize_data(maps, c.pid, c.data + 8);
     CHECK(name && strcmp(name, "cache_counter") == 0, "%s: address inside a static global is named (got %s)",
           what, name);
     free(name);
-    name = symbolize_data(c.pid, 16);
+    name = symbolize_data(maps, c.pid, 16);
     CHECK(name == NULL, "%s: an unmapped address has no name", what);
     free(name);
     stop(&c);
@@ -102,6 +103,10 @@ int main(void)
     snprintf(cmd, sizeof(cmd), "g++ -O1 -Wl,--build-id -o %s %s/prog.cc", bin, dir);
     bool built = REQUIRE(written, "writes %s/prog.cc", dir) && REQUIRE(sh(cmd) == 0, "builds the test program");
 
+    struct pt_services sv;
+    bool have_sv = REQUIRE(services_open(&sv, -1, -1, NULL) == 0, "makes the symbol services");
+    built &= have_sv;
+
     char *d = symbolize_demangle("_ZN5store6lookupEi");
     CHECK(strcmp(d, "store::lookup(int)") == 0, "demangles _ZN5store6lookupEi (got %s)", d);
     free(d);
@@ -122,7 +127,7 @@ int main(void)
     free(d);
 
     if (built) {
-        expect_names(bin, "unstripped");
+        expect_names(sv.maps, bin, "unstripped");
 
         /* Strip it and keep the symbols only in a build-id debug file. */
         snprintf(cmd, sizeof(cmd),
@@ -133,10 +138,12 @@ int main(void)
         if (REQUIRE(sh(cmd) == 0, "strips the program and files its debug symbols by build-id")) {
             snprintf(cmd, sizeof(cmd), "%s/debug", dir);
             elfsyms_set_debug_root(cmd);
-            expect_names(stripped, "stripped+build-id");
+            expect_names(sv.maps, stripped, "stripped+build-id");
         }
     }
 
+    if (have_sv)
+        services_close(&sv);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     sh(cmd);
     return CHECK_DONE();

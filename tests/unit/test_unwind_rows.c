@@ -42,6 +42,15 @@ static const char *source =
     "  printf(\"%d\\n\", leaf(argc) + big_frame(argc + 100) + huge_frame(argc) + vla(argc + 16) + fib(argc + 5));\n"
     "  return 0; }\n";
 
+/* The symbol tables the checks read, for the whole run. */
+static struct elfsyms *test_syms(void)
+{
+    static struct elfsyms *syms;
+    if (!syms)
+        syms = elfsyms_new();
+    return syms;
+}
+
 static int sh(const char *cmd)
 {
     int rc = system(cmd);
@@ -274,7 +283,7 @@ static void count_kinds(const struct unwind_rows *r, size_t k[5])
 /* The rows between a function's first and last byte, from its symbol. */
 static bool fn_range(const char *bin, const char *name, uint32_t *lo, uint32_t *hi)
 {
-    struct elf_file *ef = elfsyms_get_path(bin);
+    struct elf_file *ef = elfsyms_get_path(test_syms(), bin);
     const struct elf_sym *s = ef ? elfsyms_find(ef, name) : NULL;
     if (!s || !s->size)
         return false;
@@ -505,7 +514,7 @@ static bool walk_maps(pid_t pid, struct walked *w)
             snprintf(w->paths[r], sizeof(w->paths[r]), "%s", file);
             w->nrows++;
         }
-        struct elf_file *ef = elfsyms_get_path(file);
+        struct elf_file *ef = elfsyms_get_path(test_syms(), file);
         uint64_t vaddr;
         if (!ef || !elfsyms_offset_to_vaddr(ef, off, &vaddr))
             continue;

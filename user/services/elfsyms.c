@@ -18,10 +18,22 @@
  * unnamed. */
 #define SYMBOL_BUDGET (256u << 20)
 
-static struct elf_file **files;
-static size_t nfiles, capfiles;
-static size_t symbol_bytes, symbols_evicted;
-static uint64_t use_clock;
+struct elfsyms {
+    struct elf_file **files;
+    size_t nfiles, capfiles;
+    size_t symbol_bytes, symbols_evicted;
+    uint64_t use_clock;
+};
+
+struct elfsyms *elfsyms_new(void)
+{
+    static bool inited;
+    if (!inited) {
+        elf_version(EV_CURRENT);
+        inited = true;
+    }
+    return calloc(1, sizeof(struct elfsyms));
+}
 
 void elfsyms_set_debug_root(const char *dir)
 {
@@ -135,25 +147,27 @@ static size_t symbols_size(const struct elf_file *ef)
 
 static void drop_symbols(struct elf_file *ef)
 {
-    symbol_bytes -= symbols_size(ef);
+    ef->owner->symbol_bytes -= symbols_size(ef);
     free(ef->syms);
     free(ef->strings);
     ef->syms = NULL;
     ef->strings = NULL;
     ef->nsyms = ef->strings_len = ef->strings_cap = 0;
     ef->evicted = true;
-    symbols_evicted++;
+    ef->owner->symbols_evicted++;
 }
 
 /* Frees symbol memory, the least recently used files' first (never
  * KEEP's, just read), until what is held fits in the budget. */
-static void make_room(const struct elf_file *keep)
+static void make_room(struct elfsyms *es, const struct elf_file *keep)
 {
-    while (symbol_bytes > SYMBOL_BUDGET) {
+    while (es->symbol_bytes > SYMBOL_BUDGET) {
         struct elf_file *old = NULL;
-        for (size_t i = 0; i < nfiles; i++)
-            if (files[i] != keep && files[i]->nsyms && (!old || files[i]->last_use < old->last_use))
-                old = files[i];
+        for (size_t i = 0; i < es->nfiles; i++) {
+            struct elf_file *f = es->files[i];
+            if (f != keep && f->nsyms && (!old || f->last_use < old->last_use))
+                old = f;
+        }
         if (!old)
             return;
         drop_symbols(old);
@@ -174,8 +188,8 @@ static void read_symbols(struct elf_file *ef, Elf *elf, const struct file_ref *f
     if (ef->nsyms)     /* qsort(NULL, 0) is undefined (fuzz: elfsyms-no-symbols) */
         qsort(ef->syms, ef->nsyms, sizeof(*ef->syms), sym_cmp);
     ef->evicted = false;
-    symbol_bytes += symbols_size(ef);
-    make_room(ef);
+    ef->owner->symbol_bytes += symbols_size(ef);
+    make_room(ef->owner, ef);
 }
 
 static void read_loads(struct elf_file *ef, Elf *elf)
@@ -191,23 +205,23 @@ static void read_loads(struct elf_file *ef, Elf *elf)
     }
 }
 
-static struct elf_file *find_file(const struct stat *st)
+static struct elf_file *find_file(const struct elfsyms *es, const struct stat *st)
 {
-    for (size_t i = 0; i < nfiles; i++)
-        if (files[i]->dev == st->st_dev && files[i]->ino == st->st_ino)
-            return files[i];
+    for (size_t i = 0; i < es->nfiles; i++)
+        if (es->files[i]->dev == st->st_dev && es->files[i]->ino == st->st_ino)
+            return es->files[i];
     return NULL;
 }
 
-static struct elf_file *new_file(const struct stat *st, const char *name, Elf *elf)
+static struct elf_file *new_file(struct elfsyms *es, const struct stat *st, const char *name, Elf *elf)
 {
-    if (nfiles == capfiles) {
-        size_t cap = capfiles ? capfiles * 2 : 256;
-        struct elf_file **p = realloc(files, cap * sizeof(*p));
+    if (es->nfiles == es->capfiles) {
+        size_t cap = es->capfiles ? es->capfiles * 2 : 256;
+        struct elf_file **p = realloc(es->files, cap * sizeof(*p));
         if (!p)
             return NULL;
-        files = p;
-        capfiles = cap;
+        es->files = p;
+        es->capfiles = cap;
     }
     GElf_Ehdr eh;
     struct elf_file *ef = calloc(1, sizeof(*ef));
@@ -215,39 +229,35 @@ static struct elf_file *new_file(const struct stat *st, const char *name, Elf *e
         free(ef);
         return NULL;
     }
+    ef->owner = es;
     ef->dev = st->st_dev;
     ef->ino = st->st_ino;
     ef->path = strdup(name ? name : "");
     ef->is_dyn = eh.e_type == ET_DYN;
     read_loads(ef, elf);
-    files[nfiles++] = ef;
+    es->files[es->nfiles++] = ef;
     return ef;
 }
 
-struct elf_file *elfsyms_get(const struct file_ref *f)
+struct elf_file *elfsyms_get(struct elfsyms *es, const struct file_ref *f)
 {
     struct stat st;
     if (fstat(f->fd, &st) || !S_ISREG(st.st_mode))
         return NULL;
-    struct elf_file *ef = find_file(&st);
+    struct elf_file *ef = find_file(es, &st);
     if (ef && !ef->evicted)
         return ef;
-    static bool inited;
-    if (!inited) {
-        elf_version(EV_CURRENT);
-        inited = true;
-    }
     Elf *elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
-    if (elf && elf_kind(elf) == ELF_K_ELF && (ef || (ef = new_file(&st, f->name, elf))))
+    if (elf && elf_kind(elf) == ELF_K_ELF && (ef || (ef = new_file(es, &st, f->name, elf))))
         read_symbols(ef, elf, f);
     elf_end(elf);
     return ef;
 }
 
-void elfsyms_usage(size_t *bytes, size_t *evicted)
+void elfsyms_usage(const struct elfsyms *es, size_t *bytes, size_t *evicted)
 {
-    *bytes = symbol_bytes;
-    *evicted = symbols_evicted;
+    *bytes = es->symbol_bytes;
+    *evicted = es->symbols_evicted;
 }
 
 bool elfsyms_evicted(const struct elf_file *ef)
@@ -255,19 +265,19 @@ bool elfsyms_evicted(const struct elf_file *ef)
     return ef->evicted;
 }
 
-struct elf_file *elfsyms_get_path(const char *path)
+struct elf_file *elfsyms_get_path(struct elfsyms *es, const char *path)
 {
     struct file_ref f = {.fd = safe_open(path), .name = path};
     if (f.fd < 0)
         return NULL;
-    struct elf_file *ef = elfsyms_get(&f);
+    struct elf_file *ef = elfsyms_get(es, &f);
     close(f.fd);
     return ef;
 }
 
 const struct elf_sym *elfsyms_lookup(struct elf_file *ef, uint64_t vaddr, bool func)
 {
-    ef->last_use = ++use_clock;
+    ef->last_use = ++ef->owner->use_clock;
     size_t lo = 0, hi = ef->nsyms;
     /* Last symbol with addr <= vaddr. */
     while (lo < hi) {
@@ -315,17 +325,17 @@ bool elfsyms_offset_to_vaddr(const struct elf_file *ef, uint64_t off, uint64_t *
     return false;
 }
 
-void elfsyms_free_all(void)
+void elfsyms_free(struct elfsyms *es)
 {
-    for (size_t i = 0; i < nfiles; i++) {
-        free(files[i]->path);
-        free(files[i]->loads);
-        free(files[i]->syms);
-        free(files[i]->strings);
-        free(files[i]);
+    if (!es)
+        return;
+    for (size_t i = 0; i < es->nfiles; i++) {
+        free(es->files[i]->path);
+        free(es->files[i]->loads);
+        free(es->files[i]->syms);
+        free(es->files[i]->strings);
+        free(es->files[i]);
     }
-    free(files);
-    files = NULL;
-    nfiles = capfiles = 0;
-    symbol_bytes = symbols_evicted = 0;
+    free(es->files);
+    free(es);
 }

@@ -18,7 +18,10 @@ struct elf_load {
     uint64_t offset, vaddr, filesz, memsz;
 };
 
+struct elfsyms;
+
 struct elf_file {
+    struct elfsyms *owner;    /* whose budget its symbols count in */
     dev_t dev;
     ino_t ino;
     char *path;
@@ -38,20 +41,25 @@ struct elf_file {
 
 struct file_ref;
 
+/* The symbol tables of the files the traced processes map, within one
+ * memory budget; made and freed by the services (services.h). */
+struct elfsyms *elfsyms_new(void);
+void elfsyms_free(struct elfsyms *es);
+
 /* The cached symbol table of the file open at F (one per inode), read on
  * first use or after its symbols were evicted; NULL when it is not an ELF
  * file. F's descriptor stays the caller's. */
-struct elf_file *elfsyms_get(const struct file_ref *f);
+struct elf_file *elfsyms_get(struct elfsyms *es, const struct file_ref *f);
 
 /* The same for a file of parktrace's own at PATH (tests, tools). */
-struct elf_file *elfsyms_get_path(const char *path);
+struct elf_file *elfsyms_get_path(struct elfsyms *es, const char *path);
 
 /* Whether EF's symbols were dropped to stay within the memory budget: the
  * caller gets them back with elfsyms_get on the file. */
 bool elfsyms_evicted(const struct elf_file *ef);
 
 /* Symbol memory held now, and how many files' symbols were dropped. */
-void elfsyms_usage(size_t *bytes, size_t *evicted);
+void elfsyms_usage(const struct elfsyms *es, size_t *bytes, size_t *evicted);
 
 /* The symbol covering VADDR (the file's own virtual address), FUNC or
  * OBJECT as asked, or NULL. */
@@ -66,7 +74,5 @@ bool elfsyms_offset_to_vaddr(const struct elf_file *ef, uint64_t off, uint64_t *
 
 /* Where debug files live; tests point it at their own tree. */
 void elfsyms_set_debug_root(const char *dir);
-
-void elfsyms_free_all(void);
 
 #endif

@@ -9,42 +9,39 @@
  * always ends; the index is rebuilt after each compaction. */
 #define SLOTS (2 * JVM_CANDIDATES_MAX)
 
-static struct jvm_candidate *cands;
-static int32_t *slots;    /* index into cands, or -1 */
-static int ncands;
+struct jvm_candidates {
+    struct jvm_candidate cands[JVM_CANDIDATES_MAX];
+    int32_t slots[SLOTS];    /* index into cands, or -1 */
+    int ncands;
+};
 
-void jvm_candidates_init(void)
+struct jvm_candidates *jvm_candidates_new(void)
 {
-    cands = calloc(JVM_CANDIDATES_MAX, sizeof(*cands));
-    slots = malloc(SLOTS * sizeof(*slots));
-    if (slots)
-        memset(slots, 0xff, SLOTS * sizeof(*slots));
-    ncands = 0;
+    struct jvm_candidates *jc = calloc(1, sizeof(*jc));
+    if (jc)
+        memset(jc->slots, 0xff, sizeof(jc->slots));
+    return jc;
 }
 
-void jvm_candidates_free(void)
+void jvm_candidates_free(struct jvm_candidates *jc)
 {
-    free(cands);
-    free(slots);
-    cands = NULL;
-    slots = NULL;
-    ncands = 0;
+    free(jc);
 }
 
-static int32_t *slot_of(int pid)
+static int32_t *slot_of(struct jvm_candidates *jc, int pid)
 {
     uint32_t h = (uint32_t)pid * 2654435761u % SLOTS;
-    while (slots[h] >= 0 && cands[slots[h]].pid != pid)
+    while (jc->slots[h] >= 0 && jc->cands[jc->slots[h]].pid != pid)
         h = (h + 1) % SLOTS;
-    return &slots[h];
+    return &jc->slots[h];
 }
 
-struct jvm_candidate *jvm_candidates_find(int pid)
+struct jvm_candidate *jvm_candidates_find(struct jvm_candidates *jc, int pid)
 {
-    if (!cands || !slots)
+    if (!jc)
         return NULL;
-    int32_t i = *slot_of(pid);
-    return i >= 0 ? &cands[i] : NULL;
+    int32_t i = *slot_of(jc, pid);
+    return i >= 0 ? &jc->cands[i] : NULL;
 }
 
 static bool gone(int pid)
@@ -54,9 +51,10 @@ static bool gone(int pid)
 
 /* Drops the settled and the exited entries (a settled process is looked at
  * afresh if it shows up again); if none can go, the oldest pending one. */
-static void make_room(uint64_t *evicted)
+static void make_room(struct jvm_candidates *jc, uint64_t *evicted)
 {
-    int kept = 0, oldest = -1;
+    struct jvm_candidate *cands = jc->cands;
+    int ncands = jc->ncands, kept = 0, oldest = -1;
     for (int i = 0; i < ncands; i++)
         if (!cands[i].settled && !gone(cands[i].pid))
             cands[kept++] = cands[i];
@@ -67,30 +65,30 @@ static void make_room(uint64_t *evicted)
         cands[oldest] = cands[--kept];
         (*evicted)++;
     }
-    ncands = kept;
-    memset(slots, 0xff, SLOTS * sizeof(*slots));
-    for (int i = 0; i < ncands; i++)
-        *slot_of(cands[i].pid) = i;
+    jc->ncands = kept;
+    memset(jc->slots, 0xff, sizeof(jc->slots));
+    for (int i = 0; i < kept; i++)
+        *slot_of(jc, cands[i].pid) = i;
 }
 
-struct jvm_candidate *jvm_candidates_add(int pid, uint64_t now, uint64_t *evicted)
+struct jvm_candidate *jvm_candidates_add(struct jvm_candidates *jc, int pid, uint64_t now, uint64_t *evicted)
 {
-    struct jvm_candidate *c = jvm_candidates_find(pid);
-    if (c || !cands || !slots)
+    struct jvm_candidate *c = jvm_candidates_find(jc, pid);
+    if (c || !jc)
         return c;
-    if (ncands == JVM_CANDIDATES_MAX)
-        make_room(evicted);
-    cands[ncands] = (struct jvm_candidate){.pid = pid, .first_seen = now};
-    *slot_of(pid) = ncands;
-    return &cands[ncands++];
+    if (jc->ncands == JVM_CANDIDATES_MAX)
+        make_room(jc, evicted);
+    jc->cands[jc->ncands] = (struct jvm_candidate){.pid = pid, .first_seen = now};
+    *slot_of(jc, pid) = jc->ncands;
+    return &jc->cands[jc->ncands++];
 }
 
-struct jvm_candidate *jvm_candidates_at(int n)
+struct jvm_candidate *jvm_candidates_at(struct jvm_candidates *jc, int n)
 {
-    return &cands[n];
+    return &jc->cands[n];
 }
 
-int jvm_candidates_count(void)
+int jvm_candidates_count(const struct jvm_candidates *jc)
 {
-    return ncands;
+    return jc ? jc->ncands : 0;
 }

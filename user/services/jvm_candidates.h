@@ -15,19 +15,21 @@ struct jvm_candidate {
     uint64_t next_try;    /* a JVM still starting is looked at again from then */
 };
 
-void jvm_candidates_init(void);
-void jvm_candidates_free(void);
+/* The tracker's list, made and freed by it. */
+struct jvm_candidates;
+struct jvm_candidates *jvm_candidates_new(void);
+void jvm_candidates_free(struct jvm_candidates *jc);
 
 /* PID's entry, or NULL. */
-struct jvm_candidate *jvm_candidates_find(int pid);
+struct jvm_candidate *jvm_candidates_find(struct jvm_candidates *jc, int pid);
 
 /* PID's entry, added (first seen NOW) if new. When the table is full, the
  * settled and the exited go first, then the oldest pending entry (counted
  * in *EVICTED). Pointers returned earlier are invalid after an add. */
-struct jvm_candidate *jvm_candidates_add(int pid, uint64_t now, uint64_t *evicted);
+struct jvm_candidate *jvm_candidates_add(struct jvm_candidates *jc, int pid, uint64_t now, uint64_t *evicted);
 
 /* The N-th entry (0 <= N < jvm_candidates_count()). */
-struct jvm_candidate *jvm_candidates_at(int n);
-int jvm_candidates_count(void);
+struct jvm_candidate *jvm_candidates_at(struct jvm_candidates *jc, int n);
+int jvm_candidates_count(const struct jvm_candidates *jc);
 
 #endif

@@ -18,6 +18,7 @@
 #include "jvm_objects.h"
 #include "monotonic.h"
 #include "procmaps.h"
+#include "services.h"
 #include "procstatus.h"
 #include "safe_open.h"
 #include "unwind_tables.h"
@@ -55,6 +56,8 @@ struct tracked {
 struct jvm_tracker {
     struct tracer *tr;
     const struct pt_options *opts;
+    struct pt_services *sv;
+    struct jvm_candidates *cands;   /* the processes that may be JVMs */
     struct tracked jvms[MAX_JVMS];
     int njvms;
     struct jvm_tracker_stats stats;
@@ -62,17 +65,17 @@ struct jvm_tracker {
     uint64_t tick_start, tick_budget;   /* this discovery's start, and how long it may take */
 };
 
-struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o)
+struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o, struct pt_services *sv)
 {
     struct jvm_tracker *jt = calloc(1, sizeof(*jt));
-    if (!jt) {
+    if (!jt || !(jt->cands = jvm_candidates_new())) {
         fprintf(stderr, "parktrace: out of memory for the JVM table\n");
         exit(1);
     }
     jt->tr = t;
     jt->opts = o;
+    jt->sv = sv;
     jt->tick_budget = FIRST_DISCOVERY_BUDGET_NS;
-    jvm_candidates_init();
     return jt;
 }
 
@@ -254,7 +257,7 @@ static bool start_tracking(struct jvm_tracker *jt, int pid, bool last_chance)
         return true;
     static struct jvm j;
     static struct jvm_layout l;
-    int rc = jvm_open(&j, pid);
+    int rc = jvm_open(&j, jt->sv->maps, pid);
     if (!rc)
         rc = jvm_layout_read(&j, &l);
     if (rc == 1 && !last_chance) {
@@ -324,7 +327,7 @@ static bool start_tracking(struct jvm_tracker *jt, int pid, bool last_chance)
     if (fd >= 0)
         close(fd);
     /* Its code cache is walked as Java frames from now on. */
-    unwind_tables_add_process(pid);
+    unwind_tables_add_process(jt->sv->tables, pid);
     /* The kernel's walk steps over compiled frames by their size; stack
      * copies unwound here can only follow rbp. */
     if (!t->frames.preserve_fp && jt->opts->unwind == PT_UNWIND_COPY)
@@ -366,7 +369,7 @@ static void consider(struct jvm_tracker *jt, struct jvm_candidate *c, uint64_t n
     if (maps_libjvm(pid)) {
         bool settled = start_tracking(jt, pid, age > 5 * SETTLE_NS);
         /* Looked up again: start_tracking may have added or moved entries. */
-        if ((c = jvm_candidates_find(pid))) {
+        if ((c = jvm_candidates_find(jt->cands, pid))) {
             c->settled = settled;
             c->next_try = now + STARTING_RETRY_NS;
         }
@@ -377,7 +380,7 @@ static void consider(struct jvm_tracker *jt, struct jvm_candidate *c, uint64_t n
 
 static void consider_pid(struct jvm_tracker *jt, int pid, uint64_t now)
 {
-    struct jvm_candidate *c = jvm_candidates_add(pid, now, &jt->stats.candidates_evicted);
+    struct jvm_candidate *c = jvm_candidates_add(jt->cands, pid, now, &jt->stats.candidates_evicted);
     if (c)
         consider(jt, c, now);
 }
@@ -385,7 +388,7 @@ static void consider_pid(struct jvm_tracker *jt, int pid, uint64_t now)
 /* An exec starts a new program in an old process: look at it afresh. */
 static void consider_again(struct jvm_tracker *jt, int pid, uint64_t now)
 {
-    struct jvm_candidate *c = jvm_candidates_add(pid, now, &jt->stats.candidates_evicted);
+    struct jvm_candidate *c = jvm_candidates_add(jt->cands, pid, now, &jt->stats.candidates_evicted);
     if (!c || tracked_pid(jt, pid))
         return;   /* already tracked */
     c->settled = false;
@@ -397,9 +400,9 @@ static void consider_again(struct jvm_tracker *jt, int pid, uint64_t now)
 static void consider_pending(struct jvm_tracker *jt, uint64_t now)
 {
     static int next;
-    for (int k = 0, n = jvm_candidates_count(); k < n && !over_budget(jt); k++) {
-        next = next < jvm_candidates_count() ? next : 0;
-        consider(jt, jvm_candidates_at(next++), now);
+    for (int k = 0, n = jvm_candidates_count(jt->cands); k < n && !over_budget(jt); k++) {
+        next = next < jvm_candidates_count(jt->cands) ? next : 0;
+        consider(jt, jvm_candidates_at(jt->cands, next++), now);
     }
 }
 
@@ -426,7 +429,7 @@ static void discover(struct jvm_tracker *jt, uint64_t now)
             DIR *d = opendir("/proc");
             for (struct dirent *e; d && (e = readdir(d));)
                 if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
-                    jvm_candidates_add(atoi(e->d_name), now, &jt->stats.candidates_evicted);
+                    jvm_candidates_add(jt->cands, atoi(e->d_name), now, &jt->stats.candidates_evicted);
             if (d)
                 closedir(d);
             scanned = true;
@@ -598,6 +601,6 @@ void jvm_tracker_free(struct jvm_tracker *jt)
         jvm_close(&jt->jvms[i].j);
         free(jt->jvms[i].tids);
     }
+    jvm_candidates_free(jt->cands);
     free(jt);
-    jvm_candidates_free();
 }

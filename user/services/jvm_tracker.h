@@ -12,8 +12,9 @@
 /* The tracker's state: made and freed by its owner (main.c), given to the
  * collector (class names) and the stack cache's Java namer. */
 struct jvm_tracker;
+struct pt_services;
 
-struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o);
+struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o, struct pt_services *sv);
 
 /* Looks for new JVMs and refreshes the thread lists of known ones. */
 void jvm_tracker_tick(struct jvm_tracker *jt);

@@ -179,12 +179,12 @@ static bool maps_libjvm_cached(const struct pm_proc *p)
     return false;
 }
 
-int jvm_open(struct jvm *j, int pid)
+int jvm_open(struct jvm *j, struct procmaps *maps, int pid)
 {
     memset(j, 0, sizeof(*j));
     j->pid = pid;
     j->mem.fd = -1;
-    struct pm_proc *p = procmaps_get(pid);
+    struct pm_proc *p = procmaps_get(maps, pid);
     struct elf_file *ef = NULL;
     /* Maps cached before the process exec'd java lack libjvm: read again. */
     if (!maps_libjvm_cached(p))

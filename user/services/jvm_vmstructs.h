@@ -16,6 +16,7 @@ struct vm_field {
 };
 
 struct elf_file;
+struct procmaps;
 
 struct vm_type {
     char *name;
@@ -40,7 +41,7 @@ struct jvm {
 /* Returns 0; -1 when PID maps no libjvm.so (not a JVM); -2 when it is a JVM
  * whose table cannot be read (no symbols, unreadable memory), with the
  * reason in j->error. */
-int jvm_open(struct jvm *j, int pid);
+int jvm_open(struct jvm *j, struct procmaps *maps, int pid);
 void jvm_close(struct jvm *j);
 
 /* sizeof(TYPE) as HotSpot publishes it (the vmTypes table). */

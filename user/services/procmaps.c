@@ -16,8 +16,19 @@
 #define MAX_PROCS 8192
 #define MAX_REREADS 8
 
-static struct pm_proc *procs[MAX_PROCS];
-static int nprocs;
+struct procmaps {
+    struct elfsyms *syms;
+    struct pm_proc *procs[MAX_PROCS];
+    int nprocs;
+};
+
+struct procmaps *procmaps_new(struct elfsyms *syms)
+{
+    struct procmaps *pm = calloc(1, sizeof(*pm));
+    if (pm)
+        pm->syms = syms;
+    return pm;
+}
 
 static void free_maps(struct pm_proc *p)
 {
@@ -130,22 +141,23 @@ int procmaps_open(const struct pm_proc *p, const struct pm_map *m)
     return -1;
 }
 
-struct pm_proc *procmaps_get(int pid)
+struct pm_proc *procmaps_get(struct procmaps *pm, int pid)
 {
-    for (int i = 0; i < nprocs; i++)
-        if (procs[i]->pid == pid)
-            return procs[i];
+    for (int i = 0; i < pm->nprocs; i++)
+        if (pm->procs[i]->pid == pid)
+            return pm->procs[i];
     struct pm_proc *p = calloc(1, sizeof(*p));
+    p->owner = pm;
     p->pid = pid;
     read_maps(p);
-    if (nprocs < MAX_PROCS)
-        procs[nprocs++] = p;
+    if (pm->nprocs < MAX_PROCS)
+        pm->procs[pm->nprocs++] = p;
     else {
         /* Evict the oldest to bound memory on long system-wide runs. */
-        free_maps(procs[0]);
-        free(procs[0]);
-        memmove(procs, procs + 1, (MAX_PROCS - 1) * sizeof(*procs));
-        procs[MAX_PROCS - 1] = p;
+        free_maps(pm->procs[0]);
+        free(pm->procs[0]);
+        memmove(pm->procs, pm->procs + 1, (MAX_PROCS - 1) * sizeof(*pm->procs));
+        pm->procs[MAX_PROCS - 1] = p;
     }
     return p;
 }
@@ -177,7 +189,7 @@ struct elf_file *procmaps_elf(struct pm_proc *p, struct pm_map *m)
         int fd = procmaps_open(p, m);
         if (fd < 0)
             return NULL;
-        m->elf = elfsyms_get(&(struct file_ref){.fd = fd, .name = m->path, .pid = p->pid});
+        m->elf = elfsyms_get(p->owner->syms, &(struct file_ref){.fd = fd, .name = m->path, .pid = p->pid});
         close(fd);
         uint64_t vaddr;
         if (m->elf && elfsyms_offset_to_vaddr(m->elf, m->offset, &vaddr))
@@ -206,11 +218,13 @@ struct elf_file *procmaps_image_at(struct pm_proc *p, uint64_t addr, uint64_t *v
     return NULL;
 }
 
-void procmaps_free_all(void)
+void procmaps_free(struct procmaps *pm)
 {
-    for (int i = 0; i < nprocs; i++) {
-        free_maps(procs[i]);
-        free(procs[i]);
+    if (!pm)
+        return;
+    for (int i = 0; i < pm->nprocs; i++) {
+        free_maps(pm->procs[i]);
+        free(pm->procs[i]);
     }
-    nprocs = 0;
+    free(pm);
 }

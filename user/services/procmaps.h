@@ -12,6 +12,8 @@
 #define PROCMAPS_MAX_MAPS 131072
 
 struct elf_file;
+struct elfsyms;
+struct procmaps;
 
 struct pm_map {
     uint64_t start, end, offset;
@@ -25,6 +27,7 @@ struct pm_map {
 };
 
 struct pm_proc {
+    struct procmaps *owner;   /* whose symbol tables its files' are */
     int pid;
     char comm[16];
     struct pm_map *maps;
@@ -33,8 +36,13 @@ struct pm_proc {
     bool exited;
 };
 
+/* The maps of the processes seen, a bounded number of them, their files'
+ * symbols in SYMS; made and freed by the services (services.h). */
+struct procmaps *procmaps_new(struct elfsyms *syms);
+void procmaps_free(struct procmaps *pm);
+
 /* The cached maps of PID, reading them on first use. Never NULL. */
-struct pm_proc *procmaps_get(int pid);
+struct pm_proc *procmaps_get(struct procmaps *pm, int pid);
 
 /* Re-reads the maps of a live process (after a miss: dlopen, JIT). */
 void procmaps_refresh(struct pm_proc *p);
@@ -57,7 +65,5 @@ int procmaps_parse(FILE *f, struct pm_proc *p);
  * /proc/PID/map_files, else its path if that is still the same inode;
  * never anything but a regular file. -1 when it cannot be reached. */
 int procmaps_open(const struct pm_proc *p, const struct pm_map *m);
-
-void procmaps_free_all(void);
 
 #endif

@@ -10,6 +10,7 @@
 #include "jvm_frames.h"
 #include "monotonic.h"
 #include "procmaps.h"
+#include "services.h"
 #include "unwind.h"
 #include "unwind_tables.h"
 
@@ -57,6 +58,7 @@ struct stacks {
     uint64_t retry_ns;        /* when retry_names last looked */
     int stack_fd, samples_fd, ustacks_fd;
     struct stacks_java_namer java_namer;
+    struct pt_services *sv;   /* maps, symbols and unwinding */
     uint64_t tally_n, tally_truncated;
     uint64_t namings;         /* stacks named so far: each naming's pt_stack.naming */
 };
@@ -64,7 +66,7 @@ struct stacks {
 static const struct pt_stack empty;
 
 struct stacks *stacks_new(int stack_map_fd, int samples_map_fd, int ustacks_map_fd,
-                          const struct stacks_java_namer *namer)
+                          const struct stacks_java_namer *namer, struct pt_services *sv)
 {
     struct stacks *s = calloc(1, sizeof(*s));
     if (!s) {
@@ -73,6 +75,7 @@ struct stacks *stacks_new(int stack_map_fd, int samples_map_fd, int ustacks_map_
     }
     if (namer)
         s->java_namer = *namer;
+    s->sv = sv;
     s->stack_fd = stack_map_fd;
     s->samples_fd = samples_map_fd;
     s->ustacks_fd = ustacks_map_fd;
@@ -114,7 +117,7 @@ static void load_ustack(struct stacks *s, struct entry *e)
     /* Cut short: perhaps in a library loaded since the process's tables
      * were made (dlopen); the next walks get fresh ones. */
     if (us.flags & PT_USTACK_TRUNCATED)
-        unwind_tables_refresh(e->tgid);
+        unwind_tables_refresh(s->sv->tables, e->tgid);
     name_java(s, e->tgid, NULL, NULL, e);
 }
 
@@ -163,11 +166,11 @@ static uint64_t lookup_pc(const uint64_t *pcs, int i)
 
 /* Whether frame I of E would be named [unknown]: no namer took it and it
  * lies in no mapped file (anonymous memory: a JIT's code). */
-static bool frame_unclaimed(const struct entry *e, int i)
+static bool frame_unclaimed(struct stacks *s, const struct entry *e, int i)
 {
     if ((e->java && e->java[i]) || (e->pcs[i] & PT_FRAME_METHOD))
         return false;
-    struct pm_map *m = procmaps_find(procmaps_get(e->tgid), lookup_pc(e->pcs, i));
+    struct pm_map *m = procmaps_find(procmaps_get(s->sv->maps, e->tgid), lookup_pc(e->pcs, i));
     return !m || !m->path;
 }
 
@@ -205,14 +208,14 @@ static bool name_java_frame(struct stacks *s, struct entry *e, int i, const stru
 
 /* What is left to name in E: JIT code the perf map did not have, frames
  * no namer took (the JVM was not known yet). */
-static void note_left(struct entry *e)
+static void note_left(struct stacks *s, struct entry *e)
 {
     e->jit_pending = e->unclaimed = false;
     for (int i = 0; i < e->npcs; i++) {
         if (e->java && e->java[i])
             e->jit_pending |= strcmp(e->java[i], JVM_FRAME_UNNAMED) == 0;
         else
-            e->unclaimed |= frame_unclaimed(e, i);
+            e->unclaimed |= frame_unclaimed(s, e, i);
     }
 }
 
@@ -227,7 +230,7 @@ static void name_java(struct stacks *s, int tgid, const struct pt_sample *smp, c
     /* A frame named: the JVM was known, and when it has exited a retry is
      * its last. */
     e->jvm_seen = e->java != NULL;
-    note_left(e);
+    note_left(s, e);
     want_retry(s, e);
 }
 
@@ -292,11 +295,11 @@ static void retry_names(struct stacks *s)
         if (live || e->jvm_seen) {
             bool renamed = false;
             for (int i = 0; i < e->npcs; i++)
-                if ((e->java && e->java[i]) ? strcmp(e->java[i], JVM_FRAME_UNNAMED) == 0 : frame_unclaimed(e, i))
+                if ((e->java && e->java[i]) ? strcmp(e->java[i], JVM_FRAME_UNNAMED) == 0 : frame_unclaimed(s, e, i))
                     renamed |= name_java_frame(s, e, i, NULL, 0);
             if (renamed)
                 rename_entry(s, e);
-            note_left(e);
+            note_left(s, e);
             /* A live JVM's namer takes every frame in its code cache: what
              * it left is not Java code. An exited JVM had its last try. */
             done = !live || !e->jit_pending;
@@ -343,7 +346,7 @@ void stacks_poll_samples(struct stacks *s)
             continue;
         struct entry *e = lookup(s, keys[i].slot, (int)keys[i].tgid, keys[i].stack_id);
         if (!e->pcs) {
-            int n = unwind_sample((int)keys[i].tgid, &smp, pcs, fps, PT_MAX_FRAMES, &truncated);
+            int n = unwind_sample(s->sv->unwinder, (int)keys[i].tgid, &smp, pcs, fps, PT_MAX_FRAMES, &truncated);
             if (n > 0) {
                 e->pcs = malloc((size_t)n * sizeof(*pcs));
                 memcpy(e->pcs, pcs, (size_t)n * sizeof(*pcs));
@@ -356,8 +359,8 @@ void stacks_poll_samples(struct stacks *s)
             }
         }
         bpf_map_delete_elem(s->samples_fd, &keys[i]);
-        if (unwind_tables_enabled() && (i + 1 == nkeys || keys[i + 1].tgid != keys[i].tgid))
-            unwind_release((int)keys[i].tgid);
+        if (s->sv->tables && (i + 1 == nkeys || keys[i + 1].tgid != keys[i].tgid))
+            unwind_release(s->sv->unwinder, (int)keys[i].tgid);
     }
     retry_names(s);
 }
@@ -382,7 +385,7 @@ static void name_entry(struct stacks *s, struct entry *e)
             e->st.frames[i].name = strdup(e->java && e->java[i] ? e->java[i] : "[interpreted]");
             e->st.frames[i].module = strdup(PT_JAVA_MODULE);
         } else {
-            symbolize_code(e->tgid, pcs[i], i > 0, &e->st.frames[i]);
+            symbolize_code(s->sv->maps, e->tgid, pcs[i], i > 0, &e->st.frames[i]);
         }
     }
     e->st.unwound = e->pcs != NULL;

@@ -26,11 +26,12 @@ struct stacks_java_namer {
 };
 
 struct stacks;
+struct pt_services;
 
 /* A stack cache over the kernel's maps of stacks, with who names Java
  * frames (NAMER may be NULL: then no frame is Java). */
 struct stacks *stacks_new(int stack_map_fd, int samples_map_fd, int ustacks_map_fd,
-                          const struct stacks_java_namer *namer);
+                          const struct stacks_java_namer *namer, struct pt_services *sv);
 
 /* Waiter stacks the kernel has counted (one per blocker, process and call
  * path), and how many of them were cut short, over the run so far. */

@@ -46,10 +46,10 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-void symbolize_code(int pid, uint64_t addr, bool return_addr, struct pt_frame *f)
+void symbolize_code(struct procmaps *maps, int pid, uint64_t addr, bool return_addr, struct pt_frame *f)
 {
     uint64_t look = return_addr && addr ? addr - 1 : addr;
-    struct pm_proc *p = procmaps_get(pid);
+    struct pm_proc *p = procmaps_get(maps, pid);
     struct pm_map *m = procmaps_find(p, look);
     char buf[128];
 
@@ -76,10 +76,10 @@ void symbolize_code(int pid, uint64_t addr, bool return_addr, struct pt_frame *f
     f->name = strdup(buf);
 }
 
-char *symbolize_data(int pid, uint64_t addr)
+char *symbolize_data(struct procmaps *maps, int pid, uint64_t addr)
 {
     uint64_t vaddr;
-    struct elf_file *ef = procmaps_image_at(procmaps_get(pid), addr, &vaddr);
+    struct elf_file *ef = procmaps_image_at(procmaps_get(maps, pid), addr, &vaddr);
     const struct elf_sym *s = ef ? elfsyms_lookup(ef, vaddr, false) : NULL;
     return s ? symbolize_demangle(s->name) : NULL;
 }

@@ -7,16 +7,18 @@
 #include <stdint.h>
 #include "frames.h"
 
+struct procmaps;
+
 /* The module of a Java frame named from the JVM. */
 #define PT_JAVA_MODULE "[java]"
 
 /* Names the code at ADDR in PID into F (caller frees with frame_free).
  * RETURN_ADDR means ADDR follows a call, so ADDR-1 is looked up. */
-void symbolize_code(int pid, uint64_t addr, bool return_addr, struct pt_frame *f);
+void symbolize_code(struct procmaps *maps, int pid, uint64_t addr, bool return_addr, struct pt_frame *f);
 
 /* The name of the global variable covering ADDR in PID, or NULL. The
  * result is newly allocated. */
-char *symbolize_data(int pid, uint64_t addr);
+char *symbolize_data(struct procmaps *maps, int pid, uint64_t addr);
 
 /* Demangles a C++ name into a new string; returns a copy of NAME when it
  * is not a mangled name. */

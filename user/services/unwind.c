@@ -26,8 +26,19 @@ struct proc_dwfl {
     struct unwind_ctx ctx;    /* the sample being unwound right now */
 };
 
-static struct proc_dwfl dwfls[MAX_DWFLS];
-static int ndwfls, next_evict;
+struct unwinder {
+    struct procmaps *maps;
+    struct proc_dwfl dwfls[MAX_DWFLS];   /* in place: libdwfl holds pointers to their ctx */
+    int ndwfls, next_evict;
+};
+
+struct unwinder *unwinder_new(struct procmaps *maps)
+{
+    struct unwinder *u = calloc(1, sizeof(*u));
+    if (u)
+        u->maps = maps;
+    return u;
+}
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
@@ -105,9 +116,9 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 
 /* Reports the process's executable mappings from the cached maps, so the
  * unwind works even after the process has exited. */
-static Dwfl *build_dwfl(int pid, struct unwind_ctx *ctx)
+static Dwfl *build_dwfl(struct procmaps *maps, int pid, struct unwind_ctx *ctx)
 {
-    struct pm_proc *p = procmaps_get(pid);
+    struct pm_proc *p = procmaps_get(maps, pid);
     Dwfl *dwfl = dwfl_begin(&dwfl_callbacks);
     if (!dwfl)
         return NULL;
@@ -149,29 +160,29 @@ static Dwfl *build_dwfl(int pid, struct unwind_ctx *ctx)
 }
 
 /* A free slot: a released one, a new one, or the oldest (evicted). */
-static struct proc_dwfl *free_slot(void)
+static struct proc_dwfl *free_slot(struct unwinder *u)
 {
-    for (int i = 0; i < ndwfls; i++)
-        if (!dwfls[i].pid)
-            return &dwfls[i];
-    if (ndwfls < MAX_DWFLS)
-        return &dwfls[ndwfls++];
-    struct proc_dwfl *d = &dwfls[next_evict];
-    next_evict = (next_evict + 1) % MAX_DWFLS;
+    for (int i = 0; i < u->ndwfls; i++)
+        if (!u->dwfls[i].pid)
+            return &u->dwfls[i];
+    if (u->ndwfls < MAX_DWFLS)
+        return &u->dwfls[u->ndwfls++];
+    struct proc_dwfl *d = &u->dwfls[u->next_evict];
+    u->next_evict = (u->next_evict + 1) % MAX_DWFLS;
     if (d->dwfl)
         dwfl_end(d->dwfl);
     return d;
 }
 
-static struct proc_dwfl *dwfl_for(int pid)
+static struct proc_dwfl *dwfl_for(struct unwinder *u, int pid)
 {
-    for (int i = 0; i < ndwfls; i++)
-        if (dwfls[i].pid == pid)
-            return &dwfls[i];
-    struct proc_dwfl *d = free_slot();
+    for (int i = 0; i < u->ndwfls; i++)
+        if (u->dwfls[i].pid == pid)
+            return &u->dwfls[i];
+    struct proc_dwfl *d = free_slot(u);
     memset(d, 0, sizeof(*d));
     d->pid = pid;
-    d->dwfl = build_dwfl(pid, &d->ctx);
+    d->dwfl = build_dwfl(u->maps, pid, &d->ctx);
     return d;
 }
 
@@ -192,10 +203,10 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
     return c->n < c->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, uint64_t *fps, int max,
+int unwind_sample(struct unwinder *u, int pid, const struct pt_sample *smp, uint64_t *pcs, uint64_t *fps, int max,
                   bool *truncated)
 {
-    struct proc_dwfl *d = dwfl_for(pid);
+    struct proc_dwfl *d = dwfl_for(u, pid);
     *truncated = true;
     if (!d->dwfl)
         return 0;
@@ -209,21 +220,23 @@ int unwind_sample(int pid, const struct pt_sample *smp, uint64_t *pcs, uint64_t 
     return d->ctx.n;
 }
 
-void unwind_release(int pid)
+void unwind_release(struct unwinder *u, int pid)
 {
     /* The slot stays where it is: libdwfl holds a pointer to its ctx. */
-    for (int i = 0; i < ndwfls; i++)
-        if (dwfls[i].pid == pid) {
-            if (dwfls[i].dwfl)
-                dwfl_end(dwfls[i].dwfl);
-            memset(&dwfls[i], 0, sizeof(dwfls[i]));
+    for (int i = 0; i < u->ndwfls; i++)
+        if (u->dwfls[i].pid == pid) {
+            if (u->dwfls[i].dwfl)
+                dwfl_end(u->dwfls[i].dwfl);
+            memset(&u->dwfls[i], 0, sizeof(u->dwfls[i]));
         }
 }
 
-void unwind_free_all(void)
+void unwinder_free(struct unwinder *u)
 {
-    for (int i = 0; i < ndwfls; i++)
-        if (dwfls[i].dwfl)
-            dwfl_end(dwfls[i].dwfl);
-    ndwfls = 0;
+    if (!u)
+        return;
+    for (int i = 0; i < u->ndwfls; i++)
+        if (u->dwfls[i].dwfl)
+            dwfl_end(u->dwfls[i].dwfl);
+    free(u);
 }

@@ -31,24 +31,30 @@ struct cache_head {
 };
 
 static const char MAGIC[8] = "PTUNWIND";
-static int dir_fd = -1;
-static char dir_name[256];
-static size_t loaded, stored;
-static bool store_failed;
+struct unwind_cache {
+    int dir_fd;              /* -1: no cache */
+    char dir_name[256];
+    size_t loaded, stored;
+    bool store_failed;
+};
 
 static void not_used(const char *dir, const char *why)
 {
     fprintf(stderr, "parktrace: unwind cache %s not used: %s\n", dir, why);
 }
 
-void unwind_cache_init(const char *dir)
+struct unwind_cache *unwind_cache_open(const char *dir)
 {
+    struct unwind_cache *uc = calloc(1, sizeof(*uc));
+    if (!uc)
+        return NULL;
+    uc->dir_fd = -1;
     if (!dir || strcmp(dir, "none") == 0)
-        return;
-    snprintf(dir_name, sizeof(dir_name), "%s", dir);
+        return uc;
+    snprintf(uc->dir_name, sizeof(uc->dir_name), "%s", dir);
     if (mkdir(dir, 0700) && errno != EEXIST) {
         not_used(dir, strerror(errno));
-        return;
+        return uc;
     }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
@@ -56,16 +62,17 @@ void unwind_cache_init(const char *dir)
         not_used(dir, strerror(errno));
         if (fd >= 0)
             close(fd);
-        return;
+        return uc;
     }
     /* Tables steer the kernel's stack walks: only a directory no one else
      * can write to is trusted. */
     if (st.st_uid != geteuid() || (st.st_mode & 022)) {
         not_used(dir, st.st_uid != geteuid() ? "owned by another user" : "writable by other users");
         close(fd);
-        return;
+        return uc;
     }
-    dir_fd = fd;
+    uc->dir_fd = fd;
+    return uc;
 }
 
 /* <key in hex>.v<format>: a format change leaves old files unread. */
@@ -76,13 +83,13 @@ static void file_name(const uint8_t *id, size_t len, char out[NAME_MAX_LEN])
     snprintf(out + 2 * len, NAME_MAX_LEN - 2 * len, ".v%d", CACHE_FORMAT);
 }
 
-uint64_t *unwind_cache_load(const uint8_t *id, size_t len, size_t *n, size_t *rows)
+uint64_t *unwind_cache_load(struct unwind_cache *uc, const uint8_t *id, size_t len, size_t *n, size_t *rows)
 {
     char name[NAME_MAX_LEN];
-    if (dir_fd < 0 || !len || len > UNWIND_CACHE_KEY_MAX)
+    if (!uc || uc->dir_fd < 0 || !len || len > UNWIND_CACHE_KEY_MAX)
         return NULL;
     file_name(id, len, name);
-    int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    int fd = openat(uc->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return NULL;
     struct stat st;
@@ -103,14 +110,14 @@ uint64_t *unwind_cache_load(const uint8_t *id, size_t len, size_t *n, size_t *ro
     }
     *n = h.entries;
     *rows = h.rows;
-    loaded++;
+    uc->loaded++;
 out:
     close(fd);
     return t;
 }
 
 /* Deletes the oldest files until NEED more bytes fit in the budget. */
-static void make_room(uint64_t need)
+static void make_room(int dir_fd, uint64_t need)
 {
     int fd = dup(dir_fd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -149,12 +156,14 @@ static void make_room(uint64_t need)
     free(e);
 }
 
-void unwind_cache_store(const uint8_t *id, size_t len, const uint64_t *table, size_t n, size_t rows)
+void unwind_cache_store(struct unwind_cache *uc, const uint8_t *id, size_t len, const uint64_t *table, size_t n,
+                        size_t rows)
 {
     char name[NAME_MAX_LEN], tmp[NAME_MAX_LEN + 16];
-    if (dir_fd < 0 || !len || len > UNWIND_CACHE_KEY_MAX || !n || n > MAX_ENTRIES)
+    if (!uc || uc->dir_fd < 0 || !len || len > UNWIND_CACHE_KEY_MAX || !n || n > MAX_ENTRIES)
         return;
-    make_room(sizeof(struct cache_head) + n * sizeof(*table));
+    int dir_fd = uc->dir_fd;
+    make_room(dir_fd, sizeof(struct cache_head) + n * sizeof(*table));
     file_name(id, len, name);
     /* Written aside and renamed: a reader never sees half a file. */
     snprintf(tmp, sizeof(tmp), ".%s.%d", name, (int)getpid());
@@ -174,25 +183,27 @@ void unwind_cache_store(const uint8_t *id, size_t len, const uint64_t *table, si
         err = errno;
     }
     if (ok) {
-        stored++;
+        uc->stored++;
         return;
     }
     if (fd >= 0)
         unlinkat(dir_fd, tmp, 0);
-    if (!store_failed)
-        fprintf(stderr, "parktrace: cannot write to the unwind cache %s: %s\n", dir_name, strerror(err));
-    store_failed = true;
+    if (!uc->store_failed)
+        fprintf(stderr, "parktrace: cannot write to the unwind cache %s: %s\n", uc->dir_name, strerror(err));
+    uc->store_failed = true;
 }
 
-void unwind_cache_counts(size_t *l, size_t *s)
+void unwind_cache_counts(const struct unwind_cache *uc, size_t *l, size_t *s)
 {
-    *l = loaded;
-    *s = stored;
+    *l = uc ? uc->loaded : 0;
+    *s = uc ? uc->stored : 0;
 }
 
-void unwind_cache_close(void)
+void unwind_cache_close(struct unwind_cache *uc)
 {
-    if (dir_fd >= 0)
-        close(dir_fd);
-    dir_fd = -1;
+    if (!uc)
+        return;
+    if (uc->dir_fd >= 0)
+        close(uc->dir_fd);
+    free(uc);
 }

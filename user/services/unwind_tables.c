@@ -40,20 +40,30 @@ struct binary {
     bool root_only;           /* else its CFI is read in a child (unwind_isolated.h) */
 };
 
-static struct binary *bins;
-static size_t nbins, capbins;
-static int next_bin;
-static int bins_fd = -1, procs_fd = -1;
-static struct unwind_tables_usage usage;
+struct unwind_tables {
+    struct procmaps *maps;
+    struct unwind_cache *cache;
+    struct binary *bins;
+    size_t nbins, capbins;
+    int next_bin;
+    int bins_fd, procs_fd;    /* the kernel's maps of tables and of processes */
+    struct unwind_tables_usage usage;
+    struct pt_uproc up;       /* a process's list, as it is written */
+};
 
 /* Kernel memory (locked) for all tables; a binary past it goes without. */
 #define TABLE_BUDGET (256u << 20)
 
-void unwind_tables_init(int bins_map_fd, int procs_map_fd, const char *cache_dir)
+struct unwind_tables *unwind_tables_new(int bins_map_fd, int procs_map_fd, const char *cache_dir, struct procmaps *maps)
 {
-    bins_fd = bins_map_fd;
-    procs_fd = procs_map_fd;
-    unwind_cache_init(cache_dir);
+    struct unwind_tables *ut = calloc(1, sizeof(*ut));
+    if (!ut)
+        return NULL;
+    ut->maps = maps;
+    ut->bins_fd = bins_map_fd;
+    ut->procs_fd = procs_map_fd;
+    ut->cache = unwind_cache_open(cache_dir);
+    return ut;
 }
 
 /* CPU time: on a loaded machine, wall time would mostly measure the wait
@@ -67,7 +77,7 @@ static double now_s(void)
 
 /* Creates the kernel map for one binary's table and writes it in place;
  * *BYTES is what it takes. */
-static int publish_table(const uint64_t *table, size_t n, size_t *bytes)
+static int publish_table(struct unwind_tables *ut, const uint64_t *table, size_t n, size_t *bytes)
 {
     LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
     int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pt_unwind_rows", sizeof(uint32_t), sizeof(uint64_t),
@@ -82,14 +92,14 @@ static int publish_table(const uint64_t *table, size_t n, size_t *bytes)
     }
     memcpy(mem, table, n * sizeof(uint64_t));
     munmap(mem, len);
-    uint32_t key = (uint32_t)next_bin;
-    int err = bpf_map_update_elem(bins_fd, &key, &fd, BPF_ANY);
+    uint32_t key = (uint32_t)ut->next_bin;
+    int err = bpf_map_update_elem(ut->bins_fd, &key, &fd, BPF_ANY);
     close(fd);     /* the outer map holds it now */
     if (err)
         return -1;
-    usage.bytes += len;
+    ut->usage.bytes += len;
     *bytes = len;
-    return next_bin++;
+    return ut->next_bin++;
 }
 
 /* A checksum of ELF's CFI sections, as they are in the file. */
@@ -155,17 +165,19 @@ static bool root_only(const struct stat *st)
 /* The table of the binary open at F, built and published the first time:
  * from the cache, from a trusted binary with the same key, or from its CFI.
  * Returns -1 when it has none or the budget is spent. */
-static int table_of(const struct file_ref *f, struct binary *b)
+static int table_of(struct unwind_tables *ut, const struct file_ref *f, struct binary *b)
 {
-    for (size_t i = 0; b->key_len && i + 1 < nbins; i++)
-        if (bins[i].key_len == b->key_len && bins[i].bin >= 0 && memcmp(bins[i].key, b->key, b->key_len) == 0)
-            return bins[i].bin;    /* same code, same table */
-    if (next_bin >= PT_UNWIND_BINS || usage.bytes >= TABLE_BUDGET) {
-        usage.over_budget++;
+    for (size_t i = 0; b->key_len && i + 1 < ut->nbins; i++) {
+        const struct binary *o = &ut->bins[i];
+        if (o->key_len == b->key_len && o->bin >= 0 && memcmp(o->key, b->key, b->key_len) == 0)
+            return o->bin;    /* same code, same table */
+    }
+    if (ut->next_bin >= PT_UNWIND_BINS || ut->usage.bytes >= TABLE_BUDGET) {
+        ut->usage.over_budget++;
         return -1;
     }
     size_t n = 0, nrows = 0;
-    uint64_t *table = b->key_len ? unwind_cache_load(b->key, b->key_len, &n, &nrows) : NULL;
+    uint64_t *table = b->key_len ? unwind_cache_load(ut->cache, b->key, b->key_len, &n, &nrows) : NULL;
     if (!table) {
         struct unwind_rows rows;
         if ((b->root_only ? unwind_rows_build_ref(f, &rows) : unwind_rows_build_isolated(f, &rows)) == 0) {
@@ -173,39 +185,41 @@ static int table_of(const struct file_ref *f, struct binary *b)
             nrows = rows.n;
             unwind_rows_free(&rows);
             if (table && b->key_len)
-                unwind_cache_store(b->key, b->key_len, table, n, nrows);
+                unwind_cache_store(ut->cache, b->key, b->key_len, table, n, nrows);
         }
     }
     int bin = -1;
-    if (table && n * sizeof(uint64_t) > TABLE_BUDGET - usage.bytes)
-        usage.over_budget++;
+    if (table && n * sizeof(uint64_t) > TABLE_BUDGET - ut->usage.bytes)
+        ut->usage.over_budget++;
     else if (table)
-        bin = publish_table(table, n, &b->bytes);
+        bin = publish_table(ut, table, n, &b->bytes);
     free(table);
     if (bin >= 0)
-        usage.rows += nrows;
+        ut->usage.rows += nrows;
     return bin;
 }
 
 /* The binary open at F; NULL when it cannot be read. */
-static struct binary *binary_of(const struct file_ref *f)
+static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref *f)
 {
     struct stat st;
     if (fstat(f->fd, &st))
         return NULL;
-    for (size_t i = 0; i < nbins; i++)
-        if (bins[i].dev == st.st_dev && bins[i].ino == st.st_ino && bins[i].size == (uint64_t)st.st_size &&
-            bins[i].mtime == (uint64_t)st.st_mtime)
-            return &bins[i];
-    if (nbins == capbins) {
-        size_t cap = capbins ? capbins * 2 : 64;
-        struct binary *b = realloc(bins, cap * sizeof(*b));
+    for (size_t i = 0; i < ut->nbins; i++) {
+        struct binary *o = &ut->bins[i];
+        if (o->dev == st.st_dev && o->ino == st.st_ino && o->size == (uint64_t)st.st_size &&
+            o->mtime == (uint64_t)st.st_mtime)
+            return o;
+    }
+    if (ut->nbins == ut->capbins) {
+        size_t cap = ut->capbins ? ut->capbins * 2 : 64;
+        struct binary *b = realloc(ut->bins, cap * sizeof(*b));
         if (!b)
             return NULL;
-        bins = b;
-        capbins = cap;
+        ut->bins = b;
+        ut->capbins = cap;
     }
-    struct binary *b = &bins[nbins++];
+    struct binary *b = &ut->bins[ut->nbins++];
     *b = (struct binary){.dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t)st.st_size,
                          .mtime = (uint64_t)st.st_mtime, .bin = -1};
     const char *slash = strrchr(f->name, '/');
@@ -213,12 +227,12 @@ static struct binary *binary_of(const struct file_ref *f)
     double t0 = now_s();
     b->root_only = root_only(&st);
     read_loads(f->fd, b->root_only, b);
-    b->bin = table_of(f, b);
+    b->bin = table_of(ut, f, b);
     if (b->bin >= 0)
-        usage.binaries++;
+        ut->usage.binaries++;
     else
-        usage.without_cfi++;
-    usage.build_seconds += now_s() - t0;
+        ut->usage.without_cfi++;
+    ut->usage.build_seconds += now_s() - t0;
     return b;
 }
 
@@ -239,79 +253,75 @@ static bool is_jvm(const struct pm_proc *p)
     return false;
 }
 
-bool unwind_tables_enabled(void)
-{
-    return procs_fd >= 0;
-}
+static int publish_process(struct unwind_tables *ut, int tgid, struct pm_proc *p);
 
-static int publish_process(int tgid, struct pm_proc *p);
-
-int unwind_tables_add_process(int tgid)
+int unwind_tables_add_process(struct unwind_tables *ut, int tgid)
 {
-    if (procs_fd < 0)
+    if (!ut)
         return -1;    /* --unwind copy */
-    struct pm_proc *p = procmaps_get(tgid);
+    struct pm_proc *p = procmaps_get(ut->maps, tgid);
     procmaps_refresh(p);     /* the request follows an exec, or a first wait */
-    return p->exited ? -1 : publish_process(tgid, p);
+    return p->exited ? -1 : publish_process(ut, tgid, p);
 }
 
-void unwind_tables_refresh(int tgid)
+void unwind_tables_refresh(struct unwind_tables *ut, int tgid)
 {
-    if (procs_fd < 0)
+    if (!ut)
         return;
-    struct pm_proc *p = procmaps_get(tgid);
+    struct pm_proc *p = procmaps_get(ut->maps, tgid);
     int before = p->rereads;
     procmaps_refresh(p);     /* a few times per process at most */
     if (p->rereads != before && !p->exited)
-        publish_process(tgid, p);
+        publish_process(ut, tgid, p);
 }
 
 /* TGID's executable mappings with tables, sorted, into the kernel. */
-static int publish_process(int tgid, struct pm_proc *p)
+static int publish_process(struct unwind_tables *ut, int tgid, struct pm_proc *p)
 {
-    static struct pt_uproc up;
-    memset(&up, 0, sizeof(up));
+    struct pt_uproc *up = &ut->up;
+    memset(up, 0, sizeof(*up));
     if (is_jvm(p))
-        up.flags |= PT_UPROC_JVM;
-    for (int i = 0; i < p->nmaps && up.n < PT_UNWIND_MAPS; i++) {
+        up->flags |= PT_UPROC_JVM;
+    for (int i = 0; i < p->nmaps && up->n < PT_UNWIND_MAPS; i++) {
         struct pm_map *m = &p->maps[i];
         if (!m->exec || !m->path)
             continue;
         struct file_ref f = {.fd = procmaps_open(p, m), .name = m->path, .pid = tgid};
-        struct binary *b = f.fd >= 0 ? binary_of(&f) : NULL;
+        struct binary *b = f.fd >= 0 ? binary_of(ut, &f) : NULL;
         if (f.fd >= 0)
             close(f.fd);
         uint64_t bias;
         if (!b || b->bin < 0 || !mapping_bias(b, m->start, m->offset, &bias))
             continue;
-        up.m[up.n++] = (struct pt_umap){.start = m->start, .end = m->end, .bias = bias, .bin = (uint32_t)b->bin};
+        up->m[up->n++] = (struct pt_umap){.start = m->start, .end = m->end, .bias = bias, .bin = (uint32_t)b->bin};
     }
-    qsort(up.m, up.n, sizeof(up.m[0]), by_start);
+    qsort(up->m, up->n, sizeof(up->m[0]), by_start);
     uint32_t key = (uint32_t)tgid;
-    return bpf_map_update_elem(procs_fd, &key, &up, BPF_ANY) ? -1 : 0;
+    return bpf_map_update_elem(ut->procs_fd, &key, up, BPF_ANY) ? -1 : 0;
 }
 
-void unwind_tables_usage(struct unwind_tables_usage *u)
+void unwind_tables_usage(const struct unwind_tables *ut, struct unwind_tables_usage *u)
 {
-    *u = usage;
-    unwind_cache_counts(&u->cached, &u->cache_stored);
+    *u = ut ? ut->usage : (struct unwind_tables_usage){0};
+    unwind_cache_counts(ut ? ut->cache : NULL, &u->cached, &u->cache_stored);
 }
 
-void unwind_tables_print(FILE *f)
+void unwind_tables_print(const struct unwind_tables *ut, FILE *f)
 {
+    if (!ut)
+        return;
     fprintf(f, "parktrace: unwind tables:");
-    for (size_t i = 0; i < nbins; i++)
-        if (bins[i].bin >= 0 && bins[i].bytes)
-            fprintf(f, " %s=%zuKiB", bins[i].name, bins[i].bytes / 1024);
+    for (size_t i = 0; i < ut->nbins; i++)
+        if (ut->bins[i].bin >= 0 && ut->bins[i].bytes)
+            fprintf(f, " %s=%zuKiB", ut->bins[i].name, ut->bins[i].bytes / 1024);
     fputc('\n', f);
 }
 
-void unwind_tables_free_all(void)
+void unwind_tables_free(struct unwind_tables *ut)
 {
-    free(bins);
-    bins = NULL;
-    nbins = capbins = 0;
-    next_bin = 0;
-    memset(&usage, 0, sizeof(usage));
-    unwind_cache_close();
+    if (!ut)
+        return;
+    free(ut->bins);
+    unwind_cache_close(ut->cache);
+    free(ut);
 }

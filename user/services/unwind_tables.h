@@ -8,21 +8,25 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* CACHE_DIR: where tables are kept between runs (unwind_cache.h), or
- * NULL for none. */
-void unwind_tables_init(int bins_fd, int procs_fd, const char *cache_dir);
+struct procmaps;
+struct unwind_tables;
 
-/* Stacks are walked in the kernel (--unwind cfi). */
-bool unwind_tables_enabled(void);
+/* The tables of --unwind cfi, written to the kernel's maps BINS_FD and
+ * PROCS_FD; CACHE_DIR is where tables are kept between runs
+ * (unwind_cache.h), or NULL for none. Made and freed by the services
+ * (services.h); without --unwind cfi there are none, and every function
+ * below takes NULL. */
+struct unwind_tables *unwind_tables_new(int bins_fd, int procs_fd, const char *cache_dir, struct procmaps *maps);
+void unwind_tables_free(struct unwind_tables *ut);
 
 /* Publishes TGID's mappings, building the tables of binaries not seen
  * before; a JVM's are marked so its code cache is walked as Java frames
  * once the JVM is known. 0, or -1 when the process is gone. */
-int unwind_tables_add_process(int tgid);
+int unwind_tables_add_process(struct unwind_tables *ut, int tgid);
 
 /* The same after one of TGID's stacks was cut short (a library loaded
  * since?): its maps are read again, a few times per process at most. */
-void unwind_tables_refresh(int tgid);
+void unwind_tables_refresh(struct unwind_tables *ut, int tgid);
 
 /* Tables made, binaries without usable CFI, the bytes the kernel holds for
  * the tables, and the CPU it took; of the tables, those read from the
@@ -33,11 +37,9 @@ struct unwind_tables_usage {
     double build_seconds;
     size_t cached, cache_stored;
 };
-void unwind_tables_usage(struct unwind_tables_usage *u);
+void unwind_tables_usage(const struct unwind_tables *ut, struct unwind_tables_usage *u);
 
 /* One line: every table's binary and size. */
-void unwind_tables_print(FILE *f);
-
-void unwind_tables_free_all(void);
+void unwind_tables_print(const struct unwind_tables *ut, FILE *f);
 
 #endif

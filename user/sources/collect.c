@@ -14,6 +14,7 @@
 #include "parktrace.skel.h"
 #include "procmaps.h"
 #include "rank.h"
+#include "services.h"
 #include "stacks.h"
 #include "symbolize.h"
 #include "wakers.h"
@@ -22,11 +23,12 @@
 
 _Static_assert(PT_MODEL_COMM >= PT_COMM_LEN + 1, "a model's process name holds the kernel's");
 
-void collector_init(struct collector *c, struct tracer *t, struct stacks *stacks, struct jvm_tracker *jvm,
-                    const struct pt_options *o)
+void collector_init(struct collector *c, struct tracer *t, struct pt_services *sv, struct stacks *stacks,
+                    struct jvm_tracker *jvm, const struct pt_options *o)
 {
     memset(c, 0, sizeof(*c));
     c->t = t;
+    c->sv = sv;
     c->stacks = stacks;
     c->jvm = jvm;
     c->o = o;
@@ -59,11 +61,11 @@ static void resolve(struct collector *c, uint32_t idx)
         return;
     if (!b->tries) {
         b->pid = s->key.kind & PT_KEY_SHARED ? (int)s->first_tgid : (int)s->key.owner;
-        struct pm_proc *p = procmaps_get(b->pid);
+        struct pm_proc *p = procmaps_get(c->sv->maps, b->pid);
         memcpy(b->thread, s->first_comm, PT_COMM_LEN);
         snprintf(b->comm, sizeof(b->comm), "%s", p->comm[0] ? p->comm : b->thread);
         if ((s->key.kind & 0xff) == PT_KIND_FUTEX)
-            b->name = symbolize_data((int)s->first_tgid, s->first_uaddr);
+            b->name = symbolize_data(c->sv->maps, (int)s->first_tgid, s->first_uaddr);
     }
     b->tries++;
     b->first_stack = stacks_resolve(c->stacks, idx, (int)s->first_tgid, s->first_stack);
@@ -283,9 +285,9 @@ static void apply_csp(struct collector *c, struct pt_model *r, const struct idle
 }
 
 /* The name of process TGID for a stack of blocker B's, copied into OUT. */
-static void comm_of(int tgid, const struct blocker *b, char out[PT_MODEL_COMM])
+static void comm_of(struct collector *c, int tgid, const struct blocker *b, char out[PT_MODEL_COMM])
 {
-    struct pm_proc *p = procmaps_get(tgid);
+    struct pm_proc *p = procmaps_get(c->sv->maps, tgid);
     snprintf(out, PT_MODEL_COMM, "%s", p->comm[0] ? p->comm : b->comm);
 }
 
@@ -334,11 +336,11 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
         if (!b)
             continue;
         struct pt_model_waker *mw = model_add_waker(m);
-        comm_of((int)k->tgid, b, mw->root);
+        comm_of(c, (int)k->tgid, b, mw->root);
         mw->stack = stacks_resolve(c->stacks, k->slot, (int)k->tgid, k->stack_id);
         mw->leaf = b->cls.cls;
         mw->waker = stacks_resolve(c->stacks, k->slot, (int)k->waker_tgid, k->waker_stack);
-        comm_of((int)k->waker_tgid, b, mw->waker_root);
+        comm_of(c, (int)k->waker_tgid, b, mw->waker_root);
         mw->count = w->e[i].count;
         mw->ns = w->e[i].ns;
     }
@@ -357,7 +359,7 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
         if (!b)
             continue;
         struct pt_model_stack *ms = model_add_stack(m);
-        comm_of((int)key->tgid, b, ms->root);
+        comm_of(c, (int)key->tgid, b, ms->root);
         ms->stack = stacks_resolve(c->stacks, key->slot, (int)key->tgid, key->stack_id);
         ms->leaf = b->cls.cls;
         ms->count = count;
@@ -486,7 +488,7 @@ static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int3
         return;
     const struct blocker *b = &c->b[slot];
     char root[PT_MODEL_COMM];
-    comm_of((int)tgid, b, root);
+    comm_of(c, (int)tgid, b, root);
     retired_add_stack(&c->retired, root, stacks_resolve(c->stacks, slot, (int)tgid, stack_id), retiring_class(b),
                       val->count, val->ns, own ? val->count : 0, own ? val->ns : 0);
 }
@@ -649,7 +651,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
             row->waker_stack = stacks_resolve(c->stacks, i, (int)top[i].k.waker_tgid, top[i].k.waker_stack);
             row->waker_top_frame = stacks_top_frame(row->waker_stack);
             snprintf(row->waker_comm, sizeof(row->waker_comm), "%s",
-                     procmaps_get((int)top[i].k.waker_tgid)->comm);
+                     procmaps_get(c->sv->maps, (int)top[i].k.waker_tgid)->comm);
             row->waker_ns = top[i].ns;
             row->waker_wakeups = top[i].count;
         }

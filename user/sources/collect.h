@@ -34,9 +34,11 @@ struct blocker {
 };
 
 struct waker_entry;
+struct pt_services;
 
 struct collector {
     struct tracer *t;
+    struct pt_services *sv;    /* maps and symbols (main.c's) */
     struct stacks *stacks;     /* the run's stack cache (main.c's) */
     struct jvm_tracker *jvm;   /* the run's JVM tracker (main.c's) */
     const struct pt_options *o;
@@ -60,8 +62,8 @@ struct collector {
     struct retired retired;    /* what the recycled blockers counted */
 };
 
-void collector_init(struct collector *c, struct tracer *t, struct stacks *stacks, struct jvm_tracker *jvm,
-                    const struct pt_options *o);
+void collector_init(struct collector *c, struct tracer *t, struct pt_services *sv, struct stacks *stacks,
+                    struct jvm_tracker *jvm, const struct pt_options *o);
 
 /* Housekeeping between reports: unwinds new stack copies and names new
  * blockers while their processes are still alive. */

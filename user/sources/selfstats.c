@@ -9,6 +9,7 @@
 #include "elfsyms.h"
 #include "jvm_tracker.h"
 #include "loader.h"
+#include "services.h"
 #include "parktrace.skel.h"
 #include "unwind_tables.h"
 
@@ -32,7 +33,8 @@ static long peak_rss_kb(void)
     return kb;
 }
 
-void selfstats_print(FILE *f, struct tracer *t, const struct jvm_tracker *jvm, double elapsed_s)
+void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct jvm_tracker *jvm,
+                     double elapsed_s)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -55,7 +57,7 @@ void selfstats_print(FILE *f, struct tracer *t, const struct jvm_tracker *jvm, d
     }
     fprintf(f, " bpf_runs=%" PRIu64 " bpf_ns_per_run=%" PRIu64, runs, runs ? ns / runs : 0);
     struct unwind_tables_usage u;
-    unwind_tables_usage(&u);
+    unwind_tables_usage(sv->tables, &u);
     uint64_t walks = (uint64_t)t->skel->bss->unwind_walks;
     fprintf(f, " unwind_binaries=%zu unwind_no_cfi=%zu unwind_rows=%zu unwind_table_kb=%zu unwind_build_s=%.3f"
                " unwind_cached=%zu unwind_cache_stored=%zu unwind_walks=%" PRIu64 " unwind_ns_per_walk=%" PRIu64 " unwind_frames_per_walk=%" PRIu64 "\n",
@@ -63,7 +65,7 @@ void selfstats_print(FILE *f, struct tracer *t, const struct jvm_tracker *jvm, d
             walks ? (uint64_t)t->skel->bss->unwind_walk_ns / walks : 0,
             walks ? (uint64_t)t->skel->bss->unwind_frames / walks : 0);
     size_t sym_bytes, sym_evicted;
-    elfsyms_usage(&sym_bytes, &sym_evicted);
+    elfsyms_usage(sv->syms, &sym_bytes, &sym_evicted);
     fprintf(f, "parktrace: self unwind_over_budget=%zu symbol_kb=%zu symbols_evicted=%zu\n", u.over_budget,
             sym_bytes / 1024, sym_evicted);
     /* What dropped_events and dropped_stacks are made of, and the waits
@@ -84,5 +86,5 @@ void selfstats_print(FILE *f, struct tracer *t, const struct jvm_tracker *jvm, d
                "\n",
             js.tracked, js.evicted, js.given_up, js.threads_refused, js.candidates_evicted, js.probes_refused);
     if (u.binaries)
-        unwind_tables_print(f);
+        unwind_tables_print(sv->tables, f);
 }

@@ -1,0 +1,36 @@
+#include "services.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "elfsyms.h"
+#include "procmaps.h"
+#include "unwind.h"
+#include "unwind_tables.h"
+
+int services_open(struct pt_services *sv, int bins_fd, int procs_fd, const char *cache_dir)
+{
+    memset(sv, 0, sizeof(*sv));
+    sv->syms = elfsyms_new();
+    sv->maps = sv->syms ? procmaps_new(sv->syms) : NULL;
+    sv->unwinder = sv->maps ? unwinder_new(sv->maps) : NULL;
+    if (sv->unwinder && bins_fd >= 0 && procs_fd >= 0)
+        sv->tables = unwind_tables_new(bins_fd, procs_fd, cache_dir, sv->maps);
+    if (!sv->unwinder || (bins_fd >= 0 && procs_fd >= 0 && !sv->tables)) {
+        fprintf(stderr, "parktrace: out of memory for the symbol and unwind services\n");
+        services_close(sv);
+        return -1;
+    }
+    return 0;
+}
+
+void services_close(struct pt_services *sv)
+{
+    /* Users first: the tables and unwinders point into the maps, the maps
+     * into the symbol tables. */
+    unwind_tables_free(sv->tables);
+    unwinder_free(sv->unwinder);
+    procmaps_free(sv->maps);
+    elfsyms_free(sv->syms);
+    memset(sv, 0, sizeof(*sv));
+}
