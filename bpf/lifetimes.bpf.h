@@ -67,9 +67,15 @@ int BPF_PROG(thread_exit, struct task_struct *p)
     struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
     if (w)
         end_stale_wait(w, p, now);
-    if (tid == tgid && cfi_unwind) {
-        bpf_map_delete_elem(&unwind_procs, &tgid);
-        bpf_map_delete_elem(&unwind_asked, &tgid);
+    /* The last thread: the process's entries go, so that neither a pid
+     * used again nor thousands of short-lived children fill them. */
+    if (BPF_CORE_READ(p, signal, live.counter) == 0) {
+        if (cfi_unwind) {
+            bpf_map_delete_elem(&unwind_procs, &tgid);
+            bpf_map_delete_elem(&unwind_asked, &tgid);
+        }
+        if (filter_tgids)
+            bpf_map_delete_elem(&traced, &tgid);
     }
     struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
     if (pr && bpf_map_lookup_elem(&uncounted, &tid)) {

@@ -58,8 +58,10 @@ struct {
     __type(value, struct pt_wait);
 } waits SEC(".maps");
 
+/* Least recently used (blocker, thread) pairs go when it is full: a dead
+ * thread's pairs first, as nothing touches them again. */
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
     __uint(max_entries, 65536);
     __type(key, struct pt_thread_key);
     __type(value, __u32);

@@ -112,6 +112,7 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c,
     __s32 sid = cfi_unwind ? unwind_user(ip, sp, BPF_CORE_READ(regs, bp), c) : UNWIND_BY_FP;
     if (sid == UNWIND_FAILED) {
         count_drop(PT_DROP_STACKS);
+        __sync_fetch_and_add(&drop_stacks_table, 1);
         c->ip = 0;
         return -1;
     }
@@ -120,6 +121,8 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c,
         sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
         if (sid < 0) {
             count_drop(PT_DROP_STACKS);
+            __sync_fetch_and_add(&drop_stacks_fp, 1);
+            drop_stacks_fp_err = sid;
             return sid;
         }
     }

@@ -51,11 +51,13 @@ struct {
     __type(value, __u8);
 } unwind_asked SEC(".maps");
 
-/* Stack id -> the unwound stack. */
+/* Stack id -> the unwound stack. User space copies each new stack as it is
+ * told of it (PT_READY_STACK), so this is a cache of recent walks: when it
+ * is full the least recently used stacks go, and a stack walked again is
+ * stored again under the same id (the id is its hash). */
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(map_flags, BPF_F_NO_PREALLOC);
-    __uint(max_entries, 16384);
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 8192);
     __type(key, __u32);
     __type(value, struct pt_ustack);
 } ustacks SEC(".maps");
@@ -69,6 +71,12 @@ struct {
 
 /* Kernel walks so far, their time and frames, for --self-stats. */
 __u64 unwind_walks = 0, unwind_walk_ns = 0, unwind_frames = 0;
+
+/* Why stacks were dropped (--self-stats): the kernel-unwound stack table
+ * refused one (its last error; 1: both of its ids held other stacks), or
+ * the frame-pointer stack map did (bpf_get_stackid's last error). */
+__u64 drop_stacks_table = 0, drop_stacks_fp = 0;
+__s64 drop_stacks_table_err = 0, drop_stacks_fp_err = 0;
 
 /* Walk state, on the caller's stack for bpf_loop's callback. */
 struct uwalk {
@@ -253,8 +261,10 @@ static __always_inline __s32 ustack_store(struct pt_ustack *st, bool *fresh)
         *fresh = !err;
         if (!err || err == -17)
             return id;
+        drop_stacks_table_err = err;
         return -1;
     }
+    drop_stacks_table_err = 1;
     return -1;
 }
 
@@ -306,8 +316,9 @@ __noinline int unwind_user(__u64 ip, __u64 sp, __u64 bp, struct pt_stack_cache *
     __s32 id = ustack_store(st, &fresh);
     if (id < 0)
         return UNWIND_FAILED;
-    /* A JVM's new stack is named at once, while its JIT code is known. */
-    if (fresh && w.java_frames) {
+    /* A new stack is copied by user space at once, before the table lets it
+     * go, and a JVM's named while its JIT code is known. */
+    if (fresh) {
         struct pt_ready ev = { .what = PT_READY_STACK, .tgid = tgid, .stack_id = id };
         bpf_ringbuf_output(&sample_ready, &ev, sizeof(ev), 0);
     }

@@ -335,7 +335,7 @@ int main(int argc, char **argv)
 
     rc = finish_outputs(&r) ? 2 : 0;
     if (r.o.self_stats)
-        selfstats_print(stderr, &r.t, &r.sv, r.jvm, (double)(monotonic_ns() - r.c.start_ns) / 1e9);
+        selfstats_print(stderr, &r.t, &r.sv, r.stacks, r.jvm, (double)(monotonic_ns() - r.c.start_ns) / 1e9);
     if (stats_fd >= 0)
         close(stats_fd);
     /* After a failure, its one line is all that is said. */

@@ -200,15 +200,15 @@ def peak_parked_and_max_park_are_exact():
 
 # ---- dropped stacks ------------------------------------------------------------
 
-STACK_TABLE = 16384     # bpf/unwind.bpf.h ustacks: the kernel-unwound stacks' table
+STACK_TABLE = 8192      # bpf/unwind.bpf.h ustacks: the kernel-unwound stacks' table
 MS_FOLDED = os.path.join(TMP, "many_stacks.folded")
 _many = []
 
 
 def many_stacks_run():
-    """24576 waits on idle_word, each from its own call path: more distinct
-    stacks than the stack table holds, then one from late_wait(). Run once
-    for the tests below."""
+    """24576 waits on idle_word, each from its own call path: three times
+    more distinct stacks than the kernel's stack table holds, then one from
+    late_wait(). Run once for the tests below."""
     if not _many:
         try:
             _many.append(traced_workload(MS, ["-p", "24576", "-t", "4"], ["--collapsed", MS_FOLDED]))
@@ -220,22 +220,25 @@ def many_stacks_run():
 
 
 @test
-def dropped_stacks_are_counted_in_totals():
-    """Each of the workload's waits has its own stack, so every wait either
-    got a stack or counts in dropped_stacks, and more of them than the table
-    holds cannot all have one."""
+def stacks_beyond_the_table_are_kept_or_counted():
+    """Each of the workload's waits has its own stack. The kernel's table is
+    a cache (metrics.md: bounded tables let their least recently used
+    entries go): user space copies each new stack when told of it, so three
+    tables' worth are kept, and a stack let go before its copy counts in
+    dropped_stacks, never silently."""
     wl, reports = many_stacks_run()
     check(wl["timed_out"] == wl["paths"], f"the workload's waits did not all time out: {wl}")
     final = final_of(reports)
     t = final["totals"]
     b = row_of(final, wl)
     check(b["parks"] >= 0.99 * wl["paths"], f"{b['parks']} parks for the workload's {wl['paths']} waits")
-    check(t["dropped_stacks"] > 0, f"no stack dropped for {wl['paths']} distinct stacks: totals {t}")
+    check(wl["paths"] > 2 * STACK_TABLE, f"{wl['paths']} stacks do not overflow a table of {STACK_TABLE}")
     check(t["stacks"] + t["dropped_stacks"] >= b["parks"],
           f"{b['parks']} waits with distinct stacks, but only {t['stacks']} stacks and "
           f"{t['dropped_stacks']} dropped: some were lost uncounted; totals {t}")
-    check(t["dropped_stacks"] >= b["parks"] - 2 * STACK_TABLE,
-          f"{b['parks']} distinct stacks and {t['dropped_stacks']} dropped: more kept than two tables hold")
+    check(t["dropped_stacks"] <= 0.01 * b["parks"],
+          f"{t['dropped_stacks']} of {b['parks']} distinct stacks dropped: the table filled instead of letting "
+          f"old stacks go; totals {t}")
 
 
 @test
@@ -264,11 +267,8 @@ def stack_table_takes_new_stacks_once_full():
     check(wl["late_timed_out"] == 1, f"late_wait did not wait: {wl}")
     lines = open(MS_FOLDED).read().splitlines()
     late = [l for l in lines if ";late_wait;" in l]
-    if not late:
-        known_gap("stack_table_fills_for_good",
-                  f"no collapsed stack through late_wait after {wl['paths']} distinct stacks "
-                  f"({len(lines)} lines): new stacks are dropped once the table is full")
-    check(len(late) == 1, f"late_wait's one wait gave {len(late)} stacks: {late}")
+    check(len(late) == 1, f"late_wait's one wait gave {len(late)} stacks after {wl['paths']} distinct stacks "
+          f"({len(lines)} lines): {late}")
 
 
 def waits_per_path(fixed_frame):

@@ -25,6 +25,7 @@ struct entry {
     int npcs;
     bool truncated;          /* the unwind stopped early */
     bool tallied;            /* counted by stacks_tally */
+    bool lost;               /* the kernel let it go before it was copied (counted in stacks.lost) */
     bool named;
     bool jit_pending;        /* some JIT frame waits for a newer perf map */
     bool unclaimed;          /* some frame in anonymous memory no namer took (it reads [unknown]) */
@@ -60,6 +61,7 @@ struct stacks {
     struct stacks_java_namer java_namer;
     struct pt_services *sv;   /* maps, symbols and unwinding */
     uint64_t tally_n, tally_truncated;
+    uint64_t lost;            /* kernel-unwound stacks gone before they could be copied */
     uint64_t namings;         /* stacks named so far: each naming's pt_stack.naming */
 };
 
@@ -94,6 +96,7 @@ static bool kernel_unwound(int stack_id)
 }
 
 static struct entry *lookup(struct stacks *s, uint32_t slot, int tgid, int stack_id);
+static void unname(struct entry *e);
 static void name_java(struct stacks *s, int tgid, const struct pt_sample *smp, const uint64_t *fps, struct entry *e);
 
 /* A kernel-unwound stack is the same under every blocker: it is loaded and
@@ -107,8 +110,19 @@ static void name_java(struct stacks *s, int tgid, const struct pt_sample *smp, c
 static void load_ustack(struct stacks *s, struct entry *e)
 {
     static struct pt_ustack us;   /* scratch, too big for the stack */
-    if (s->ustacks_fd < 0 || bpf_map_lookup_elem(s->ustacks_fd, &e->stack_id, &us))
+    if (s->ustacks_fd < 0)
         return;
+    if (bpf_map_lookup_elem(s->ustacks_fd, &e->stack_id, &us)) {
+        /* Its new-stack event was lost (a full ring) and the table let it
+         * go: counted, and taken if it is walked and stored again. */
+        s->lost += !e->lost;
+        e->lost = true;
+        return;
+    }
+    if (e->lost) {
+        s->lost--;
+        e->lost = false;
+    }
     int n = us.nr < PT_MAX_FRAMES ? (int)us.nr : PT_MAX_FRAMES;
     e->pcs = malloc((size_t)(n ? n : 1) * sizeof(*e->pcs));
     memcpy(e->pcs, us.ip, (size_t)n * sizeof(*e->pcs));
@@ -123,7 +137,17 @@ static void load_ustack(struct stacks *s, struct entry *e)
 
 void stacks_name_kernel_stack(struct stacks *s, int tgid, int stack_id)
 {
-    lookup(s, KSTACK_TEMPLATE, tgid, stack_id);
+    struct entry *e = lookup(s, KSTACK_TEMPLATE, tgid, stack_id);
+    if (e->lost) {      /* stored again: this time it is there */
+        load_ustack(s, e);
+        if (e->pcs && e->named)
+            unname(e);
+    }
+}
+
+uint64_t stacks_lost(const struct stacks *s)
+{
+    return s->lost;
 }
 
 static struct entry *lookup(struct stacks *s, uint32_t slot, int tgid, int stack_id)

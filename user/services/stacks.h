@@ -37,6 +37,10 @@ struct stacks *stacks_new(int stack_map_fd, int samples_map_fd, int ustacks_map_
  * path), and how many of them were cut short, over the run so far. */
 void stacks_tally(struct stacks *s, int stack_time_fd, uint64_t *stacks, uint64_t *truncated);
 
+/* Kernel-unwound stacks that the kernel's table let go before they were
+ * copied: shown as [truncated], counted in dropped_stacks. */
+uint64_t stacks_lost(const struct stacks *s);
+
 /* Takes new stack copies from the kernel, unwinds them while their
  * processes are alive, and frees the kernel's copy. */
 void stacks_poll_samples(struct stacks *s);

@@ -698,7 +698,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         drops[i] = tracer_drop(c->t, i);
     r->totals.dropped_events = drops[PT_DROP_BLOCKERS] + drops[PT_DROP_WAITING] + drops[PT_DROP_THREADS] +
                                drops[PT_DROP_STACKAGG] + drops[PT_DROP_EXECS];
-    r->totals.dropped_stacks = drops[PT_DROP_STACKS] + drops[PT_DROP_SAMPLES];
+    r->totals.dropped_stacks = drops[PT_DROP_STACKS] + drops[PT_DROP_SAMPLES] + stacks_lost(c->stacks);
     stacks_tally(c->stacks, c->t->stack_time_fd, &r->totals.stacks, &r->totals.truncated_stacks);
     if (what & MODEL_STACKS) {
         model_stacks(c, r, &raw, what & MODEL_WAKERS);

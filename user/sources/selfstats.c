@@ -10,6 +10,7 @@
 #include "jvm_tracker.h"
 #include "loader.h"
 #include "services.h"
+#include "stacks.h"
 #include "parktrace.skel.h"
 #include "unwind_tables.h"
 
@@ -33,8 +34,8 @@ static long peak_rss_kb(void)
     return kb;
 }
 
-void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct jvm_tracker *jvm,
-                     double elapsed_s)
+void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct stacks *stacks,
+                     const struct jvm_tracker *jvm, double elapsed_s)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -78,7 +79,12 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
     fprintf(f, "parktrace: self");
     for (int i = 0; i < PT_DROP_COUNT; i++)
         fprintf(f, " drop_%s=%" PRIu64, drop_names[i], tracer_drop(t, i));
-    fprintf(f, " lost_ends_recovered=%" PRIu64 "\n", (uint64_t)t->skel->bss->lost_ends_recovered);
+    fprintf(f, " lost_ends_recovered=%" PRIu64, (uint64_t)t->skel->bss->lost_ends_recovered);
+    fprintf(f, " stacks_lost=%" PRIu64, stacks_lost(stacks));
+    fprintf(f, " drop_stacks_table=%" PRIu64 " drop_stacks_table_err=%" PRId64 " drop_stacks_fp=%" PRIu64
+               " drop_stacks_fp_err=%" PRId64 "\n",
+            (uint64_t)t->skel->bss->drop_stacks_table, (int64_t)t->skel->bss->drop_stacks_table_err,
+            (uint64_t)t->skel->bss->drop_stacks_fp, (int64_t)t->skel->bss->drop_stacks_fp_err);
     struct jvm_tracker_stats js;
     jvm_tracker_stats(jvm, &js);
     fprintf(f, "parktrace: self jvms=%d jvms_evicted=%" PRIu64 " jvms_given_up=%" PRIu64

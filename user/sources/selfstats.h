@@ -7,6 +7,7 @@
 
 struct tracer;
 struct pt_services;
+struct stacks;
 
 /* Turns on kernel.bpf_stats_enabled for as long as parktrace runs; the
  * returned fd keeps it on. Returns -1 when the kernel refuses. */
@@ -15,7 +16,7 @@ int selfstats_enable(void);
 /* Prints one line: "parktrace: self cpu_s=... rss_kb=... bpf_ns_per_run=..."
  * with the per-program run counts and mean run times. */
 struct jvm_tracker;
-void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct jvm_tracker *jvm,
-                     double elapsed_s);
+void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct stacks *stacks,
+                     const struct jvm_tracker *jvm, double elapsed_s);
 
 #endif
