@@ -20,6 +20,7 @@
 #include "wakers.h"
 
 #define MAX_RESOLVE_TRIES 20
+#define MAX_RESTACKS 3
 
 _Static_assert(PT_MODEL_COMM >= PT_COMM_LEN + 1, "a model's process name holds the kernel's");
 
@@ -68,7 +69,9 @@ static void resolve(struct collector *c, uint32_t idx)
             b->name = symbolize_data(c->sv->maps, (int)s->first_tgid, s->first_uaddr);
     }
     b->tries++;
-    b->first_stack = stacks_resolve(c->stacks, idx, (int)s->first_tgid, s->first_stack);
+    /* While a first stack asked for again has not come, the old one stays. */
+    if (s->first_stack >= 0 || !b->first_stack)
+        b->first_stack = stacks_resolve(c->stacks, idx, (int)s->first_tgid, s->first_stack);
     bool named = true;
     uint32_t kind = s->key.kind & 0xff;
     if (kind != PT_KIND_FUTEX) {
@@ -94,6 +97,15 @@ static void resolve(struct collector *c, uint32_t idx)
     if (s->first_stack < 0)
         b->tries--;
     b->resolved = (b->first_stack->unwound && named) || b->tries >= MAX_RESOLVE_TRIES;
+    /* A first stack cut short, as a JVM's first walks are before its unwind
+     * tables come: the first waiter's next wait gives another (the kernel
+     * sets first_stack while it is -1), a few times at most. The row's
+     * site and whether it is idle housekeeping are read off it. */
+    if (b->resolved && b->first_stack->truncated && s->first_stack >= 0 && b->restacks < MAX_RESTACKS) {
+        b->restacks++;
+        b->resolved = false;
+        ((struct pt_slot *)s)->first_stack = -1;
+    }
 }
 
 struct blocker *collector_blocker(struct collector *c, uint32_t idx)
@@ -374,7 +386,22 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
 
 /* Whether B's waiters wait for work (idle.h): only an event (wait role),
  * never a lock; read again only when its first stack is named again. */
-static bool blocker_idle(struct blocker *b)
+/* Whether S's waiters mostly waited for time to pass (a timer loop: most
+ * waits timed out, a few were cut short by a new, earlier deadline) or for
+ * an event that has not come (no wait ended yet): not another thread's
+ * doing. */
+static bool unwoken(const struct pt_slot *s)
+{
+    uint64_t woken = s->ends[PT_END_WOKEN];
+    return woken * 2 < woken + s->ends[PT_END_TIMEOUT] + s->ends[PT_END_INTERRUPTED] ||
+           woken + s->ends[PT_END_TIMEOUT] + s->ends[PT_END_INTERRUPTED] == 0;
+}
+
+/* Idle housekeeping (metrics.md, "The default view"): a wait-role blocker
+ * whose first stack waits for work, or whose waits other threads did not
+ * end (which needs no names: a stripped server's timer thread is idle
+ * too). */
+static bool blocker_idle(struct blocker *b, const struct pt_slot *s)
 {
     const struct pt_stack *st = b->first_stack;
     if (!b->cls.wait || !st)
@@ -383,7 +410,7 @@ static bool blocker_idle(struct blocker *b)
         b->idle_naming = st->naming;
         b->idle = idle_stack(st->frames, st->n, !st->truncated);
     }
-    return b->idle;
+    return b->idle || unwoken(s);
 }
 
 /* R's processes with a known alive time: their working and idle thread
@@ -440,7 +467,7 @@ static void retire_member(struct collector *c, uint32_t i, uint64_t now)
         .comm = b->comm,
         .thread = b->thread,
         .wait = b->cls.wait,
-        .idle = blocker_idle(b),
+        .idle = blocker_idle(b, s),
         .first_stack = b->first_stack,
         .prev = b->prev,
         .whole = {s->peak, s->max_ns, s->threads, s->first_ts, s->last_ts},
@@ -646,7 +673,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         row->first_stack = b->first_stack;
         row->top_frame = stacks_top_frame(b->first_stack);
         row->objects = 1;
-        row->idle = blocker_idle(b);
+        row->idle = blocker_idle(b, s);
         if (top[i].count) {
             row->waker_stack = stacks_resolve(c->stacks, i, (int)top[i].k.waker_tgid, top[i].k.waker_stack);
             row->waker_top_frame = stacks_top_frame(row->waker_stack);

@@ -17,6 +17,7 @@
 struct blocker {
     bool resolved;
     int tries;
+    int restacks;              /* first stacks asked for again, having come cut short */
     int pid;
     char comm[PT_COMM_LEN + 1];
     char thread[PT_COMM_LEN + 1];
