@@ -398,9 +398,10 @@ static bool unwoken(const struct pt_slot *s)
 }
 
 /* Idle housekeeping (metrics.md, "The default view"): a wait-role blocker
- * whose first stack waits for work, or whose waits other threads did not
- * end (which needs no names: a stripped server's timer thread is idle
- * too). */
+ * whose first stack waits for work, or a condition (a condition variable,
+ * a semaphore, a Java condition or monitor wait; not a bare futex word,
+ * which may be a hand-made lock) whose waits other threads did not end.
+ * The latter needs no names: a stripped server's timer thread is idle too. */
 static bool blocker_idle(struct blocker *b, const struct pt_slot *s)
 {
     const struct pt_stack *st = b->first_stack;
@@ -410,7 +411,7 @@ static bool blocker_idle(struct blocker *b, const struct pt_slot *s)
         b->idle_naming = st->naming;
         b->idle = idle_stack(st->frames, st->n, !st->truncated);
     }
-    return b->idle || unwoken(s);
+    return b->idle || (strcmp(b->cls.cls ? b->cls.cls : "futex", "futex") != 0 && unwoken(s));
 }
 
 /* R's processes with a known alive time: their working and idle thread
