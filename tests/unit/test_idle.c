@@ -58,6 +58,21 @@ static const struct pt_frame pool_task_lock[] = {
     JVM("Unsafe_Park"), JAVA("java.util.concurrent.locks.ReentrantLock.lock"), JAVA("App.handle"),
     JAVA("java.util.concurrent.ThreadPoolExecutor.runWorker"), JAVA("java.lang.Thread.run"),
 };
+/* A pipeline stage: a thread whose own run loop takes from its input queue
+ * (ZooKeeper's PrepRequestProcessor), whole and cut short; and a request
+ * handler waiting on a queue for a reply: the handler's frame is between. */
+static const struct pt_frame stage_taking[] = {
+    LIBC("pthread_cond_wait"), JVM("Parker::park(bool, long)"), JVM("Unsafe_Park"),
+    JAVA("jdk.internal.misc.Unsafe.park"), JAVA("java.util.concurrent.locks.LockSupport.park"),
+    JAVA("java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await"),
+    JAVA("java.util.concurrent.LinkedBlockingQueue.take"), JAVA("org.apache.zookeeper.server.PrepRequestProcessor.run"),
+    JAVA("[StubRoutines (1)]"), JVM("JavaCalls::call_helper(JavaValue*, methodHandle const&, JavaCallArguments*, JavaThread*)"),
+    JVM("thread_entry(JavaThread*, JavaThread*)"), JVM("JavaThread::thread_main_inner()"), LIBC("start_thread"),
+};
+static const struct pt_frame handler_awaiting_reply[] = {
+    JVM("Unsafe_Park"), JAVA("java.util.concurrent.LinkedBlockingQueue.take"), JAVA("App.awaitReply"),
+    JAVA("App.handle"), JAVA("App$Connection.run"), JAVA("java.lang.Thread.run"), LIBC("start_thread"),
+};
 /* Names that merely contain a pattern. */
 static const struct pt_frame look_alike[] = {
     APP("MyThreadPoolExecutor.getTaskCount"), APP("app::WorkerThread::runner()"),
@@ -84,6 +99,10 @@ int main(void)
     CHECK(!idle_stack(pool_task_lock, NFRAMES(pool_task_lock), true), "a pool worker waiting for a lock is contention");
     CHECK(idle_stack(pool_inlined, NFRAMES(pool_inlined), true), "a worker taking a task with getTask inlined is idle");
     CHECK(!idle_stack(task_queue_wait, NFRAMES(task_queue_wait), true), "a task waiting on its own queue is not idle");
+    CHECK(idle_stack(stage_taking, NFRAMES(stage_taking), true), "a thread's run loop taking from its queue is idle");
+    CHECK(!idle_stack(stage_taking, 8, false), "the same stage cut short above run() is not called idle");
+    CHECK(!idle_stack(handler_awaiting_reply, NFRAMES(handler_awaiting_reply), true),
+          "a handler waiting on a queue for a reply is not idle");
     CHECK(!idle_stack(look_alike, NFRAMES(look_alike), false), "names that only contain a pattern are not idle");
     CHECK(!idle_stack(native_lock, NFRAMES(native_lock), true), "a native mutex wait is contention");
     CHECK(idle_stack(innodb_idle, NFRAMES(innodb_idle), true), "an InnoDB pool worker waiting for tasks is idle");

@@ -93,9 +93,45 @@ static bool pool_worker_taking(const struct pt_frame *frames, int n)
     return false;
 }
 
+static bool is_java(const struct pt_frame *f)
+{
+    return f->name && f->module && !strcmp(f->module, PT_JAVA_MODULE);
+}
+
+/* A JDK queue's take or poll: a consumer waiting for an item. */
+static bool queue_take(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return dot && (!strcmp(dot, ".take") || !strcmp(dot, ".poll") || !strcmp(dot, ".takeFirst") ||
+                   !strcmp(dot, ".pollFirst")) &&
+           (strstr(name, "Queue.") || strstr(name, "Deque."));
+}
+
+/* A thread whose own run() loop waits on a queue for its next item (a
+ * pipeline stage: ZooKeeper's request processors, a log writer): from the
+ * park outwards the JDK's waiting machinery with a queue's take or poll,
+ * then a run method, then nothing but Thread.run. The thread has nothing
+ * else to do: it waits for work. WHOLE: the walk reached the thread's start,
+ * so nothing is hidden above the run method. */
+static bool thread_loop_taking(const struct pt_frame *frames, int n, bool whole)
+{
+    bool taking = false;
+    int i = 0;
+    for (; i < n && (!is_java(&frames[i]) || jdk_waiting(frames[i].name)); i++)
+        taking |= is_java(&frames[i]) && queue_take(frames[i].name);
+    if (!whole || !taking || i == n || !names(frames[i].name, "run"))
+        return false;
+    /* Above it only the thread's start: Thread.run, the call stub. */
+    for (i++; i < n; i++)
+        if (is_java(&frames[i]) && frames[i].name[0] != '[' && !names(frames[i].name, "java.lang.Thread.run") &&
+            !names(frames[i].name, "java.lang.Thread.runWith"))
+            return false;
+    return true;
+}
+
 bool idle_stack(const struct pt_frame *frames, int n, bool whole)
 {
-    if (pool_worker_taking(frames, n))
+    if (pool_worker_taking(frames, n) || thread_loop_taking(frames, n, whole))
         return true;
     bool hotspot_thread = false, java = false;
     for (int i = 0; i < n; i++) {
