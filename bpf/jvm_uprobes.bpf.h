@@ -151,7 +151,7 @@ int BPF_KPROBE(unsafe_unpark, void *env, void *unsafe, void *jthread)
         bpf_probe_read_user(&osthread, sizeof(osthread), (void *)(jt + l->osthread)) || !osthread ||
         bpf_probe_read_user(&tid, sizeof(tid), (void *)(osthread + l->os_tid)) || !tid)
         return 0;
-    struct pt_pending_waker pw = { .stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK), .tgid = tgid };
+    struct pt_pending_waker pw = { .stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK | BPF_F_REUSE_STACKID), .tgid = tgid };
     if (pw.stack_id >= 0) {
         struct pt_blocker_key key;
         park_blocker_key(l, jt, tgid, &key);

@@ -15,6 +15,13 @@
 #ifndef PT_STACKS_BPF_H
 #define PT_STACKS_BPF_H
 
+/* Frame-pointer stack ids: a process's first waits before its unwind
+ * tables come, and every wait with --unwind copy (sized by the loader). A
+ * stack whose bucket another holds takes it over rather than being
+ * dropped: a map that kept its first stacks would refuse ever more new ones
+ * on a long system-wide run (each process's first waits are new stacks).
+ * The stack let go was copied for user space (take_sample) when first
+ * seen, and is named from that copy. */
 struct {
     __uint(type, BPF_MAP_TYPE_STACK_TRACE);
     __uint(max_entries, 16384);
@@ -118,7 +125,7 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c,
     }
     bool keep = sid != UNWIND_LATER;
     if (sid < 0) {
-        sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+        sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
         if (sid < 0) {
             count_drop(PT_DROP_STACKS);
             __sync_fetch_and_add(&drop_stacks_fp, 1);

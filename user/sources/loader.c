@@ -81,6 +81,10 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bpf_map__set_max_entries(skel->maps.slots, o->max_blockers);
     bpf_map__set_max_entries(skel->maps.slot_index, o->max_blockers);
     bpf_map__set_max_entries(skel->maps.free_slots, o->max_blockers);
+    /* With the kernel's CFI walk, frame-pointer stacks are only a process's
+     * first waits: a quarter of the table (4 MiB instead of 16). */
+    if (o->unwind == PT_UNWIND_CFI)
+        bpf_map__set_max_entries(skel->maps.stacks, 4096);
 
     bool waitv = syscalls && tracepoint_exists("sys_enter_futex_waitv");
     bool jvm_park = o->kinds & (1u << PT_KIND_JVM_PARK);

@@ -34,6 +34,26 @@ static long peak_rss_kb(void)
     return kb;
 }
 
+/* Kernel memory of parktrace's own maps (the unwind tables' are counted
+ * apart): each map's memlock in /proc/self/fdinfo, what the kernel charges. */
+static unsigned long maps_kb(struct tracer *t)
+{
+    unsigned long total = 0;
+    struct bpf_map *map;
+    bpf_object__for_each_map(map, t->skel->obj) {
+        char path[64], line[128];
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", bpf_map__fd(map));
+        FILE *fi = fopen(path, "re");
+        unsigned long bytes;
+        while (fi && fgets(line, sizeof(line), fi))
+            if (sscanf(line, "memlock: %lu", &bytes) == 1)
+                total += bytes;
+        if (fi)
+            fclose(fi);
+    }
+    return total / 1024;
+}
+
 void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct stacks *stacks,
                      const struct jvm_tracker *jvm, double elapsed_s)
 {
@@ -67,8 +87,8 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
             walks ? (uint64_t)t->skel->bss->unwind_frames / walks : 0);
     size_t sym_bytes, sym_evicted;
     elfsyms_usage(sv->syms, &sym_bytes, &sym_evicted);
-    fprintf(f, "parktrace: self unwind_over_budget=%zu symbol_kb=%zu symbols_evicted=%zu\n", u.over_budget,
-            sym_bytes / 1024, sym_evicted);
+    fprintf(f, "parktrace: self unwind_over_budget=%zu symbol_kb=%zu symbols_evicted=%zu bpf_maps_kb=%lu\n",
+            u.over_budget, sym_bytes / 1024, sym_evicted, maps_kb(t));
     /* What dropped_events and dropped_stacks are made of, and the waits
      * whose lost end was recovered rather than dropped. */
     static const char *const drop_names[PT_DROP_COUNT] = {
