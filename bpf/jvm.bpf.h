@@ -117,11 +117,15 @@ static __always_inline bool monitor_key(const struct pt_jvm_layout *l, __u64 jt,
     __u32 kind = PT_KIND_JVM_MONITOR;
     if (!l->pending_monitor)
         return false;
-    if (trace_jvm_monitor)
-        bpf_probe_read_user(&mon, sizeof(mon), (void *)(jt + l->pending_monitor));
-    if (!mon && trace_jvm_wait) {
+    /* Object.wait first: getting the monitor back at its end is still
+     * inside wait() (the waiting monitor stays set until it returns). */
+    if (trace_jvm_wait) {
         bpf_probe_read_user(&mon, sizeof(mon), (void *)(jt + l->waiting_monitor));
         kind = PT_KIND_JVM_WAIT;
+    }
+    if (!mon && trace_jvm_monitor) {
+        bpf_probe_read_user(&mon, sizeof(mon), (void *)(jt + l->pending_monitor));
+        kind = PT_KIND_JVM_MONITOR;
     }
     if (!mon)
         return false;

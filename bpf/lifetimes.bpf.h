@@ -1,10 +1,12 @@
 /* Processes and threads coming and going: exec (JVM discovery, unwind
  * tables asked for again), fork and exit (thread time alive per process for
  * CSP's denominator; children of `-- COMMAND` traced; a dead thread's wait
- * record reclaimed). Included by parktrace.bpf.c after slots and stacks.
+ * record reclaimed), and the idle sleeps that CSP's working time leaves out.
+ * Included by parktrace.bpf.c after slots and stacks, before sched.
  *
- * Owns: the maps execs (new programs for user space), procs (alive time per
- * registered process), uncounted (threads left out of it); the programs
+ * Owns: the maps execs (new programs for user space), procs (alive and idle
+ * time per registered process), uncounted (threads left out of it); the
+ * global procs_gen; idle_sleep_begin, idle_sleep_end; the programs
  * exec_seen, exec_unwind, thread_exit, thread_fork.
  *
  * Shared: deletes from unwind_procs and unwind_asked (unwind.bpf.h); adds to
@@ -59,6 +61,55 @@ struct {
     __type(value, __u8);
 } uncounted SEC(".maps");
 
+/* Bumped by user space whenever it adds a process to procs or a thread to
+ * uncounted: a thread reads whether its sleeps count once per change, not
+ * once per sleep. */
+__u32 procs_gen = 1;
+
+/* Thread T of process TGID is switched out in an interruptible sleep that
+ * is no futex wait (nanosleep, epoll_wait, poll, accept, a socket read):
+ * idle time for CSP's working time, when its process is registered. The
+ * thread's record W is made here if it has none. */
+static __always_inline void idle_sleep_begin(struct task_struct *t, __u32 tgid, __u64 now)
+{
+    struct pt_wait *w = bpf_task_storage_get(&waits, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!w)
+        return;
+    __u32 gen = procs_gen;
+    if (w->watch_gen != gen) {
+        __u32 tid = t->pid;
+        w->watch_gen = gen;
+        w->watched = bpf_map_lookup_elem(&procs, &tgid) && !bpf_map_lookup_elem(&uncounted, &tid);
+    }
+    if (!w->watched)
+        return;
+    struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
+    if (!pr)
+        return;
+    if (w->sleep_start) {
+        /* The switch that ended the last one never reached us: ended now. */
+        __sync_fetch_and_add(&pr->slept_ns, now - w->sleep_start);
+        __sync_fetch_and_add(&pr->sleep_starts_ns, -w->sleep_start);
+        __sync_fetch_and_add(&pr->sleepers, -1);
+    }
+    w->sleep_start = now;
+    __sync_fetch_and_add(&pr->sleep_starts_ns, now);
+    __sync_fetch_and_add(&pr->sleepers, 1);
+}
+
+/* The idle sleep of the thread with record W ends at NOW. */
+static __always_inline void idle_sleep_end(struct pt_wait *w, __u32 tgid, __u64 now)
+{
+    __u64 start = w->sleep_start;
+    w->sleep_start = 0;
+    struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
+    if (!pr)
+        return;
+    __sync_fetch_and_add(&pr->slept_ns, now - start);
+    __sync_fetch_and_add(&pr->sleep_starts_ns, -start);
+    __sync_fetch_and_add(&pr->sleepers, -1);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(thread_exit, struct task_struct *p)
 {
@@ -67,6 +118,8 @@ int BPF_PROG(thread_exit, struct task_struct *p)
     struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
     if (w)
         end_stale_wait(w, p, now);
+    if (w && w->sleep_start)
+        idle_sleep_end(w, tgid, now);
     /* The last thread: the process's entries go, so that neither a pid
      * used again nor thousands of short-lived children fill them. */
     if (BPF_CORE_READ(p, signal, live.counter) == 0) {

@@ -11,9 +11,10 @@
  *   stacks.bpf.h       stack ids, the per-thread stack cache, waker notes
  *     unwind.bpf.h       the in-kernel CFI stack walker (native frames)
  *     unwind_java.bpf.h  its Java frames
+ *   lifetimes.bpf.h    exec, fork and exit: thread time alive for CSP, and
+ *                      idle sleeps (its working time)
  *   sched.bpf.h        probe mode "sched" (default): the scheduler tracepoints
  *   syscalls.bpf.h     probe mode "syscalls": the futex system call tracepoints
- *   lifetimes.bpf.h    exec, fork and exit: thread time alive for CSP
  *   jvm_uprobes.bpf.h  the uprobes in HotSpot: Java thread starts, and probe
  *                      mode "uprobes" (Java parks at Unsafe_Park/Unsafe_Unpark) */
 #include "vmlinux.h"
@@ -42,7 +43,7 @@ const volatile bool cfi_unwind = true;       /* --unwind cfi: stacks from DWARF 
 #include "futex.bpf.h"
 #include "jvm.bpf.h"
 #include "stacks.bpf.h"
+#include "lifetimes.bpf.h"
 #include "sched.bpf.h"
 #include "syscalls.bpf.h"
-#include "lifetimes.bpf.h"
 #include "jvm_uprobes.bpf.h"

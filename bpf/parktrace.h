@@ -155,6 +155,9 @@ struct pt_wait {
     __u64 early_sw;                  /* sched probes: a waking seen before the switch */
     __u32 early_end;                 /* that puts it to sleep: its context switches */
     __u32 early_pad;                 /* then, and how the wait will end */
+    __u64 sleep_start;               /* an idle sleep in progress began then (0: none) */
+    __u32 watch_gen;                 /* procs_gen when `watched` was read */
+    __u32 watched;                   /* its process is in procs: its idle sleeps count */
 };
 #define PT_WAIT_ACTIVE 0x1u       /* a wait is in progress */
 #define PT_WAIT_TIMED 0x2u        /* counted in parked_now and timed */
@@ -232,6 +235,12 @@ struct pt_proc {
     __s64 threads;
     __u64 births_ns;
     __u64 deaths_ns;
+    /* Idle sleeps (metrics.md, CSP's working time: an interruptible sleep
+     * outside a futex wait), kept the same way: slept(t) = slept_ns +
+     * sleepers * t - sleep_starts_ns. */
+    __s64 sleepers;
+    __u64 sleep_starts_ns;
+    __u64 slept_ns;
 };
 
 /* ---- Stacks unwound in the kernel from DWARF call-frame information ----

@@ -97,12 +97,18 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 {
     __u64 now = 0;
 
-    /* A thread resuming from a futex wait: the wait ends. */
+    /* A thread resuming from a futex wait: the wait ends; from an idle
+     * sleep: the sleep ends. */
     struct pt_wait *w = bpf_task_storage_get(&waits, next, 0, 0);
+    if (w && w->sleep_start) {
+        now = bpf_ktime_get_ns();
+        idle_sleep_end(w, next->tgid, now);
+    }
     if (w && (w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) == PT_WAIT_ACTIVE) {
         struct pt_wait done = *w;
         w->flags = 0;
-        now = bpf_ktime_get_ns();
+        if (!now)
+            now = bpf_ktime_get_ns();
         struct pt_slot *s = bpf_map_lookup_elem(&slots, &done.slot);
         if (s)
             wait_finish(s, &done, w, now, done.end, next->pid, next->tgid);
@@ -112,9 +118,14 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
     __u64 uaddr;
     bool private;
     __u32 idx;
-    if (preempt || !(prev_state & TASK_INTERRUPTIBLE) || !tgid_traced(prev->tgid) ||
-        !sleeping_in_futex(prev, &uaddr, &private))
+    if (preempt || !(prev_state & TASK_INTERRUPTIBLE) || !tgid_traced(prev->tgid))
         return 0;
+    if (!sleeping_in_futex(prev, &uaddr, &private)) {
+        /* Any other interruptible sleep is idle (CSP's working time). */
+        if (!(prev->flags & PF_KTHREAD))
+            idle_sleep_begin(prev, prev->tgid, now ? now : bpf_ktime_get_ns());
+        return 0;
+    }
     w = bpf_task_storage_get(&waits, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!w) {
         count_drop(PT_DROP_WAITING);

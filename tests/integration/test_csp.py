@@ -23,13 +23,26 @@ def java(*args):
 
 @test
 def ping_pong_csp_is_one_half():
-    # Two threads take turns holding one lock: one always holds, one always waits.
-    cases = [("pthread mutex", [PINGPONG, "-s", "4"], "futex", "pthread_mutex"),
-             ("ReentrantLock", java("LockPingPong", "juc", "4"), "jvm-park",
+    # Two threads take turns holding one lock: one always holds, one always
+    # waits. The other threads only sleep, which is idle time (metrics.md:
+    # working time is measured by the scheduler), so whatever they do the
+    # CSP stays one half: main in sleep() then pthread_join(), ten threads
+    # idle in epoll_wait, a JVM's main in Thread.sleep.
+    cases = [("pthread mutex, main in sleep() and join", [PINGPONG, "-s", "4", "-m", "sleep"], "futex",
+              "pthread_mutex"),
+             ("pthread mutex, ten threads in epoll_wait", [PINGPONG, "-s", "4", "-e", "10"], "futex",
+              "pthread_mutex"),
+             ("ReentrantLock, main in Thread.sleep", java("LockPingPong", "juc", "4", "500", "sleep"), "jvm-park",
               "java.util.concurrent.locks.ReentrantLock$FairSync"),
              ("synchronized", java("LockPingPong", "sync", "4"), "jvm-monitor", "LockPingPong$Token")]
     for what, cmd, kind, cls in cases:
         wl, reports = traced(cmd, ("--interval", "1s"))
+        # The kernel's working time is the players' lives alone: every
+        # other thread slept (the C workload has no runtime threads).
+        if cmd[0] == PINGPONG:
+            procs = [p for p in final_of(reports)["processes"] if p["comm"] == "lock_pingpong"]
+            check(len(procs) == 1, f"{what}: processes {final_of(reports)['processes']}")
+            within(procs[0]["working_ns"], wl["alive_ns"], 0.03, f"{what}: working_ns against the players' lives")
 
         def csp_of(report):
             rows = [b for b in report["blockers"] if b["kind"] == kind and b["class"] == cls]

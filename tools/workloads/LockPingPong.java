@@ -10,7 +10,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *  spent taking the lock: in lock(), or entering the monitor) and alive_ns
  *  (the two players' lifetimes, summed: their working time, since they
  *  never sleep).
- *  usage: java LockPingPong juc|sync [SECONDS] [HOLD_US] */
+ *  With MAIN "sleep", main first sleeps in Thread.sleep until the players'
+ *  end: idle time, which must not change the CSP.
+ *  usage: java LockPingPong juc|sync [SECONDS] [HOLD_US] [join|sleep] */
 public class LockPingPong {
     static final class Token {}
 
@@ -58,6 +60,11 @@ public class LockPingPong {
         }
         for (Thread t : players)
             t.start();
+        if (args.length > 3 && args[3].equals("sleep")) {
+            long left = end - System.nanoTime();
+            if (left > 0)
+                Thread.sleep(left / 1000000, (int) (left % 1000000));
+        }
         for (Thread t : players)
             t.join();
         System.out.println("{\"rounds\":" + (rounds[0] + rounds[1]) + ",\"lock_ns\":" + (lockNs[0] + lockNs[1])

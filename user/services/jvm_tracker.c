@@ -585,8 +585,10 @@ bool jvm_tracker_frame_name(struct jvm_tracker *jt, int pid, uint64_t pc, uint64
     bool named = jvm_frames_name(f, &t->j, &t->l, pc, fp, smp, out, len);
     if (named)
         t->useful_ns = monotonic_ns();
-    if (t->live && f->listener_tid && !f->listener_uncounted) {
-        csp_uncount_thread(jt->tr->procs_fd, jt->tr->uncounted_fd, pid, f->listener_tid, f->listener_since);
+    /* The attach listener parktrace caused waits in accept: idle time when
+     * the scheduler measures idle sleeps; else its alive time is taken out. */
+    if (t->live && f->listener_tid && !f->listener_uncounted && !jt->tr->idle_sleeps) {
+        csp_uncount_thread(jt->tr->procs_fd, jt->tr->uncounted_fd, tracer_procs_gen(jt->tr), pid, f->listener_tid, f->listener_since);
         f->listener_uncounted = true;
     }
     return named;

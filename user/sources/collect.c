@@ -43,7 +43,7 @@ void collector_init(struct collector *c, struct tracer *t, struct pt_services *s
         exit(1);
     }
     c->start_ns = c->window_start = monotonic_ns();
-    csp_init(&c->csp, t->procs_fd, c->start_ns);
+    csp_init(&c->csp, t->procs_fd, tracer_procs_gen(t), c->start_ns);
 }
 
 static bool slot_valid(const struct pt_slot *s)
@@ -237,6 +237,22 @@ static void add_idle(struct idle_list *l, int pid, uint64_t ns)
     l->v[l->n++].ns = ns;
 }
 
+static uint64_t idle_of(const struct idle_list *l, int pid);
+
+/* PID's thread time alive, and the idle part of it (metrics.md, CSP: its
+ * idle sleeps, measured by the kernel, and its wait-role waits), in the
+ * window or over the run; false when PID is not watched. */
+static bool process_time(struct collector *c, const struct idle_list *idle, int pid, uint64_t now, bool interval,
+                         uint64_t *alive, uint64_t *idle_ns)
+{
+    uint64_t sleep;
+    if (!(interval ? csp_alive_window(&c->csp, pid, now, alive, &sleep) : csp_alive(&c->csp, pid, now, alive, &sleep)))
+        return false;
+    uint64_t all = sleep + idle_of(idle, pid);
+    *idle_ns = all < *alive ? all : *alive;
+    return true;
+}
+
 static uint64_t idle_of(const struct idle_list *l, int pid)
 {
     for (int i = 0; i < l->n; i++)
@@ -271,11 +287,10 @@ static void apply_csp(struct collector *c, struct pt_model *r, const struct idle
     }
     for (int i = 0; i < r->nrows; i++) {
         struct pt_row *row = &r->rows[i];
-        uint64_t alive;
-        if (row->wait || !(interval ? csp_alive_window(&c->csp, row->pid, now, &alive)
-                                    : csp_alive(&c->csp, row->pid, now, &alive)))
+        uint64_t alive, idle_ns;
+        if (row->wait || !process_time(c, idle, row->pid, now, interval, &alive, &idle_ns))
             continue;
-        row->has_csp = csp_value(row->fig.thread_time_ns, alive, idle_of(idle, row->pid), &row->csp);
+        row->has_csp = csp_value(row->fig.thread_time_ns, alive, idle_ns, &row->csp);
         if (!interval || !row->has_csp || row->src == UINT32_MAX)
             continue;
         struct blocker *b = &c->b[row->src];
@@ -423,16 +438,14 @@ static void model_processes(struct collector *c, struct pt_model *r, const struc
         int pid = r->rows[i].pid, j;
         for (j = 0; j < r->nprocs && r->procs[j].pid != pid; j++)
             ;
-        uint64_t alive;
-        if (j < r->nprocs || !(interval ? csp_alive_window(&c->csp, pid, now, &alive)
-                                        : csp_alive(&c->csp, pid, now, &alive)))
+        uint64_t alive, idle_ns;
+        if (j < r->nprocs || !process_time(c, idle, pid, now, interval, &alive, &idle_ns))
             continue;
         struct pt_model_process *p = model_add_process(r);
-        uint64_t idle_ns = idle_of(idle, pid);
         p->pid = pid;
         snprintf(p->comm, sizeof(p->comm), "%s", r->rows[i].comm);
-        p->idle_ns = idle_ns < alive ? idle_ns : alive;
-        p->working_ns = alive - p->idle_ns;
+        p->idle_ns = idle_ns;
+        p->working_ns = alive - idle_ns;
     }
 }
 

@@ -8,10 +8,11 @@
 
 #include "../bpf/parktrace.h"
 
-void csp_init(struct csp *c, int procs_fd, uint64_t run_start)
+void csp_init(struct csp *c, int procs_fd, volatile uint32_t *procs_gen, uint64_t run_start)
 {
     memset(c, 0, sizeof(*c));
     c->fd = procs_fd;
+    c->gen = procs_gen;
     c->run_start = run_start;
     c->p = calloc(CSP_MAX_PROCS, sizeof(*c->p));
 }
@@ -64,55 +65,68 @@ void csp_watch(struct csp *c, int pid, uint64_t now)
     struct csp_proc *p = &c->p[c->n++];
     p->pid = pid;
     p->before_ns = (uint64_t)(n > 0 ? n : 0) * (now > c->run_start ? now - c->run_start : 0);
-    p->window_alive = 0;
+    p->window_alive = p->window_sleep = 0;
+    /* Its threads read procs again at their next sleep. */
+    if (c->gen)
+        __atomic_add_fetch(c->gen, 1, __ATOMIC_RELAXED);
 }
 
-static bool alive_now(const struct csp *c, const struct csp_proc *p, uint64_t now, uint64_t *alive)
+/* N * NOW + PLUS - MINUS, never below 0: a thread time kept as sums of
+ * start and end times by the kernel. */
+static uint64_t open_sum(int64_t n, uint64_t now, uint64_t plus, uint64_t minus)
+{
+    uint64_t up = (uint64_t)(n > 0 ? n : 0) * now + plus;
+    return up > minus ? up - minus : 0;
+}
+
+static bool alive_now(const struct csp *c, const struct csp_proc *p, uint64_t now, uint64_t *alive,
+                      uint64_t *sleep)
 {
     struct pt_proc pr;
     uint32_t key = (uint32_t)p->pid;
     if (bpf_map_lookup_elem(c->fd, &key, &pr))
         return false;
-    int64_t threads = pr.threads > 0 ? pr.threads : 0;
-    uint64_t plus = (uint64_t)threads * now + pr.deaths_ns;
-    *alive = p->before_ns + (plus > pr.births_ns ? plus - pr.births_ns : 0);
+    *alive = p->before_ns + open_sum(pr.threads, now, pr.deaths_ns, pr.births_ns);
+    *sleep = open_sum(pr.sleepers, now, pr.slept_ns, pr.sleep_starts_ns);
     return true;
 }
 
 /* PID's alive time at NOW, and its entry; from the memo when asked before
  * at the same NOW. */
-static const struct csp_proc *alive_of(struct csp *c, int pid, uint64_t now, uint64_t *alive)
+static const struct csp_proc *alive_of(struct csp *c, int pid, uint64_t now, uint64_t *alive, uint64_t *sleep)
 {
     struct csp_memo *m = &c->memo[(unsigned)pid % CSP_MEMO];
     if (m->pid != pid || m->now != now || !now) {
         m->pid = pid;
         m->now = now;
         m->p = find(c, pid);
-        m->ok = m->p && alive_now(c, m->p, now, &m->alive);
+        m->ok = m->p && alive_now(c, m->p, now, &m->alive, &m->sleep);
     }
     *alive = m->alive;
+    *sleep = m->sleep;
     return m->ok ? m->p : NULL;
 }
 
-bool csp_alive(struct csp *c, int pid, uint64_t now, uint64_t *alive)
+bool csp_alive(struct csp *c, int pid, uint64_t now, uint64_t *alive, uint64_t *sleep)
 {
-    return alive_of(c, pid, now, alive) != NULL;
+    return alive_of(c, pid, now, alive, sleep) != NULL;
 }
 
-bool csp_alive_window(struct csp *c, int pid, uint64_t now, uint64_t *alive)
+bool csp_alive_window(struct csp *c, int pid, uint64_t now, uint64_t *alive, uint64_t *sleep)
 {
-    uint64_t a;
-    const struct csp_proc *p = alive_of(c, pid, now, &a);
+    uint64_t a, s;
+    const struct csp_proc *p = alive_of(c, pid, now, &a, &s);
     if (!p)
         return false;
     *alive = a > p->window_alive ? a - p->window_alive : 0;
+    *sleep = s > p->window_sleep ? s - p->window_sleep : 0;
     return true;
 }
 
 void csp_roll(struct csp *c, uint64_t now)
 {
     for (int i = 0; i < c->n; i++)
-        alive_now(c, &c->p[i], now, &c->p[i].window_alive);
+        alive_now(c, &c->p[i], now, &c->p[i].window_alive, &c->p[i].window_sleep);
 }
 
 bool csp_value(uint64_t wait_ns, uint64_t alive_ns, uint64_t idle_ns, double *out)
@@ -124,7 +138,8 @@ bool csp_value(uint64_t wait_ns, uint64_t alive_ns, uint64_t idle_ns, double *ou
     return true;
 }
 
-void csp_uncount_thread(int procs_fd, int uncounted_fd, int pid, int tid, uint64_t since)
+void csp_uncount_thread(int procs_fd, int uncounted_fd, volatile uint32_t *procs_gen, int pid, int tid,
+                        uint64_t since)
 {
     uint32_t key = (uint32_t)pid, t = (uint32_t)tid;
     uint8_t one = 1;
@@ -135,6 +150,8 @@ void csp_uncount_thread(int procs_fd, int uncounted_fd, int pid, int tid, uint64
     pr.threads -= 1;
     pr.births_ns -= since;
     bpf_map_update_elem(procs_fd, &key, &pr, BPF_EXIST);
+    /* Its sleeps are no idle time of the process either, from its next on. */
+    __atomic_add_fetch(procs_gen, 1, __ATOMIC_RELAXED);
 }
 
 void csp_free(struct csp *c)

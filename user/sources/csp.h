@@ -1,7 +1,8 @@
 /* Critical section pressure (Free Lunch): the share of a process's working
  * thread time lost waiting on one lock. The denominator is the thread time
  * the process's threads were alive (kept by the kernel per registered
- * process) minus their time in wait-role waits. */
+ * process) minus their idle time: their interruptible sleeps outside futex
+ * waits (kept by the kernel too) and their wait-role waits. */
 #ifndef PT_CSP_H
 #define PT_CSP_H
 #include <stdbool.h>
@@ -13,12 +14,14 @@ struct csp_proc {
     int pid;
     uint64_t before_ns;      /* estimated alive time between run start and registration */
     uint64_t window_alive;   /* alive time at the current window's start */
+    uint64_t window_sleep;   /* idle sleep time then */
 };
 
 #define CSP_MEMO 64
 
 struct csp {
     int fd;                  /* the kernel's procs map */
+    volatile uint32_t *gen;  /* the kernel's procs_gen: bumped at each new entry */
     uint64_t run_start;
     struct csp_proc *p;
     int n;
@@ -27,23 +30,24 @@ struct csp {
     struct csp_memo {
         int pid;
         bool ok;
-        uint64_t now, alive;
+        uint64_t now, alive, sleep;
         const struct csp_proc *p;
     } memo[CSP_MEMO];
 };
 
-void csp_init(struct csp *c, int procs_fd, uint64_t run_start);
+void csp_init(struct csp *c, int procs_fd, volatile uint32_t *procs_gen, uint64_t run_start);
 
 /* Starts counting process PID's alive thread time; its threads now count as
  * born at NOW, and the time since the run started as spent with as many. */
 void csp_watch(struct csp *c, int pid, uint64_t now);
 
-/* Thread time PID's threads were alive from the run's start to NOW; false
- * when PID is not watched. */
-bool csp_alive(struct csp *c, int pid, uint64_t now, uint64_t *alive);
+/* Thread time PID's threads were alive from the run's start to NOW, and
+ * the part of it they slept idle (interruptible sleeps outside futex waits,
+ * since PID was watched); false when PID is not watched. */
+bool csp_alive(struct csp *c, int pid, uint64_t now, uint64_t *alive, uint64_t *sleep);
 
 /* The same since the current window began. */
-bool csp_alive_window(struct csp *c, int pid, uint64_t now, uint64_t *alive);
+bool csp_alive_window(struct csp *c, int pid, uint64_t now, uint64_t *alive, uint64_t *sleep);
 
 /* Starts a new window at NOW for every watched process. */
 void csp_roll(struct csp *c, uint64_t now);
@@ -52,9 +56,11 @@ void csp_roll(struct csp *c, uint64_t now);
 bool csp_value(uint64_t wait_ns, uint64_t alive_ns, uint64_t idle_ns, double *out);
 
 /* Takes thread TID of process PID out of its alive time from SINCE (when it
- * was born, near enough) on: a thread parktrace caused, such as the JVM's
- * attach listener. PROCS_FD and UNCOUNTED_FD are the kernel's maps. */
-void csp_uncount_thread(int procs_fd, int uncounted_fd, int pid, int tid, uint64_t since);
+ * was born, near enough) on, and its sleeps out of the idle time: a thread
+ * parktrace caused, such as the JVM's attach listener. PROCS_FD and
+ * UNCOUNTED_FD are the kernel's maps, PROCS_GEN its procs_gen. */
+void csp_uncount_thread(int procs_fd, int uncounted_fd, volatile uint32_t *procs_gen, int pid, int tid,
+                        uint64_t since);
 
 void csp_free(struct csp *c);
 

@@ -94,6 +94,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bool sched = ((futex || monitors) && o->probes != PT_PROBES_SYSCALLS) ||
                  (jvm_park && o->probes == PT_PROBES_SCHED);
     skel->rodata->park_uprobes = uprobes;
+    t->idle_sleeps = sched;
     bpf_program__set_autoload(skel->progs.unsafe_park, uprobes);
     bpf_program__set_autoload(skel->progs.unsafe_park_exit, uprobes);
     bpf_program__set_autoload(skel->progs.unsafe_unpark, uprobes);
@@ -260,4 +261,9 @@ void tracer_close(struct tracer *t)
     if (t->skel)
         parktrace_bpf__destroy(t->skel);
     memset(t, 0, sizeof(*t));
+}
+
+volatile uint32_t *tracer_procs_gen(struct tracer *t)
+{
+    return &t->skel->data->procs_gen;
 }

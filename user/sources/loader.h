@@ -32,6 +32,7 @@ struct tracer {
     int procs_fd, uncounted_fd;
     int ustacks_fd;                     /* kernel-unwound stacks by id */
     int unwind_bins_fd, unwind_procs_fd; /* the CFI unwind tables (--unwind cfi) */
+    bool idle_sleeps;                   /* sched_switch measures idle sleeps (CSP's working time) */
     int stack_time_fd, waker_time_fd, stacks_fd, samples_fd, traced_fd, jvm_layouts_fd, java_threads_fd, execs_fd;
 };
 
@@ -41,6 +42,9 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow);
 
 /* Adds a process to the in-kernel filter. */
 int tracer_add_pid(struct tracer *t, int pid);
+
+/* The kernel's procs_gen, bumped when procs or uncounted gain an entry. */
+volatile uint32_t *tracer_procs_gen(struct tracer *t);
 
 /* Number of slots the kernel has handed out (valid or not). */
 uint32_t tracer_used_slots(const struct tracer *t);
