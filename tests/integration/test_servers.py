@@ -366,6 +366,48 @@ def register(cls, java):
     make(contention_first, "contention_first")
 
 
+# -- CSP phases follow the load (metrics.md, CSP: working time from the scheduler)
+
+def wall_s(ts):
+    import datetime
+    return datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+@test
+def tomcat_phase_follows_the_load():
+    """Tomcat idle, then under wrk for 4 s, then idle again, traced with -i
+    500ms: the servlet's shared lock has one phase, from the load's start to
+    its end. Its idle connector and acceptor threads sleep in poll/accept:
+    idle time, so they do not dilute the lock's pressure below the threshold."""
+    with Tomcat() as s:
+        pid = s.pids()[0]
+        p = subprocess.Popen(pt_cmd(["-i", "500ms", "-f", "json", "--top", "0", "-p", str(pid), "-d", "9s"]),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = p.stdout.readline()     # the first report: tracing
+        time.sleep(1.5)
+        t0 = time.time()
+        load = s.load(4)
+        load.wait(timeout=40)
+        t1 = time.time()
+        out, err = p.communicate(timeout=60)
+    reports = json_reports(first + out)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {err.strip()[-300:]}")
+    lock = "java.util.concurrent.locks.ReentrantLock$NonfairSync"
+    # The servlet's lock (Tomcat may make the servlet, and so its lock, more
+    # than once): one phase per lock object, each following the load.
+    phases = [ph for ph in final_of(reports)["phases"] if ph["class"] == lock and ph["pid"] == pid]
+    check(phases and len({ph["id"] for ph in phases}) == len(phases),
+          f"want one phase per servlet lock, got {phases}")
+    for ph in phases:
+        check(ph["end"] is not None, f"the phase did not end when the load stopped: {ph}")
+        start, end = wall_s(ph["start"]), wall_s(ph["end"])
+        # A phase starts and ends at interval starts: within an interval
+        # (0.5 s) and wrk's own start-up and wind-down of the load's ends.
+        check(-0.6 <= start - t0 <= 1.1, f"a phase starts {start - t0:+.2f} s from the load's start: {ph}")
+        check(-0.6 <= end - t1 <= 1.1, f"a phase ends {end - t1:+.2f} s from the load's end: {ph}")
+        check(ph["peak_csp"] >= 0.05, f"peak CSP {ph['peak_csp']}")
+
+
 for _cls, _java in ((Postgres, False), (MariaDB, False), (Tomcat, True), (ZooKeeper, True), (Memcached, False)):
     register(_cls, _java)
 
