@@ -4,10 +4,14 @@ against the tracers a user would otherwise pick. Variants run interleaved
 (A B C ... A B C ...), and each traced run is compared with the untraced run
 of the same round. Writes BENCHMARKS.md.
 
-Environment: BENCH_ROUNDS (5), BENCH_SECONDS (3), and BENCH_ONLY, a
-comma-separated list of parts of workload labels ("pingpong", "java") and
-"idle" or "accuracy", to run only those; such a partial run writes
-build/BENCHMARKS.partial.md and leaves BENCHMARKS.md alone."""
+Environment: BENCH_ROUNDS (5), BENCH_SECONDS (3), BENCH_SERVER_SECONDS (5,
+the load's length on the real servers), and BENCH_ONLY, a comma-separated
+list of parts of workload labels ("pingpong", "java") and "idle",
+"accuracy" or "servers" (or one server's name, "postgres"), to run only
+those; such a partial run writes build/BENCHMARKS.partial.md and leaves
+BENCHMARKS.md alone."""
+import contextlib
+import importlib
 import json
 import math
 import os
@@ -491,6 +495,111 @@ def overhead(w):
             "cmd": " ".join(c.replace(ROOT + "/", "") for c in cmd)}
 
 
+# The real-server suite (tools/servers/, docs/servers.md): Debian's servers on
+# loopback under their own load clients. Each is started once; each round
+# runs the load client untraced, then under parktrace, and (Tomcat,
+# ZooKeeper) on a second instance of the same server started with JFR.
+SERVERS_DIR = os.path.join(ROOT, "tools", "servers")
+SERVER_SECONDS = float(os.environ.get("BENCH_SERVER_SECONDS", "5"))
+SERVER_WARMUP = 2       # seconds of load on each instance before the rounds
+SERVERS = [
+    {"module": "postgres", "cls": "Postgres", "system_wide": True,
+     "about": "PostgreSQL 15, `pgbench -c 8 -j 2` (TPC-B like, scale 2) over TCP"},
+    {"module": "mariadb", "cls": "MariaDB",
+     "about": "MariaDB 10.11, `sysbench oltp_read_write` with 16 threads (4 tables of 10 000 rows)"},
+    {"module": "tomcat", "cls": "Tomcat", "jfr": True,
+     "about": "Tomcat 10.1, `wrk -t2 -c16` on a servlet that takes one shared `ReentrantLock`"},
+    # ZkLoad's JVM start and its 4 sessions take about 1.5 s of its time.
+    {"module": "zookeeper", "cls": "ZooKeeper", "jfr": True, "extra_s": 1,
+     "about": "ZooKeeper 3.8 standalone, `ZkLoad`: 16 threads over 4 sessions, synchronous "
+     "setData/getData and ephemeral create + delete"},
+    {"module": "memcached", "cls": "Memcached",
+     "about": "memcached 1.6 (4 threads), `memcaslap -T 2 -c 32` (9 gets to 1 set)"},
+]
+
+
+def run_load(server, seconds):
+    """One run of SERVER's load client for about SECONDS, to its end; its
+    throughput as it reports it."""
+    p = server.load(seconds)
+    try:
+        p.wait(timeout=seconds + 60)
+    except subprocess.TimeoutExpired:
+        server.end_load(p)
+        raise RuntimeError(f"{server.name}: the load client ran {seconds + 60:.0f} s, past its {seconds} s")
+    out = server.load_output(p)
+    if p.returncode:
+        raise RuntimeError(f"{server.name}: the load client exited {p.returncode}: {out.strip()[-400:]}")
+    return server.throughput(out)
+
+
+def server_overhead(spec):
+    """SPEC's server started once (and, with JFR, a second instance), warmed
+    up, then ROUNDS rounds of: load untraced, load under parktrace (-p the
+    server's processes, or system-wide where they come and go), load on the
+    JFR instance. Ratios pair each traced run with the same round's
+    untraced one."""
+    if SERVERS_DIR not in sys.path:
+        sys.path.insert(0, SERVERS_DIR)
+    cls = getattr(importlib.import_module(spec["module"]), spec["cls"])
+    seconds = SERVER_SECONDS + spec.get("extra_s", 0)
+    res = {"server": cls.name, "about": spec["about"], "seconds": seconds, "unit": cls.throughput_unit,
+           "system_wide": bool(spec.get("system_wide"))}
+    rec = os.path.join(TMP, f"{cls.name}.jfr")
+    try:
+        with contextlib.ExitStack() as stack:
+            t0 = time.time()
+            s = stack.enter_context(cls())
+            instances = [s]
+            if spec.get("jfr"):
+                jfr_s = stack.enter_context(cls(jvm_flags=[
+                    f"-XX:StartFlightRecording:filename={rec},dumponexit=true,settings={JFC}"]))
+                instances.append(jfr_s)
+            log(f"servers: {cls.name} ready in {time.time() - t0:.1f} s; warm-up")
+            for inst in instances:
+                run_load(inst, SERVER_WARMUP)
+            target = [] if spec.get("system_wide") else ["-p", ",".join(map(str, s.pids()))]
+            res["pt_cmd"] = " ".join(["parktrace"] + PT_RUN[1:] + target)
+            runs = [("untraced", s, None), ("parktrace", s, Variant("parktrace", PT_RUN + target))]
+            if BASELINE_VARIANT:
+                runs.append((BASELINE_VARIANT, s, Variant(BASELINE_VARIANT, VARIANTS[BASELINE_VARIANT]().cmd + target)))
+            if spec.get("jfr"):
+                runs.append(("JFR", jfr_s, None))
+            raw = {name: [] for name, _, _ in runs}
+            for rnd in range(ROUNDS):
+                for name, inst, tracer in runs:
+                    if tracer:
+                        tracer.start()
+                    try:
+                        raw[name].append(run_load(inst, seconds))
+                    finally:
+                        if tracer:
+                            tracer.stop()
+                    log(f"servers: {cls.name} round {rnd + 1}/{ROUNDS}: {name} {raw[name][-1]:.0f}/s")
+        # Stopped: the JFR instance has written its recording (dumponexit).
+        if spec.get("jfr"):
+            if not os.path.exists(rec) or os.path.getsize(rec) == 0:
+                raise RuntimeError(f"{cls.name}: JFR wrote no recording at {rec}")
+            res["jfr_mb"] = os.path.getsize(rec) / 2 ** 20
+            os.unlink(rec)
+    except Exception as e:      # one server's failure leaves the others' rows
+        log(f"servers: {cls.name} failed: {e}")
+        res["error"] = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+        return res
+    base = raw["untraced"]
+    res["untraced_ops"] = base
+    res["rows"] = []
+    for name, _, tracer in runs[1:]:
+        ratios = [a / b for a, b in zip(raw[name], base)]
+        res["rows"].append({"variant": name, "median": statistics.median(ratios), "min": min(ratios),
+                            "max": max(ratios), "ops": raw[name], "stats": tracer.stats if tracer else []})
+    return res
+
+
+def servers():
+    return [server_overhead(spec) for spec in SERVERS if selected("servers " + spec["module"])]
+
+
 def idle_cost():
     """Start-up (a 1 s run) and steady state (the rest of a 30 s run)."""
     def run(seconds):
@@ -830,6 +939,8 @@ def write(results, path):
             targets += check(ov["label"], by)
         if BASELINE_VARIANT in by:
             targets += against_baseline(ov, by)
+    if "servers" in results:
+        write_servers(L, results)
     if "idle" in results:
         idle = results["idle"]
         L.append("\n## Idle system, traced system-wide\n")
@@ -955,6 +1066,54 @@ def write(results, path):
     return targets
 
 
+def write_servers(L, results):
+    """The real servers' section: per server, each variant's ratio to the
+    same round's untraced run, and the raw rates."""
+    L.append("\n## Real servers\n")
+    first = next((r for r in results["servers"] if "error" not in r), {})
+    L.append("The real-server suite (`tools/servers/`, `docs/servers.md`): Debian's servers on loopback, "
+             "each started once for the section, warmed up with "
+             f"{SERVER_WARMUP} s of load, then loaded round after round by their own clients "
+             f"(about {first.get('seconds', SERVER_SECONDS):g} s a run; ZooKeeper's client is given 1 s "
+             "more for its JVM start and sessions), untraced, then under `parktrace -i 1s -o /dev/null -p PIDS` "
+             "(the server's processes; PostgreSQL's system-wide, as it forks a backend for each of "
+             "pgbench's connections after parktrace has started), started 2 s before the load as above, "
+             "and for Tomcat and ZooKeeper on a second instance of the server started with JFR "
+             "(the `JFR` settings above: `jdk.ThreadPark` and `jdk.JavaMonitorEnter`, threshold 0, stacks), "
+             "alive beside the first for the whole section. Throughput is the load client's own report "
+             "(pgbench's tps, sysbench's transactions per second, wrk's Requests/sec, memcaslap's TPS, "
+             "ZkLoad's operations per second); each traced run is divided by the same round's untraced "
+             "one. Server, load client and tracer share the 2 CPUs; parktrace CPU is over its whole "
+             "life, its 2 s start included.\n")
+    L.append("| server | load | variant | throughput ratio (median) | min | max | untraced /s (median) | "
+             "traced /s (median) | tracer CPU % of one core | tracer peak RSS |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    for r in results["servers"]:
+        if "error" in r:
+            L.append(f"| {r['server']} | {r['about']} | not run: {r['error'].replace('|', '/')} "
+                     "| - | - | - | - | - | - | - |")
+            continue
+        for i, v in enumerate(r["rows"]):
+            st = v["stats"]
+            cpu = f"{statistics.median(x['cpu_pct'] for x in st):.2f}" if st else "-"
+            rss = f"{max(x['rss_kb'] for x in st) / 1024:.1f} MiB" if st else "-"
+            how = v["variant"] + (" (system-wide)" if r["system_wide"] and v["variant"] != "JFR" else "")
+            head = f"| {r['server']} | {r['about']}; {r['unit']} |" if i == 0 else "| | |"
+            L.append(f"{head} {how} | {v['median']:.3f} | {v['min']:.3f} | {v['max']:.3f} | "
+                     f"{statistics.median(r['untraced_ops']):.0f} | {statistics.median(v['ops']):.0f} | "
+                     f"{cpu} | {rss} |")
+    L.append("")
+    for r in results["servers"]:
+        if "error" in r:
+            continue
+        line = f"{r['server']}, raw rate per round: untraced " + ", ".join(f"{x:.0f}" for x in r["untraced_ops"])
+        for v in r["rows"]:
+            line += f"; {v['variant']} " + ", ".join(f"{x:.0f}" for x in v["ops"])
+        if "jfr_mb" in r:
+            line += f" (JFR's recording of all rounds: {r['jfr_mb']:.1f} MiB)"
+        L.append(line + ".\n")
+
+
 NOTES = open(os.path.join(ROOT, "tools", "bench", "notes.md")).read()
 
 
@@ -966,6 +1125,8 @@ if __name__ == "__main__":
     if os.geteuid() != 0:
         sys.exit("bench: needs root")
     results = {"overhead": [overhead(w) for w in WORKLOADS if selected(w["label"])]}
+    if any(selected("servers " + spec["module"]) for spec in SERVERS):
+        results["servers"] = servers()
     if selected("idle"):
         log("idle system")
         results["idle"] = idle_cost()

@@ -79,6 +79,16 @@ def as_user(name):
     return drop
 
 
+def report_value(what, pattern, output):
+    """The last match of PATTERN's first group in a load client's OUTPUT, as
+    a float; ServerError if there is none."""
+    import re
+    found = re.findall(pattern, output, re.M)
+    if not found:
+        raise ServerError(f"{what}: no throughput in the load client's output: {output.strip()[-400:]}")
+    return float(found[-1])
+
+
 def children(pid):
     """PIDs of PID's child processes."""
     try:
@@ -122,6 +132,14 @@ class Server:
         """The processes to trace: the server, or for a multi-process
         server those that serve the load."""
         return [self.proc.pid]
+
+    # What the load client's report counts, per second (the bench's unit).
+    throughput_unit = "operations/s"
+
+    def throughput(self, output):
+        """The load client's own throughput figure, from OUTPUT (what
+        end_load or load_output returned); ServerError if it has none."""
+        raise NotImplementedError
 
     def graceful_signal(self):
         return signal.SIGTERM

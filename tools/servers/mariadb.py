@@ -8,7 +8,7 @@ prepares 4 tables of 10 000 rows, then runs oltp_read_write with 16
 threads over the socket."""
 import time
 
-from common import Server, ServerError, run
+from common import Server, ServerError, report_value, run
 
 TABLES = 4
 TABLE_SIZE = 10000
@@ -70,6 +70,12 @@ class MariaDB(Server):
             if time.time() > deadline:
                 raise ServerError(f"mariadb: sysbench's {THREADS} threads did not connect within 20 s")
             time.sleep(0.1)
+
+    throughput_unit = "transactions/s (sysbench)"
+
+    def throughput(self, output):
+        """sysbench's `transactions: N (R per sec.)`."""
+        return report_value("mariadb", r"^\s*transactions:\s+\d+\s+\(([0-9.]+) per sec\.\)", output)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ memcaslap runs 2 threads with 32 concurrent connections of gets and sets
 (its default mix: 9 gets to 1 set) for the load's time."""
 import time
 
-from common import Server, ServerError
+from common import Server, ServerError, report_value
 
 THREADS = 4
 
@@ -45,6 +45,12 @@ class Memcached(Server):
             if time.time() > deadline:
                 raise ServerError("memcached: memcaslap's 32 connections did not come up within 20 s")
             time.sleep(0.1)
+
+    throughput_unit = "gets and sets/s (memcaslap TPS)"
+
+    def throughput(self, output):
+        """memcaslap's final `Run time: Ts Ops: N TPS: R ...`."""
+        return report_value("memcached", r"^Run time: \S+ Ops: \d+ TPS: ([0-9.]+)", output)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ clients are connected."""
 import signal
 import time
 
-from common import Server, ServerError, as_user, children, run
+from common import Server, ServerError, as_user, children, report_value, run
 
 BIN = "/usr/lib/postgresql/15/bin"
 SCALE = 2
@@ -72,6 +72,12 @@ class Postgres(Server):
 
     def pids(self):
         return [self.proc.pid] + children(self.proc.pid)
+
+    throughput_unit = "transactions/s (pgbench tps)"
+
+    def throughput(self, output):
+        """pgbench's `tps = N (without initial connection time)`."""
+        return report_value("postgres", r"^tps = ([0-9.]+)", output)
 
     def graceful_signal(self):
         return signal.SIGINT      # fast shutdown

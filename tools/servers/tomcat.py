@@ -14,7 +14,7 @@ import signal
 import time
 import urllib.request
 
-from common import JAVA, Server, ServerError, compile_java
+from common import JAVA, Server, ServerError, compile_java, report_value
 
 HOME = "/usr/share/tomcat10"
 SERVLET_API = "/usr/share/java/tomcat10-servlet-api.jar"
@@ -85,6 +85,12 @@ class Tomcat(Server):
 
     def graceful_signal(self):
         return signal.SIGTERM
+
+    throughput_unit = "requests/s (wrk)"
+
+    def throughput(self, output):
+        """wrk's `Requests/sec: N`."""
+        return report_value("tomcat", r"^Requests/sec:\s+([0-9.]+)", output)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ jvm_flags argument."""
 import os
 import time
 
-from common import JAVA, Server, ServerError, compile_java
+from common import JAVA, Server, ServerError, compile_java, report_value
 
 CP = "/usr/share/java/zookeeper.jar"
 THREADS = 16
@@ -55,6 +55,13 @@ class ZooKeeper(Server):
                                   f"{self.load_output(p)[-400:]}")
             time.sleep(0.1)
         return p
+
+    throughput_unit = "requests/s (ZkLoad)"
+
+    def throughput(self, output):
+        """ZkLoad's `ops_per_sec N`: requests completed over the time its
+        threads ran (sessions connected)."""
+        return report_value("zookeeper", r"^ops_per_sec ([0-9.]+)", output)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ import org.apache.zookeeper.ZooKeeper;
  * SESSIONS client sessions, each in a loop of synchronous requests on a few
  * shared znodes (setData on one of 4 nodes, getData, and every 8th round
  * an ephemeral sequential create and its delete) for SECONDS. Writes pass
- * through the server's whole request pipeline. Prints `ops N` at the end.
+ * through the server's whole request pipeline. Prints `ops N` at the end,
+ * then `ops_per_sec R` (over the time its threads ran).
  * usage: ZkLoad HOST:PORT THREADS SESSIONS SECONDS
  */
 public class ZkLoad {
@@ -38,6 +39,7 @@ public class ZkLoad {
             }
         }
         AtomicLong ops = new AtomicLong();
+        long t0 = System.nanoTime();
         Thread[] ts = new Thread[threads];
         for (int t = 0; t < threads; t++) {
             ZooKeeper zk = zks[t % sessions];
@@ -71,6 +73,7 @@ public class ZkLoad {
         for (Thread t : ts)
             t.join();
         System.out.println("ops " + ops.get());
+        System.out.printf("ops_per_sec %.1f%n", ops.get() / ((System.nanoTime() - t0) / 1e9));
         for (ZooKeeper zk : zks)
             zk.close();
     }
