@@ -106,9 +106,8 @@ def fork_join_csp_follows_the_parallel_work():
     # its CSP is join_wait / (alive - idle). parktrace sees less: HotSpot
     # spins before a monitor blocks (up to ~15% of short entry waits), and
     # its working time adds the JVM's start-up (a few % of 3 s x 5 threads).
-    # It also sees more: the workers' re-entries into the monitor after
-    # Object.wait, which the workload cannot time apart from the wait (with
-    # long work, when the join waits are few, some 0.003 of CSP).
+    # The workers' re-entries into the monitor after Object.wait are part of
+    # the wait for both (jvm-wait rows, idle), as the workload times them.
     csps = []
     for work_us in ("4000", "1000", "250"):
         wl, reports = traced(java("ForkJoinCycle", "3", work_us))
