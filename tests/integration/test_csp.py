@@ -99,6 +99,21 @@ def one_thread_alone_makes_no_rows():
 
 
 @test
+def ten_workers_csp_is_their_share_of_waiting():
+    # Free Lunch's "ten workers": 10 threads each hold the lock 100 us and
+    # work 400 us outside it, so each spends about half its time waiting:
+    # CSP is that share (about 0.5), not 5 thread-seconds per second. The
+    # workload times its own lock() calls and lives; on 2 cores the workers
+    # also queue for a CPU, which both count as working time.
+    wl, reports = traced([PINGPONG, "-s", "3", "-t", "10", "-h", "100", "-o", "400"])
+    rows = [b for b in final_of(reports)["blockers"] if b["class"] == "pthread_mutex"]
+    check(len(rows) == 1 and rows[0]["csp"] is not None, f"no one mutex row with a CSP: {rows}")
+    ref = wl["lock_ns"] / wl["alive_ns"]
+    check(0.3 <= ref <= 0.8, f"the workers did not wait about half their time: {wl}")
+    within(rows[0]["csp"], ref, 0.05, "ten workers' CSP against their own share of time in lock()")
+
+
+@test
 def fork_join_csp_follows_the_parallel_work():
     # Free Lunch's Fig. 3: a master and 4 workers, one monitor, wait/notifyAll;
     # each worker merges its result under the monitor (a fixed 200 us). The

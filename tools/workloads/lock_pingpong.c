@@ -4,11 +4,13 @@
  * sleep is idle time, metrics.md), so the players need a core each. Prints
  * {"rounds":N,"lock_ns":N,"alive_ns":N} at the end, lock_ns being the time
  * both threads spent in pthread_mutex_lock and alive_ns their lifetimes.
- * With -t 1 a single thread locks alone: nothing ever waits.
+ * With -t 1 a single thread locks alone: nothing ever waits. With -t N
+ * (up to 16) and -o OUT_US, N workers each also work OUT_US (spinning)
+ * outside the lock: Free Lunch's "ten workers" case.
  * The other threads only sleep, which must not change the CSP: main waits
  * in pthread_join, or with -m sleep first in nanosleep until the players'
  * end; -e N adds N threads idle in epoll_wait until then.
- * usage: lock_pingpong [-s SECONDS] [-h HOLD_US] [-t 1|2] [-m join|sleep] [-e N] */
+ * usage: lock_pingpong [-s SECONDS] [-h HOLD_US] [-t N] [-o OUT_US] [-m join|sleep] [-e N] */
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/epoll.h>
@@ -25,7 +27,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t deadline;
 static _Atomic uint64_t rounds, lock_ns, alive_ns;
-static long hold_us = 500;
+static long hold_us = 500, out_us = 0;
 
 static void spin_us(long us)
 {
@@ -45,6 +47,7 @@ static void *player(void *arg)
         spin_us(hold_us);
         rounds++;
         pthread_mutex_unlock(&lock);
+        spin_us(out_us);
     }
     alive_ns += now_ns() - born;
     return NULL;
@@ -74,7 +77,9 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "-h") == 0)
             hold_us = atol(argv[i + 1]);
         else if (strcmp(argv[i], "-t") == 0)
-            players = atoi(argv[i + 1]) == 1 ? 1 : 2;
+            players = atoi(argv[i + 1]) < 1 ? 1 : atoi(argv[i + 1]) > 16 ? 16 : atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "-o") == 0)
+            out_us = atol(argv[i + 1]);
         else if (strcmp(argv[i], "-m") == 0)
             main_sleeps = strcmp(argv[i + 1], "sleep") == 0;
         else if (strcmp(argv[i], "-e") == 0)
@@ -83,7 +88,7 @@ int main(int argc, char **argv)
     /* The players stop themselves; meanwhile main waits in pthread_join, a
      * wait-role wait, or sleeps first: idle either way. */
     deadline = now_ns() + (uint64_t)(seconds * 1e9);
-    pthread_t t[2], idle[64];
+    pthread_t t[16], idle[64];
     for (int i = 0; i < idlers; i++)
         pthread_create(&idle[i], NULL, idler, NULL);
     for (int i = 0; i < players; i++)
