@@ -66,6 +66,14 @@ struct {
  * once per sleep. */
 __u32 procs_gen = 1;
 
+/* A sleep that began at START ends at NOW, in its process's entry PR. */
+static __always_inline void sleep_ended(struct pt_proc *pr, __u64 start, __u64 now)
+{
+    __sync_fetch_and_add(&pr->slept_ns, now - start);
+    __sync_fetch_and_add(&pr->sleep_starts_ns, -start);
+    __sync_fetch_and_add(&pr->sleepers, -1);
+}
+
 /* Thread T of process TGID is switched out in an interruptible sleep that
  * is no futex wait (nanosleep, epoll_wait, poll, accept, a socket read):
  * idle time for CSP's working time, when its process is registered. The
@@ -76,22 +84,19 @@ static __always_inline void idle_sleep_begin(struct task_struct *t, __u32 tgid, 
     if (!w)
         return;
     __u32 gen = procs_gen;
+    if (w->watch_gen == gen && !w->watched)
+        return;
+    struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
     if (w->watch_gen != gen) {
         __u32 tid = t->pid;
         w->watch_gen = gen;
-        w->watched = bpf_map_lookup_elem(&procs, &tgid) && !bpf_map_lookup_elem(&uncounted, &tid);
+        w->watched = pr && !bpf_map_lookup_elem(&uncounted, &tid);
     }
-    if (!w->watched)
+    if (!w->watched || !pr)
         return;
-    struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
-    if (!pr)
-        return;
-    if (w->sleep_start) {
-        /* The switch that ended the last one never reached us: ended now. */
-        __sync_fetch_and_add(&pr->slept_ns, now - w->sleep_start);
-        __sync_fetch_and_add(&pr->sleep_starts_ns, -w->sleep_start);
-        __sync_fetch_and_add(&pr->sleepers, -1);
-    }
+    /* The switch that ended the last one never reached us: ended now. */
+    if (w->sleep_start)
+        sleep_ended(pr, w->sleep_start, now);
     w->sleep_start = now;
     __sync_fetch_and_add(&pr->sleep_starts_ns, now);
     __sync_fetch_and_add(&pr->sleepers, 1);
@@ -103,11 +108,8 @@ static __always_inline void idle_sleep_end(struct pt_wait *w, __u32 tgid, __u64 
     __u64 start = w->sleep_start;
     w->sleep_start = 0;
     struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
-    if (!pr)
-        return;
-    __sync_fetch_and_add(&pr->slept_ns, now - start);
-    __sync_fetch_and_add(&pr->sleep_starts_ns, -start);
-    __sync_fetch_and_add(&pr->sleepers, -1);
+    if (pr)
+        sleep_ended(pr, start, now);
 }
 
 SEC("tp_btf/sched_process_exit")

@@ -96,7 +96,7 @@ static bool kernel_unwound(int stack_id)
 }
 
 static struct entry *lookup(struct stacks *s, uint32_t slot, int tgid, int stack_id);
-static void unname(struct entry *e);
+static void rename_entry(struct stacks *s, struct entry *e);
 static void name_java(struct stacks *s, int tgid, const struct pt_sample *smp, const uint64_t *fps, struct entry *e);
 
 /* A kernel-unwound stack is the same under every blocker: it is loaded and
@@ -140,8 +140,8 @@ void stacks_name_kernel_stack(struct stacks *s, int tgid, int stack_id)
     struct entry *e = lookup(s, KSTACK_TEMPLATE, tgid, stack_id);
     if (e->lost) {      /* stored again: this time it is there */
         load_ustack(s, e);
-        if (e->pcs && e->named)
-            unname(e);
+        if (e->pcs)
+            rename_entry(s, e);
     }
 }
 

@@ -237,7 +237,13 @@ static void add_idle(struct idle_list *l, int pid, uint64_t ns)
     l->v[l->n++].ns = ns;
 }
 
-static uint64_t idle_of(const struct idle_list *l, int pid);
+static uint64_t idle_of(const struct idle_list *l, int pid)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i].pid == pid)
+            return l->v[i].ns;
+    return 0;
+}
 
 /* PID's thread time alive, and the idle part of it (metrics.md, CSP: its
  * idle sleeps, measured by the kernel, and its wait-role waits), in the
@@ -251,14 +257,6 @@ static bool process_time(struct collector *c, const struct idle_list *idle, int 
     uint64_t all = sleep + idle_of(idle, pid);
     *idle_ns = all < *alive ? all : *alive;
     return true;
-}
-
-static uint64_t idle_of(const struct idle_list *l, int pid)
-{
-    for (int i = 0; i < l->n; i++)
-        if (l->v[i].pid == pid)
-            return l->v[i].ns;
-    return 0;
 }
 
 /* One interval's CSP of B's lock (ROW; none, that is 0, when NULL) for its
@@ -408,8 +406,8 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
 static bool unwoken(const struct pt_slot *s)
 {
     uint64_t woken = s->ends[PT_END_WOKEN];
-    return woken * 2 < woken + s->ends[PT_END_TIMEOUT] + s->ends[PT_END_INTERRUPTED] ||
-           woken + s->ends[PT_END_TIMEOUT] + s->ends[PT_END_INTERRUPTED] == 0;
+    uint64_t ended = woken + s->ends[PT_END_TIMEOUT] + s->ends[PT_END_INTERRUPTED];
+    return woken * 2 < ended || ended == 0;
 }
 
 /* Idle housekeeping (metrics.md, "The default view"): a wait-role blocker
