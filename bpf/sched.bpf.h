@@ -3,7 +3,7 @@
  * sched_waking, hrtimer_expire_entry/exit). Included by parktrace.bpf.c after
  * slots, futex, jvm and stacks.
  *
- * Owns: the map timer_wakes; sleeping_in_futex; the programs hrtimer_entry,
+ * Owns: the map timer_wakes and hrtimer_wakeup_fn; sleeping_in_futex; the programs hrtimer_entry,
  * hrtimer_exit, sched_switch, sched_waking.
  *
  * Shared: uses waits, slots (slots.bpf.h), jvm_layouts and java_threads
@@ -35,9 +35,22 @@ struct {
     __type(value, __u32);
 } timer_wakes SEC(".maps");
 
-/* The callback of every hrtimer_sleeper; weak: without it (not in this
- * kernel's symbols) any hrtimer callback counts, as before. */
-extern const void hrtimer_wakeup __ksym __weak;
+/* The callback of every hrtimer_sleeper, looked up once by the loader with
+ * find_hrtimer_wakeup: a __ksym would make libbpf parse all of /proc/kallsyms
+ * at every start (about 70 ms of CPU). 0 (not found, or no right to read
+ * kernel addresses): any hrtimer callback counts. */
+__u64 hrtimer_wakeup_fn = 0;
+
+SEC("syscall")
+int find_hrtimer_wakeup(void *ctx)
+{
+    static const char name[] = "hrtimer_wakeup";
+    __u64 addr = 0;
+
+    if (bpf_kallsyms_lookup_name(name, sizeof(name), 0, &addr) == 0)
+        hrtimer_wakeup_fn = addr;
+    return 0;
+}
 #define PT_ANY_THREAD 0xffffffffu
 
 SEC("tp_btf/hrtimer_expire_entry")
@@ -46,12 +59,13 @@ int BPF_PROG(hrtimer_entry, struct hrtimer *timer)
     __u32 zero = 0, *v = bpf_map_lookup_elem(&timer_wakes, &zero);
     if (!v)
         return 0;
-    if (!bpf_core_type_exists(struct hrtimer_sleeper) || !&hrtimer_wakeup) {
+    __u64 sleeper_fn = hrtimer_wakeup_fn;
+    if (!bpf_core_type_exists(struct hrtimer_sleeper) || !sleeper_fn) {
         *v = PT_ANY_THREAD;
         return 0;
     }
     /* timer is the sleeper's first member */
-    *v = timer->function == (void *)&hrtimer_wakeup ?
+    *v = (__u64)timer->function == sleeper_fn ?
          BPF_CORE_READ((struct hrtimer_sleeper *)timer, task, pid) : 0;
     return 0;
 }

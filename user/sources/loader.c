@@ -107,6 +107,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bpf_program__set_autoload(skel->progs.sched_waking, sched);
     bpf_program__set_autoload(skel->progs.hrtimer_entry, sched);
     bpf_program__set_autoload(skel->progs.hrtimer_exit, sched);
+    bpf_program__set_autoload(skel->progs.find_hrtimer_wakeup, sched);
     skel->rodata->follow_children = follow;
     skel->rodata->cfi_unwind = o->unwind == PT_UNWIND_CFI;
     bpf_program__set_autoload(skel->progs.exec_unwind, o->unwind == PT_UNWIND_CFI);
@@ -152,6 +153,13 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->uncounted_fd = bpf_map__fd(skel->maps.uncounted);
     for (int i = 0; i < o->npids; i++)
         tracer_add_pid(t, o->pids[i]);
+
+    if (sched) {
+        /* Tells the timer probe which expiring timers wake a sleeping thread;
+         * on failure every timer does, a coarser but safe rule. */
+        LIBBPF_OPTS(bpf_test_run_opts, run);
+        bpf_prog_test_run_opts(bpf_program__fd(skel->progs.find_hrtimer_wakeup), &run);
+    }
 
     err = parktrace_bpf__attach(skel);
     if (err) {

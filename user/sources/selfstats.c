@@ -69,6 +69,9 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
         struct bpf_prog_info info = {0};
         uint32_t len = sizeof(info);
         int fd = bpf_program__fd(prog);
+        /* a syscall program runs once at load, not per event */
+        if (bpf_program__type(prog) == BPF_PROG_TYPE_SYSCALL)
+            continue;
         if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
             continue;
         fprintf(f, " %s=%" PRIu64 "x%" PRIu64 "ns", bpf_program__name(prog), (uint64_t)info.run_cnt,
