@@ -148,7 +148,8 @@ static void model(struct pt_model *m, enum pt_report_type type, int nrows, int n
     m->wall = (struct timespec){1700000003, 789000000};
     m->window_ns = type == PT_REPORT_INTERVAL ? 1000000000ULL : 3010000000ULL;
     m->totals = (struct pt_totals){.waits = 5132, .blockers = 9, .dropped_events = 3, .dropped_stacks = 1,
-                                   .stacks = 17, .truncated_stacks = 2};
+                                   .stacks = 17, .truncated_stacks = 2,
+                                   .live_blockers = 7, .recycled_blockers = 60000};
     m->sees_fast_parks = type == PT_REPORT_FINAL;
     m->rows = rows;
     m->nrows = nrows;

@@ -99,6 +99,8 @@ struct pt_totals {
     uint64_t waits, blockers;             /* in the window, printed or not */
     uint64_t dropped_events, dropped_stacks;
     uint64_t stacks, truncated_stacks;    /* waiter stacks so far, and those cut short */
+    uint64_t live_blockers;               /* in the kernel's table now */
+    uint64_t recycled_blockers;           /* let go since the start, kept in their sites */
 };
 
 struct pt_model {

@@ -568,9 +568,11 @@ static void recycle(struct collector *c, uint64_t now)
     bool full = n >= nslots / 2;
     int index_fd = bpf_map__fd(c->t->skel->maps.slot_index), free_fd = bpf_map__fd(c->t->skel->maps.free_slots);
     int ready = 0;
+    uint32_t live = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct pt_slot *s = &c->t->slots[i];
         int64_t parked = __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE);
+        live += !c->retiring[i] && slot_valid(s);
         if (c->retiring[i] == 1) {
             if (now - c->retiring_since[i] >= RECYCLE_GRACE_NS && parked == 0) {
                 retire_member(c, i, now);
@@ -583,6 +585,7 @@ static void recycle(struct collector *c, uint64_t now)
             c->retiring_since[i] = now;
         }
     }
+    c->live_blockers = live;
     if (!ready)
         return;
     retire_entries(c);
@@ -739,6 +742,8 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
                                drops[PT_DROP_STACKAGG] + drops[PT_DROP_EXECS];
     r->totals.dropped_stacks = drops[PT_DROP_STACKS] + drops[PT_DROP_SAMPLES] + stacks_lost(c->stacks);
     stacks_tally(c->stacks, c->t->stack_time_fd, &r->totals.stacks, &r->totals.truncated_stacks);
+    r->totals.live_blockers = c->live_blockers;
+    r->totals.recycled_blockers = c->retired.count;
     if (what & MODEL_STACKS) {
         model_stacks(c, r, &raw, what & MODEL_WAKERS);
         wakers_free(&raw);

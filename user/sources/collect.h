@@ -61,6 +61,7 @@ struct collector {
     uint8_t *retiring;
     uint64_t *retiring_since;
     struct retired retired;    /* what the recycled blockers counted */
+    uint32_t live_blockers;    /* published slots not being recycled, at the last tick */
 };
 
 void collector_init(struct collector *c, struct tracer *t, struct pt_services *sv, struct stacks *stacks,

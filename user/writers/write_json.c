@@ -116,8 +116,10 @@ int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
     write_time(f, m->wall);
     fprintf(f, ",\"window_ns\":%" PRIu64, m->window_ns);
     fprintf(f, ",\"totals\":{\"waits\":%" PRIu64 ",\"blockers\":%" PRIu64 ",\"dropped_events\":%" PRIu64
-               ",\"dropped_stacks\":%" PRIu64 ",\"stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64 "}",
-            t->waits, t->blockers, t->dropped_events, t->dropped_stacks, t->stacks, t->truncated_stacks);
+               ",\"dropped_stacks\":%" PRIu64 ",\"stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
+               ",\"live_blockers\":%" PRIu64 ",\"recycled_blockers\":%" PRIu64 "}",
+            t->waits, t->blockers, t->dropped_events, t->dropped_stacks, t->stacks, t->truncated_stacks,
+            t->live_blockers, t->recycled_blockers);
     fputs(",\"blockers\":[", f);
     for (int i = 0; i < m->nrows; i++) {
         if (i)
