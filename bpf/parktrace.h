@@ -13,6 +13,7 @@
 #define PT_STACK_SAMPLE 8192    /* bytes of user stack copied once per (process, stack) */
 #define PT_STACK_CHUNK 512
 #define PT_MAX_FRAMES 127
+#define PT_MAX_SAMPLES 2048   /* stack copies waiting for user space (samples) */
 
 enum pt_kind {
     PT_KIND_FUTEX = 0,

@@ -32,7 +32,7 @@ struct {
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(map_flags, BPF_F_NO_PREALLOC);
-    __uint(max_entries, 2048);
+    __uint(max_entries, PT_MAX_SAMPLES);
     __type(key, struct pt_sample_key);
     __type(value, struct pt_sample);
 } samples SEC(".maps");

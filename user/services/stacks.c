@@ -8,6 +8,7 @@
 
 #include "../bpf/parktrace.h"
 #include "jvm_frames.h"
+#include "map_dump.h"
 #include "monotonic.h"
 #include "procmaps.h"
 #include "services.h"
@@ -61,6 +62,7 @@ struct stacks {
     struct stacks_java_namer java_namer;
     struct pt_services *sv;   /* maps, symbols and unwinding */
     uint64_t tally_n, tally_truncated;
+    struct map_dump tally_dump;   /* the stack table, read for the tally */
     uint64_t lost;            /* kernel-unwound stacks gone before they could be copied */
     uint64_t namings;         /* stacks named so far: each naming's pt_stack.naming */
 };
@@ -480,28 +482,18 @@ int stacks_canonical(struct stacks *s, uint32_t slot, int tgid, int stack_id)
 
 void stacks_tally(struct stacks *s, int stack_time_fd, uint64_t *stacks, uint64_t *truncated)
 {
-    struct pt_stack_key keys[512];
-    uint32_t count;
-    uint64_t batch = 0;
-    bool more = true;
-    LIBBPF_OPTS(bpf_map_batch_opts, opts);
-
-    /* Only keys are needed; the values land in a scratch buffer. */
-    static struct pt_stack_val vals[512];   /* scratch */
-    for (int round = 0; more && round < 1024; round++) {
-        count = 512;
-        int err = bpf_map_lookup_batch(stack_time_fd, round ? &batch : NULL, &batch, keys, vals, &count, &opts);
-        more = err == 0;
-        for (uint32_t i = 0; i < count; i++) {
-            if (keys[i].stack_id < 0)
-                continue;
-            struct entry *e = lookup(s, keys[i].slot, (int)keys[i].tgid, keys[i].stack_id);
-            if (e->tallied)
-                continue;
-            e->tallied = true;
-            s->tally_n++;
-            s->tally_truncated += e->truncated;
-        }
+    /* Only keys are needed; the values land in the scratch dump too. */
+    map_dump(stack_time_fd, sizeof(struct pt_stack_key), sizeof(struct pt_stack_val), &s->tally_dump);
+    const struct pt_stack_key *keys = s->tally_dump.keys;
+    for (uint32_t i = 0; i < s->tally_dump.n; i++) {
+        if (keys[i].stack_id < 0)
+            continue;
+        struct entry *e = lookup(s, keys[i].slot, (int)keys[i].tgid, keys[i].stack_id);
+        if (e->tallied)
+            continue;
+        e->tallied = true;
+        s->tally_n++;
+        s->tally_truncated += e->truncated;
     }
     *stacks = s->tally_n;
     *truncated = s->tally_truncated;
@@ -525,6 +517,7 @@ void stacks_free(struct stacks *s)
         }
     }
     free(s->retry);
+    map_dump_free(&s->tally_dump);
     for (int h = 0; h < CANON_BUCKETS; h++)
         for (struct canon *c = s->canon[h], *next; c; c = next) {
             next = c->next;

@@ -316,44 +316,13 @@ static void comm_of(struct collector *c, int tgid, const struct blocker *b, char
     snprintf(out, PT_MODEL_COMM, "%s", p->comm[0] ? p->comm : b->comm);
 }
 
-/* The kernel's table of wait time per (blocker, process, waiter stack), in
- * its own order. */
-struct stack_times {
-    struct { struct pt_stack_key k; struct pt_stack_val v; } *e;
-    int n, cap;
-};
-
-static void read_stack_times(int fd, struct stack_times *st)
-{
-    struct pt_stack_key key, next;
-    struct pt_stack_val val;
-    bool first = true;
-    st->n = 0;
-    while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-        first = false;
-        key = next;
-        if (bpf_map_lookup_elem(fd, &key, &val))
-            continue;
-        if (st->n == st->cap) {
-            st->cap = st->cap ? 2 * st->cap : 256;
-            st->e = realloc(st->e, (size_t)st->cap * sizeof(*st->e));
-            if (!st->e) {
-                fprintf(stderr, "parktrace: out of memory for the stack table\n");
-                exit(1);
-            }
-        }
-        st->e[st->n].k = key;
-        st->e[st->n++].v = val;
-    }
-}
-
 /* The model's stacks: each waiter stack with its own waits (no waker seen)
  * and all of them (its waits with a known waker, which the kernel charges
  * to the (waiter, waker) pair instead, added back); with MODEL_WAKERS the
  * pairs too, in the waker table's order. */
 static void model_stacks(struct collector *c, struct pt_model *m, const struct wakers *w, bool pairs)
 {
-    struct stack_times st = {0};
+    struct map_dump st = {0};
     m->has_stacks = true;
     for (int i = 0; pairs && i < w->n; i++) {
         const struct pt_waker_key *k = &w->e[i].k;
@@ -369,10 +338,13 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
         mw->count = w->e[i].count;
         mw->ns = w->e[i].ns;
     }
-    read_stack_times(c->t->stack_time_fd, &st);
-    for (int i = 0; i < st.n; i++) {
-        const struct pt_stack_key *key = &st.e[i].k;
-        uint64_t count = st.e[i].v.count, ns = st.e[i].v.ns;
+    /* The kernel's table of wait time per (blocker, process, waiter stack),
+     * in its own order. */
+    map_dump(c->t->stack_time_fd, sizeof(struct pt_stack_key), sizeof(struct pt_stack_val), &st);
+    for (uint32_t i = 0; i < st.n; i++) {
+        const struct pt_stack_key *key = (const struct pt_stack_key *)st.keys + i;
+        const struct pt_stack_val *own = (const struct pt_stack_val *)st.vals + i;
+        uint64_t count = own->count, ns = own->ns;
         for (int j = 0; j < w->n; j++) {
             const struct pt_waker_key *k = &w->e[j].k;
             if (k->slot == key->slot && k->tgid == key->tgid && k->stack_id == key->stack_id) {
@@ -389,10 +361,10 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
         ms->leaf = b->cls.cls;
         ms->count = count;
         ms->ns = ns;
-        ms->own_count = st.e[i].v.count;
-        ms->own_ns = st.e[i].v.ns;
+        ms->own_count = own->count;
+        ms->own_ns = own->ns;
     }
-    free(st.e);
+    map_dump_free(&st);
     for (int i = 0; i < c->retired.nstacks; i++)
         *model_add_stack(m) = c->retired.stacks[i];
 }
@@ -489,33 +461,24 @@ static void retire_member(struct collector *c, uint32_t i, uint64_t now)
     retired_add(&c->retired, &m);
 }
 
-/* Keys of MAP (KEY_SIZE bytes, the slot first) whose slot is being retired. */
-static void *retired_keys(struct collector *c, int fd, size_t key_size, int *n)
+/* Keeps the entries of D (KEY_SIZE and VAL_SIZE bytes, the key's slot
+ * first) whose slot is being retired; the others are not touched. */
+static void keep_retiring(const struct collector *c, struct map_dump *d, size_t key_size, size_t val_size)
 {
-    char key[64], next[64];
-    void *keys = NULL;
-    int cap = 0;
-    bool first = true;
-    *n = 0;
-    while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
-        first = false;
-        memcpy(key, next, key_size);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < d->n; i++) {
+        const char *key = (const char *)d->keys + (size_t)i * key_size;
         uint32_t slot;
         memcpy(&slot, key, sizeof(slot));
         if (slot >= c->t->nslots || c->retiring[slot] != 2)
             continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 256;
-            keys = realloc(keys, (size_t)cap * key_size);
-            if (!keys) {
-                fprintf(stderr, "parktrace: out of memory recycling blockers\n");
-                exit(1);
-            }
+        if (kept != i) {
+            memcpy((char *)d->keys + (size_t)kept * key_size, key, key_size);
+            memcpy((char *)d->vals + (size_t)kept * val_size, (const char *)d->vals + (size_t)i * val_size, val_size);
         }
-        memcpy((char *)keys + (size_t)*n * key_size, key, key_size);
-        (*n)++;
+        kept++;
     }
-    return keys;
+    d->n = kept;
 }
 
 /* One stack_time or waker_time entry of a retiring slot, VAL its weights:
@@ -536,30 +499,38 @@ static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int3
  * known waker) to the retired ones, and deletes their table entries. */
 static void retire_entries(struct collector *c)
 {
-    int n;
-    struct pt_stack_val v;
-    struct pt_stack_key *sk = retired_keys(c, c->t->stack_time_fd, sizeof(*sk), &n);
-    for (int i = 0; i < n; i++) {
-        if (bpf_map_lookup_elem(c->t->stack_time_fd, &sk[i], &v) == 0)
-            retire_stack(c, sk[i].slot, sk[i].tgid, sk[i].stack_id, &v, true);
-        bpf_map_delete_elem(c->t->stack_time_fd, &sk[i]);
+    struct map_dump *d = &c->scratch;
+    const size_t vsz = sizeof(struct pt_stack_val);
+    map_dump(c->t->stack_time_fd, sizeof(struct pt_stack_key), vsz, d);
+    keep_retiring(c, d, sizeof(struct pt_stack_key), vsz);
+    for (uint32_t i = 0; i < d->n; i++) {
+        const struct pt_stack_key *k = (const struct pt_stack_key *)d->keys + i;
+        retire_stack(c, k->slot, k->tgid, k->stack_id, (const struct pt_stack_val *)d->vals + i, true);
     }
-    free(sk);
-    struct pt_waker_key *wk = retired_keys(c, c->t->waker_time_fd, sizeof(*wk), &n);
-    for (int i = 0; i < n; i++) {
-        if (bpf_map_lookup_elem(c->t->waker_time_fd, &wk[i], &v) == 0)
-            retire_stack(c, wk[i].slot, wk[i].tgid, wk[i].stack_id, &v, false);
-        bpf_map_delete_elem(c->t->waker_time_fd, &wk[i]);
+    map_delete_keys(c->t->stack_time_fd, d->keys, sizeof(struct pt_stack_key), d->n);
+
+    map_dump(c->t->waker_time_fd, sizeof(struct pt_waker_key), vsz, d);
+    keep_retiring(c, d, sizeof(struct pt_waker_key), vsz);
+    for (uint32_t i = 0; i < d->n; i++) {
+        const struct pt_waker_key *k = (const struct pt_waker_key *)d->keys + i;
+        retire_stack(c, k->slot, k->tgid, k->stack_id, (const struct pt_stack_val *)d->vals + i, false);
     }
-    free(wk);
-    int fds[2] = {bpf_map__fd(c->t->skel->maps.thread_seen), c->t->samples_fd};
-    size_t sizes[2] = {sizeof(struct pt_thread_key), sizeof(struct pt_sample_key)};
-    for (int m = 0; m < 2; m++) {
-        char *keys = retired_keys(c, fds[m], sizes[m], &n);
-        for (int i = 0; i < n; i++)
-            bpf_map_delete_elem(fds[m], keys + (size_t)i * sizes[m]);
-        free(keys);
-    }
+    map_delete_keys(c->t->waker_time_fd, d->keys, sizeof(struct pt_waker_key), d->n);
+
+    int seen_fd = bpf_map__fd(c->t->skel->maps.thread_seen);
+    map_dump(seen_fd, sizeof(struct pt_thread_key), sizeof(uint32_t), d);
+    keep_retiring(c, d, sizeof(struct pt_thread_key), sizeof(uint32_t));
+    map_delete_keys(seen_fd, d->keys, sizeof(struct pt_thread_key), d->n);
+
+    /* Stack copies (8 KiB each) not yet unwound: a few at most, keys only,
+     * deleted after the walk (a walk from a deleted key starts over). */
+    struct pt_sample_key keys[PT_MAX_SAMPLES], next;
+    int n = 0;
+    while (n < PT_MAX_SAMPLES && !bpf_map_get_next_key(c->t->samples_fd, n ? &keys[n - 1] : NULL, &next))
+        keys[n++] = next;
+    for (int i = 0; i < n; i++)
+        if (keys[i].slot < c->t->nslots && c->retiring[keys[i].slot] == 2)
+            bpf_map_delete_elem(c->t->samples_fd, &keys[i]);
 }
 
 static void recycle(struct collector *c, uint64_t now)
@@ -759,6 +730,7 @@ void collector_free(struct collector *c)
     free(c->retiring);
     free(c->retiring_since);
     retired_free(&c->retired);
+    map_dump_free(&c->scratch);
     free(c->rows);
     free(c->sorted);
     free(c->order);

@@ -9,6 +9,7 @@
 #include "csp.h"
 #include "phases.h"
 #include "loader.h"
+#include "map_dump.h"
 #include "metrics.h"
 #include "options.h"
 #include "model.h"
@@ -62,6 +63,7 @@ struct collector {
     uint64_t *retiring_since;
     struct retired retired;    /* what the recycled blockers counted */
     uint32_t live_blockers;    /* published slots not being recycled, at the last tick */
+    struct map_dump scratch;   /* kernel tables read whole while recycling */
 };
 
 void collector_init(struct collector *c, struct tracer *t, struct pt_services *sv, struct stacks *stacks,

@@ -1,29 +1,30 @@
 #include "wakers.h"
 
-#include <bpf/bpf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "map_dump.h"
 #include "stacks.h"
 
 void wakers_read(int fd, struct wakers *w)
 {
-    struct pt_waker_key key, next;
-    struct pt_stack_val val;
-    int cap = 0;
-    bool first = true;
+    struct map_dump d = {0};
     memset(w, 0, sizeof(*w));
-    while (fd >= 0 && !bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-        first = false;
-        key = next;
-        if (bpf_map_lookup_elem(fd, &key, &val) || !val.count)
-            continue;
-        if (w->n == cap) {
-            cap = cap ? 2 * cap : 256;
-            w->e = realloc(w->e, (size_t)cap * sizeof(*w->e));
-        }
-        w->e[w->n++] = (struct waker_entry){key, val.count, val.ns};
+    if (fd < 0)
+        return;
+    map_dump(fd, sizeof(struct pt_waker_key), sizeof(struct pt_stack_val), &d);
+    w->e = malloc((size_t)(d.n ? d.n : 1) * sizeof(*w->e));
+    if (!w->e) {
+        fprintf(stderr, "parktrace: out of memory for the waker table\n");
+        exit(1);
     }
+    const struct pt_waker_key *keys = d.keys;
+    const struct pt_stack_val *vals = d.vals;
+    for (uint32_t i = 0; i < d.n; i++)
+        if (vals[i].count)
+            w->e[w->n++] = (struct waker_entry){keys[i], vals[i].count, vals[i].ns};
+    map_dump_free(&d);
 }
 
 static int by_waker(const void *a, const void *b)
