@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -27,6 +28,7 @@
 
 #define HOUSEKEEPING_NS 200000000ULL  /* unwind new stacks while their owners live */
 #define NAMED_TICK_NS 50000000ULL     /* JVM discovery among -p/-- processes */
+#define PT_NICE (-5)                  /* see main() */
 
 struct run {
     struct pt_options o;
@@ -285,6 +287,12 @@ int main(int argc, char **argv)
         discard_outputs(&r);
         return 2;
     }
+    /* Ahead of the workloads for the little CPU it uses, as auditd is: on a
+     * saturated machine a starved collector cannot recycle the kernel's
+     * tables as fast as blockers come, and they fill and drop. After the
+     * launch, so the traced command keeps its own priority. Best effort. */
+    if (setpriority(PRIO_PROCESS, 0, PT_NICE) < 0 && errno != EACCES && errno != EPERM)
+        fprintf(stderr, "parktrace: cannot raise its priority: %s\n", strerror(errno));
     int sfd = open_signals();
     int stats_fd = r.o.self_stats ? selfstats_enable() : -1;
     if (tracer_open(&r.t, &r.o, r.o.command != NULL)) {
