@@ -21,7 +21,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOADS := $(patsubst tools/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tools/workloads/*.c))
 JAVA_WORKLOADS := $(patsubst tools/workloads/%.java,$(BUILD)/java/%.class,$(wildcard tools/workloads/*.java))
 
-.PHONY: all deps demo test unit bench clean
+.PHONY: soak all deps demo test unit bench clean
 all: $(BUILD)/parktrace $(WORKLOADS) $(JAVA_WORKLOADS)
 
 deps:
@@ -71,6 +71,11 @@ test: deps
 bench: deps
 	$(MAKE) all
 	tools/bench/run.sh
+
+# An hour system-wide under the real servers and churn; not in CI (docs/soak.md).
+soak: deps
+	$(MAKE) all
+	python3 tools/soak/soak.py
 
 clean:
 	rm -rf $(BUILD) vmlinux/vmlinux.h

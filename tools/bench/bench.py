@@ -1061,9 +1061,24 @@ def write(results, path):
     for t in targets:
         L.append(f"| {t[0]} | {t[1]} | {t[2]} |")
     L.append("")
+    kept = kept_sections(path)
     with open(path, "w") as f:
-        f.write("\n".join(L) + "\n" + NOTES)
+        f.write("\n".join(L) + "\n" + NOTES + kept)
     return targets
+
+
+def kept_sections(path):
+    """The sections other tools wrote into PATH between their own
+    <!-- NAME:begin --> and <!-- NAME:end --> markers (make soak's table,
+    a cost study): kept, in their order, at the end of the new file."""
+    try:
+        old = open(path).read()
+    except OSError:
+        return ""
+    out = ""
+    for m in re.finditer(r"<!-- ([a-z0-9-]+):begin -->.*?<!-- \1:end -->\n?", old, re.S):
+        out += "\n" + m.group(0).rstrip("\n") + "\n"
+    return out
 
 
 def write_servers(L, results):
