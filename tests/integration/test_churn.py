@@ -13,6 +13,7 @@ from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
 CHURN = os.path.join(BUILD, "workloads", "churn_locks")
 LOCKS = 60000
+SLOTS = 16384   # --max-blockers' default
 # The follower times whole lock() calls: a futex wait and a microsecond or
 # so around it (the trylock, the syscall), 0.5% of a 200 us wait at most.
 TOLERANCE = 0.02
@@ -24,7 +25,9 @@ def churn_run(by, extra=()):
                 "-u", "200", "-r", report], timeout=120)
     check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
     wl = json.load(open(report))
-    check(wl["blocked"] >= 0.95 * LOCKS, f"the workload barely contended: {wl}")
+    # Below 100%: a follower held up past the leader's hold (a busy machine)
+    # finds its mutex free.
+    check(wl["blocked"] >= 0.8 * LOCKS, f"the workload barely contended: {wl}")
     final = final_of(json_reports(p.stdout))
     return wl, final, [b for b in final["blockers"] if b["pid"] == wl["pid"] and b["class"] == "pthread_mutex"]
 
@@ -37,6 +40,12 @@ def churn_by_class_keeps_every_wait():
     check(final["totals"]["dropped_events"] == 0, f"dropped_events {final['totals']['dropped_events']} (want 0)")
     check(len(rows) == 1, f"by class, the workload's mutexes should be 1 row, got {len(rows)}")
     within(rows[0]["thread_time_ns"], wl["blocked_ns"], TOLERANCE, "the pthread_mutex class's thread_time_ns")
+    # The workload's blocked-on mutexes went through a table of SLOTS: all
+    # but what the table still holds at the end were let go.
+    live, recycled = final["totals"]["live_blockers"], final["totals"]["recycled_blockers"]
+    check(live <= SLOTS, f"live_blockers {live} > the table's {SLOTS} slots")
+    check(recycled >= wl["blocked"] - SLOTS, f"recycled_blockers {recycled}: the workload blocked on "
+          f"{wl['blocked']} mutexes, the table holds {SLOTS}")
     short = wl["blocked"] - rows[0]["parks"]
     if 0 < short <= 3:
         # A parktrace bug: on this 6.18 kernel a sched_switch now and then
