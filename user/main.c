@@ -165,8 +165,12 @@ static void loop(struct run *r, int sfd, int tfd)
         fds[3].fd = r->live ? r->lv.key_fd : -1;
         if (poll(fds, 4, -1) < 0 && errno != EINTR)
             return;
-        if (fds[3].revents & (POLLIN | POLLHUP | POLLERR) && !live_keys(&r->lv))
+        if (fds[3].revents & (POLLIN | POLLHUP | POLLERR) && !live_keys(&r->lv)) {
+            /* q stops the run as Ctrl-C does, which interrupts COMMAND too. */
+            if (r->child > 0)
+                kill(r->child, SIGINT);
             return;
+        }
         /* First, while the thread that made a new stack still waits. */
         if (fds[2].revents & POLLIN) {
             tracer_sample_ready_drain(&r->t, &r->ready);
