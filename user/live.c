@@ -1,5 +1,6 @@
 #include "live.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include "terminal.h"
@@ -80,6 +81,25 @@ bool live_keys(struct live *l)
         }
     }
     return live_draw(l, NULL) == 0;
+}
+
+void live_suspend(struct live *l)
+{
+    bool was_on = l->on;
+    if (was_on) {
+        fflush(l->out);
+        terminal_leave();
+    }
+    raise(SIGSTOP);   /* what SIGTSTP would have done, had it not been blocked */
+    if (!was_on)
+        return;
+    /* Continued, perhaps in the background (bg): keys only in the foreground. */
+    l->key_fd = terminal_can_read_keys(STDIN_FILENO) ? STDIN_FILENO : -1;
+    if (terminal_enter(fileno(l->out), l->key_fd))
+        l->key_fd = -1;
+    l->view.keys = l->key_fd >= 0;
+    fit(l);
+    live_draw(l, NULL);
 }
 
 void live_stop(struct live *l)

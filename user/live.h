@@ -34,6 +34,10 @@ int live_resized(struct live *l);
 /* Reads the keys waiting on key_fd; false when one of them was q. */
 bool live_keys(struct live *l);
 
+/* Ctrl-Z (SIGTSTP, read from the signalfd): the terminal is given back,
+ * parktrace stops, and takes the terminal again once continued. */
+void live_suspend(struct live *l);
+
 /* Gives the terminal back, and the options their command-line values. */
 void live_stop(struct live *l);
 

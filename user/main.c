@@ -139,6 +139,7 @@ static int open_signals(void)
     sigaddset(&set, SIGCHLD);
     sigaddset(&set, SIGHUP);
     sigaddset(&set, SIGWINCH);   /* the live view fits the terminal again */
+    sigaddset(&set, SIGTSTP);    /* Ctrl-Z: the terminal is given back first */
     sigprocmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     return signalfd(-1, &set, SFD_CLOEXEC);
@@ -182,6 +183,8 @@ static void loop(struct run *r, int sfd, int tfd)
                 if (si.ssi_signo == SIGUSR1) {
                     if (!emit(r, PT_REPORT_DUMP))
                         return;
+                } else if (si.ssi_signo == SIGTSTP) {
+                    live_suspend(&r->lv);
                 } else if (si.ssi_signo == SIGWINCH) {
                     if (r->live && live_resized(&r->lv))
                         return;

@@ -292,6 +292,25 @@ def restored_after_a_crash():
 
 
 @test
+def ctrl_z_gives_the_terminal_back_until_continued():
+    pane = Pane(100, 24, live_script([], seconds=10))
+    try:
+        frame(pane)
+        check(pane.flag("alternate_on") == "1", "the live view is not on the alternate screen")
+        pane.keys("C-z")
+        wait_for(lambda: pane.flag("alternate_on") == "0", "the normal screen after Ctrl-Z", timeout=5)
+        check(pane.flag("cursor_flag") == "1", "Ctrl-Z left the cursor hidden")
+        # The pane's shell has no job control: continue its whole group, as fg would.
+        os.killpg(int(pane.flag("pane_pid")), signal.SIGCONT)
+        wait_for(lambda: pane.flag("alternate_on") == "1", "the live view back after SIGCONT", timeout=5)
+        frame(pane)
+        pane.keys("q")
+        check_restored(pane, "q after Ctrl-Z")
+    finally:
+        pane.close()
+
+
+@test
 def keys_are_not_read_when_stdin_is_not_the_terminal():
     # stdin from /dev/null: the view is drawn, but "q" reaches nothing; it
     # ends with the command (2 s) and prints the final report.

@@ -2,8 +2,8 @@
  * (the alternate screen, cursor hidden, keys read one by one) that is
  * given back on every way out: terminal_leave on the normal paths, an
  * atexit handler for exit() on an error, and a handler for the signals
- * that kill (SIGSEGV, SIGABRT, ...). SIGINT, SIGTERM and SIGWINCH are the
- * caller's (main.c reads them from a signalfd). */
+ * that kill (SIGSEGV, SIGABRT, ...). SIGINT, SIGTERM, SIGWINCH and SIGTSTP
+ * are the caller's (main.c reads them from a signalfd). */
 #ifndef PT_TERMINAL_H
 #define PT_TERMINAL_H
 #include <stdbool.h>
