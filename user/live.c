@@ -38,12 +38,12 @@ int live_draw(struct live *l, const struct pt_model *m)
     return l->on ? write_live(l->out, m, &l->view) : 0;
 }
 
-int live_resized(struct live *l)
+void live_resized(struct live *l)
 {
     if (!l->on)
-        return 0;
+        return;
     fit(l);
-    return live_draw(l, NULL);
+    live_draw(l, NULL);
 }
 
 bool live_keys(struct live *l)
@@ -80,7 +80,8 @@ bool live_keys(struct live *l)
             v->help = false;
         }
     }
-    return live_draw(l, NULL) == 0;
+    live_draw(l, NULL);
+    return true;
 }
 
 void live_suspend(struct live *l)

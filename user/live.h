@@ -28,10 +28,11 @@ void live_start(struct live *l, struct pt_options *o, FILE *out);
  * again; 0, or -1 when the output failed. Nothing once stopped. */
 int live_draw(struct live *l, const struct pt_model *m);
 
-/* The terminal changed size (SIGWINCH): redrawn to fit. */
-int live_resized(struct live *l);
+/* The terminal changed size (SIGWINCH): redrawn to fit. A redraw that
+ * fails shows at the next report's (emit in main.c). */
+void live_resized(struct live *l);
 
-/* Reads the keys waiting on key_fd; false when one of them was q. */
+/* Reads the keys waiting on key_fd and redraws; false when one was q. */
 bool live_keys(struct live *l);
 
 /* Ctrl-Z (SIGTSTP, read from the signalfd): the terminal is given back,

@@ -186,8 +186,7 @@ static void loop(struct run *r, int sfd, int tfd)
                 } else if (si.ssi_signo == SIGTSTP) {
                     live_suspend(&r->lv);
                 } else if (si.ssi_signo == SIGWINCH) {
-                    if (r->live && live_resized(&r->lv))
-                        return;
+                    live_resized(&r->lv);
                 } else if (si.ssi_signo != SIGCHLD)
                     return;
                 else if (r->child > 0 && waitpid(r->child, NULL, WNOHANG) == r->child)

@@ -723,7 +723,10 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
 
     merge_condvar_words(r);
     group_rows(r, c->o->by);
-    enum pt_rank_key key = (enum pt_rank_key)c->o->sort;   /* options.h keeps rank.h's order */
+    _Static_assert(PT_SORT_TIME == (int)PT_RANK_TIME && PT_SORT_CSP == (int)PT_RANK_CSP &&
+                       PT_SORT_PARKS == (int)PT_RANK_PARKS && PT_SORT_PEAK == (int)PT_RANK_PEAK,
+                   "options.h keeps rank.h's order");
+    enum pt_rank_key key = (enum pt_rank_key)c->o->sort;
     r->idle_last = !c->o->show_idle;
     if (c->o->by == PT_BY_OBJECT && c->o->top && r->nrows > c->o->top) {
         /* The default view: what would not make the top is folded per site,
