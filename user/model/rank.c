@@ -98,6 +98,6 @@ void rank_order(const struct pt_row **order, int n, enum pt_rank_key key, bool i
 
 const char *rank_key_name(enum pt_rank_key key)
 {
-    static const char *const names[PT_RANK_COUNT] = {"thread-time", "csp", "parks", "peak-parked"};
+    static const char *const names[PT_RANK_COUNT] = {"time", "csp", "parks", "peak"};
     return key < PT_RANK_COUNT ? names[key] : "?";
 }

@@ -153,34 +153,51 @@ static void text(struct line *l, const char *s)
     add(l, cut, n);
 }
 
-/* Header: the drops are shown in reverse video when there are any, so the
- * segment is built apart and the escapes added around it. */
+/* The header: the figures, then the view's state. On a narrow terminal the
+ * key hint and then the program's name leave first, and what still does
+ * not fit is cut at the end. The drops are shown in reverse video when
+ * there are any: escapes take no room, so they are added as it is written. */
 static void header(FILE *f, const struct live_view *v, int hidden, int width)
 {
+    enum { NAME, WAITS, BLOCKERS, DROPS, CPU, SORT, PAUSED, IDLE, HELP, NSEG };
+    char seg[NSEG][48] = {{0}};
     double secs = v->window_ns ? (double)v->window_ns / 1e9 : 1;
-    char a[128], b[64], c[160];
-    snprintf(a, sizeof(a), "parktrace  %.0f waits/s  %" PRIu64 " blockers live  ", (double)v->waits / secs,
-             v->blockers);
-    snprintf(b, sizeof(b), "drops %" PRIu64, v->drops);
-    int n = snprintf(c, sizeof(c), "  cpu %.1f%%  sort %s", 100.0 * (double)v->self_cpu_ns / 1e9 / secs,
-                     rank_key_name(v->sort));
-    if (hidden)
-        n += snprintf(c + n, sizeof(c) - (size_t)n, "  %d idle hidden", hidden);
+    snprintf(seg[NAME], sizeof(seg[NAME]), "parktrace");
+    snprintf(seg[WAITS], sizeof(seg[WAITS]), "%.0f waits/s", (double)v->waits / secs);
+    snprintf(seg[BLOCKERS], sizeof(seg[BLOCKERS]), "%" PRIu64 " blockers live", v->blockers);
+    snprintf(seg[DROPS], sizeof(seg[DROPS]), "drops %" PRIu64, v->drops);
+    snprintf(seg[CPU], sizeof(seg[CPU]), "cpu %.1f%%", 100.0 * (double)v->self_cpu_ns / 1e9 / secs);
+    snprintf(seg[SORT], sizeof(seg[SORT]), "sort %s", rank_key_name(v->sort));
     if (v->paused)
-        n += snprintf(c + n, sizeof(c) - (size_t)n, "  PAUSED");
+        snprintf(seg[PAUSED], sizeof(seg[PAUSED]), "PAUSED");
+    if (hidden)
+        snprintf(seg[IDLE], sizeof(seg[IDLE]), "%d idle hidden", hidden);
     if (v->keys)
-        snprintf(c + n, sizeof(c) - (size_t)n, "  h help");
+        snprintf(seg[HELP], sizeof(seg[HELP]), "h help");
+    int len = -2;
+    for (int i = 0; i < NSEG; i++)
+        len += seg[i][0] ? (int)strlen(seg[i]) + 2 : 0;
+    static const int optional[] = {HELP, NAME};
+    for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]) && len > width; i++) {
+        len -= seg[optional[i]][0] ? (int)strlen(seg[optional[i]]) + 2 : 0;
+        seg[optional[i]][0] = '\0';
+    }
     struct line l = {.width = width};
-    text(&l, a);
-    struct line d = {.width = width - l.chars};
-    text(&d, b);
-    if (v->drops && d.len)
-        fprintf(f, "%s\033[7m%s\033[0m", l.b, d.b);
-    else
-        fprintf(f, "%s%s", l.b, d.b);
-    struct line rest = {.width = width - l.chars - d.chars};
-    text(&rest, c);
-    put_line(f, &rest, false);
+    for (int i = 0; i < NSEG; i++) {
+        if (!seg[i][0])
+            continue;
+        if (l.chars)
+            add(&l, "  ", 2);
+        size_t from = l.len;
+        text(&l, seg[i]);
+        if (i == DROPS && v->drops && l.len > from) {
+            /* Written up to here, then the segment in reverse video. */
+            fprintf(f, "%.*s\033[7m%s\033[0m", (int)from, l.b, l.b + from);
+            l.b[0] = '\0';
+            l.len = 0;   /* l.chars still counts what was written */
+        }
+    }
+    put_line(f, &l, false);
 }
 
 static const char *const help_lines[] = {
