@@ -15,8 +15,10 @@ import time
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
-# A tmux server of this file's own, so that no one else's sessions are touched.
+# A tmux server of this file's own, so that no one else's sessions are
+# touched, with its socket in TMP, which goes at exit.
 SOCKET = f"pt-itest-live-{os.getpid()}"
+os.environ["TMUX_TMPDIR"] = TMP
 KINDS = ("futex", "jvm-park", "jvm-monitor", "jvm-wait")
 RIGHT = {"PID", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK", "AVG-HOLD", "REAL%", "THREAD%", "RLIFE%",
          "TLIFE%", "CSP"}
