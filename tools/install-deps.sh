@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages parktrace needs to build, test and demo.
+# Installs the Debian packages parktrace needs to build, test and demo
+# (tmux: test_live.py runs the live view in a real terminal).
 # Runs apt only when something is missing, so repeated calls are cheap.
 #
 # The real-server suite (tools/servers/, tests/integration/test_servers.py)
@@ -11,7 +12,7 @@
 set -eu
 PKGS="make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
       libc6-dbg libdevel-nytprof-perl python3 openjdk-17-jdk-headless procps libclang-rt-14-dev
-      strace util-linux"
+      strace util-linux tmux"
 # Servers and their clients: PostgreSQL 15 and pgbench, MariaDB and sysbench,
 # Tomcat 10 (its servlet API jar is in libtomcat10-java) and wrk, ZooKeeper
 # (server and Java client jars), memcached and memcslap (libmemcached-tools).

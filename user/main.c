@@ -15,6 +15,7 @@
 #include "collect.h"
 #include "jvm_tracker.h"
 #include "launch.h"
+#include "live.h"
 #include "loader.h"
 #include "monotonic.h"
 #include "options.h"
@@ -44,7 +45,8 @@ struct run {
     struct output_file collapsed;
     const struct pt_model *final;  /* the final report's, with the stacks --collapsed wants */
     bool write_failed;             /* ends the run: exit 2 */
-    bool live;
+    bool live;                     /* -i on a terminal: the live view */
+    struct live lv;
     int child;
     bool pid_gone[PT_MAX_PIDS];
     uint64_t ticks;
@@ -66,8 +68,9 @@ static bool emit(struct run *r, enum pt_report_type type)
         what = MODEL_STACKS | (r->o.waker ? MODEL_WAKERS : 0);
     const struct pt_model *m = collector_report(&r->c, type, what);
     const struct pt_write_opts wo = {0};
+    /* Once the live view has stopped, its last interval is not shown. */
     int rc = r->o.format == PT_FORMAT_JSON            ? write_json(r->out, m, &wo)
-             : r->live && type == PT_REPORT_INTERVAL ? write_live(r->out, m, &wo)
+             : r->live && type == PT_REPORT_INTERVAL ? live_draw(&r->lv, m)
                                                      : write_text(r->out, m, &wo);
     int err = errno;
     if (type == PT_REPORT_FINAL)
@@ -137,6 +140,8 @@ static int open_signals(void)
     sigaddset(&set, SIGUSR1);
     sigaddset(&set, SIGCHLD);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGWINCH);   /* the live view fits the terminal again */
+    sigaddset(&set, SIGTSTP);    /* Ctrl-Z: the terminal is given back first */
     sigprocmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     return signalfd(-1, &set, SFD_CLOEXEC);
@@ -155,12 +160,20 @@ static int open_ticker(uint64_t tick)
 static void loop(struct run *r, int sfd, int tfd)
 {
     uint64_t start = r->c.start_ns, next_report = start + r->o.interval_ns;
-    struct pollfd fds[3] = {{.fd = sfd, .events = POLLIN}, {.fd = tfd, .events = POLLIN},
-                            {.fd = tracer_sample_ready_fd(&r->t), .events = POLLIN}};
+    /* The live view's keys last: -1 (ignored by poll) when it reads none. */
+    struct pollfd fds[4] = {{.fd = sfd, .events = POLLIN}, {.fd = tfd, .events = POLLIN},
+                            {.fd = tracer_sample_ready_fd(&r->t), .events = POLLIN}, {.fd = -1, .events = POLLIN}};
 
     for (;;) {
-        if (poll(fds, 3, -1) < 0 && errno != EINTR)
+        fds[3].fd = r->live ? r->lv.key_fd : -1;
+        if (poll(fds, 4, -1) < 0 && errno != EINTR)
             return;
+        if (fds[3].revents & (POLLIN | POLLHUP | POLLERR) && !live_keys(&r->lv)) {
+            /* q stops the run as Ctrl-C does, which interrupts COMMAND too. */
+            if (r->child > 0)
+                kill(r->child, SIGINT);
+            return;
+        }
         /* First, while the thread that made a new stack still waits. */
         if (fds[2].revents & POLLIN) {
             tracer_sample_ready_drain(&r->t, &r->ready);
@@ -172,6 +185,10 @@ static void loop(struct run *r, int sfd, int tfd)
                 if (si.ssi_signo == SIGUSR1) {
                     if (!emit(r, PT_REPORT_DUMP))
                         return;
+                } else if (si.ssi_signo == SIGTSTP) {
+                    live_suspend(&r->lv);
+                } else if (si.ssi_signo == SIGWINCH) {
+                    live_resized(&r->lv);
                 } else if (si.ssi_signo != SIGCHLD)
                     return;
                 else if (r->child > 0 && waitpid(r->child, NULL, WNOHANG) == r->child)
@@ -339,7 +356,11 @@ int main(int argc, char **argv)
     uint64_t tick = r.o.npids || r.o.command ? NAMED_TICK_NS : HOUSEKEEPING_NS;
     r.housekeeping_every = HOUSEKEEPING_NS / tick;
     int tfd = open_ticker(tick);
+    if (r.live)
+        live_start(&r.lv, &r.o, r.out);
     loop(&r, sfd, tfd);
+    /* The terminal is given back before the final report is printed on it. */
+    live_stop(&r.lv);
 
     rc = finish_outputs(&r) ? 2 : 0;
     if (r.o.self_stats)

@@ -276,6 +276,7 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             if (parse_u64(optarg, &v) || v > INT_MAX)
                 return fail("invalid --top '%s'", optarg);
             o->top = (int)v;
+            o->top_given = true;
             break;
         case OPT_THRESHOLD:
             if (parse_u64(optarg, &o->threshold))

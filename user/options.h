@@ -15,7 +15,8 @@ extern const char *const pt_kind_names[PT_KIND_COUNT];
 enum pt_format { PT_FORMAT_TEXT, PT_FORMAT_JSON };
 enum pt_group { PT_BY_OBJECT, PT_BY_CLASS, PT_BY_SITE };
 enum pt_probes { PT_PROBES_SCHED, PT_PROBES_SYSCALLS, PT_PROBES_UPROBES };
-enum pt_sort { PT_SORT_TIME, PT_SORT_CSP };
+/* In rank.h's order (enum pt_rank_key); parks and peak from the live view's keys. */
+enum pt_sort { PT_SORT_TIME, PT_SORT_CSP, PT_SORT_PARKS, PT_SORT_PEAK };
 enum pt_unwind { PT_UNWIND_CFI, PT_UNWIND_COPY };
 
 struct pt_role_override {
@@ -38,6 +39,7 @@ struct pt_options {
     unsigned kinds;           /* bit per enum pt_kind */
     enum pt_group by;
     int top;
+    bool top_given;           /* --top was given: the live view fits the rows to its height otherwise */
     uint64_t threshold;
     uint64_t print_threshold;
     double phase_threshold;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "live_view.h"
 #include "writer.h"
 
 static struct pt_frame f_mutex[] = {{"__lll_lock_wait", "libc.so.6"}, {"pthread_mutex_lock", "libc.so.6"},
@@ -180,6 +181,15 @@ static void render(struct out *o, writer_fn w, enum pt_report_type type, int nro
     REQUIRE(rc == want_rc, "a writer returned %d, not %d", rc, want_rc);
 }
 
+/* The live view at a fixed size, sort and idle choice (live_view.h). */
+static struct live_view live = {.cols = 100, .rows = 12, .sort = PT_RANK_TIME, .keys = true};
+
+static int write_live_fixed(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
+{
+    (void)o;
+    return write_live(f, m, &live);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -307,9 +317,19 @@ int main(void)
     render(&o, write_text, PT_REPORT_FINAL, 0, 3, &none, 0);   /* no rows: no phase lines either */
     compare(&o, "text.txt");
 
+    /* The live view at 100 and 80 columns, sorted by thread time then by
+     * parks, idle rows hidden then shown, and with no rows. */
     start(&o);
-    render(&o, write_live, PT_REPORT_INTERVAL, 6, 3, &none, 0);
-    render(&o, write_live, PT_REPORT_INTERVAL, 0, 0, &none, 0);
+    render(&o, write_live_fixed, PT_REPORT_INTERVAL, 6, 3, &none, 0);
+    live.cols = 80;
+    live.sort = PT_RANK_PARKS;
+    live.show_idle = true;
+    render(&o, write_live_fixed, PT_REPORT_INTERVAL, 6, 3, &none, 0);
+    live.help = true;
+    render(&o, write_live_fixed, PT_REPORT_INTERVAL, 6, 3, &none, 0);
+    live.help = false;
+    render(&o, write_live_fixed, PT_REPORT_INTERVAL, 0, 0, &none, 0);
+    live_view_free(&live);
     compare(&o, "live.txt");
 
     start(&o);

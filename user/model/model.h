@@ -108,6 +108,7 @@ struct pt_model {
     struct timespec wall;         /* when the window ended */
     uint64_t window_ns;
     struct pt_totals totals;
+    uint64_t self_cpu_ns;         /* parktrace's own CPU time in the window */
     bool sees_fast_parks;         /* --probes uprobes: fast_parks is measured */
     struct pt_row *rows;          /* ranked, at most --top */
     int nrows;

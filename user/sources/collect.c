@@ -24,6 +24,14 @@
 
 _Static_assert(PT_MODEL_COMM >= PT_COMM_LEN + 1, "a model's process name holds the kernel's");
 
+/* parktrace's own CPU time so far (every thread, user and system). */
+static uint64_t process_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 void collector_init(struct collector *c, struct tracer *t, struct pt_services *sv, struct stacks *stacks,
                     struct jvm_tracker *jvm, const struct pt_options *o)
 {
@@ -43,6 +51,7 @@ void collector_init(struct collector *c, struct tracer *t, struct pt_services *s
         exit(1);
     }
     c->start_ns = c->window_start = monotonic_ns();
+    c->cpu_start_ns = c->cpu_window_ns = process_cpu_ns();
     csp_init(&c->csp, t->procs_fd, tracer_procs_gen(t), c->start_ns);
 }
 
@@ -597,6 +606,10 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     r->rows = c->rows;
     r->window_ns = now - (interval ? c->window_start : c->start_ns);
     r->sees_fast_parks = c->o->probes == PT_PROBES_UPROBES;
+    uint64_t cpu = process_cpu_ns();
+    r->self_cpu_ns = cpu - (interval ? c->cpu_window_ns : c->cpu_start_ns);
+    if (interval)
+        c->cpu_window_ns = cpu;
 
     struct idle_list idle = {0};
     struct wakers wk, raw = {0};
@@ -684,19 +697,22 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
 
     merge_condvar_words(r);
     group_rows(r, c->o->by);
-    bool by_csp = c->o->sort == PT_SORT_CSP;
+    _Static_assert(PT_SORT_TIME == (int)PT_RANK_TIME && PT_SORT_CSP == (int)PT_RANK_CSP &&
+                       PT_SORT_PARKS == (int)PT_RANK_PARKS && PT_SORT_PEAK == (int)PT_RANK_PEAK,
+                   "options.h keeps rank.h's order");
+    enum pt_rank_key key = (enum pt_rank_key)c->o->sort;
     r->idle_last = !c->o->show_idle;
     if (c->o->by == PT_BY_OBJECT && c->o->top && r->nrows > c->o->top) {
         /* The default view: what would not make the top is folded per site,
          * then everything is ranked again. */
-        int k = rank_rows(r->rows, r->nrows, by_csp, r->idle_last, c->o->top, c->order, c->sorted);
+        int k = rank_rows(r->rows, r->nrows, key, r->idle_last, c->o->top, c->order, c->sorted);
         fold_rows(r, c->order, k, c->sorted);
         int n = r->nrows;
-        r->nrows = rank_rows(r->rows, n, by_csp, r->idle_last, c->o->top, c->order, c->sorted);
+        r->nrows = rank_rows(r->rows, n, key, r->idle_last, c->o->top, c->order, c->sorted);
         fold_dropped(c->sorted, r->nrows, r->rows, n, c->order);
-        rank_sort(c->sorted, r->nrows, by_csp, r->idle_last);
+        rank_sort(c->sorted, r->nrows, key, r->idle_last);
     } else {
-        r->nrows = rank_rows(r->rows, r->nrows, by_csp, r->idle_last, c->o->top, c->order, c->sorted);
+        r->nrows = rank_rows(r->rows, r->nrows, key, r->idle_last, c->o->top, c->order, c->sorted);
     }
     r->rows = c->sorted;
     for (int i = 0; i < c->phases.n; i++) {

@@ -47,6 +47,7 @@ struct collector {
     struct blocker *b;         /* indexed like the kernel's slots */
     uint64_t start_ns;         /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
     uint64_t window_start;     /* start of the current interval */
+    uint64_t cpu_start_ns, cpu_window_ns;   /* parktrace's own CPU time then */
     struct csp csp;
     struct phases phases;
     uint32_t settled;          /* slots below it are all resolved and watched */

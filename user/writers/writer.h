@@ -3,7 +3,7 @@
  * map, no collector, no service. A new output format is one new file.
  *
  *   write_text.c       the text report: header, rows, then the phase lines
- *   write_live.c       the text report redrawn in place on a terminal (-i)
+ *   write_live.c       the live view on a terminal (-i): fitted to it, redrawn in place
  *   write_phases.c     the phase lines of the text report
  *   write_json.c       one JSON Lines object (spec/cli.md)
  *   write_collapsed.c  collapsed stacks for flamegraph.pl (--collapsed)
@@ -24,7 +24,10 @@ struct pt_write_opts {
 };
 
 int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
-int write_live(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
+/* The live view (live_view.h) takes M's rows, unless paused, and draws
+ * them; with M NULL it draws the rows it holds again (a key, a resize). */
+struct live_view;
+int write_live(FILE *f, const struct pt_model *m, struct live_view *v);
 int write_phases(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
 int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
 int write_collapsed(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);

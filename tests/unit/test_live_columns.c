@@ -1,0 +1,82 @@
+/* The live view's columns (live_columns.h): at every width from 40 to 250
+ * a line fits, the columns that always stay are there, columns leave in
+ * the documented order and come back as the width grows; Java names lose
+ * the middle of their package, keeping Class.method. */
+#include <string.h>
+
+#include "check.h"
+#include "live_columns.h"
+
+static const enum live_col always[] = {LC_KIND, LC_CLASS, LC_ID, LC_TTIME, LC_TOP};
+
+/* The documented order in which columns leave (docs/design.md). */
+static const enum live_col leave[] = {LC_CAUSED, LC_RLIFE, LC_TLIFE, LC_REAL,  LC_RTIME, LC_AVGHOLD, LC_COMM,
+                                      LC_ROLE,   LC_THREAD, LC_AVGPARK, LC_PID, LC_PEAK,  LC_PARKS,   LC_CSP};
+
+static void layouts(void)
+{
+    bool fits = true, kept = true, ordered = true, key_kept = true, total_ok = true;
+    int n_leave = (int)(sizeof(leave) / sizeof(leave[0]));
+    for (int w = 79; w <= 250; w++) {
+        struct live_layout l;
+        live_layout(&l, w, PT_RANK_TIME);
+        fits &= l.total <= w;
+        int sum = -1;
+        for (int c = 0; c < LC_COUNT; c++)
+            sum += l.shown[c] ? l.width[c] + 1 : 0;
+        total_ok &= sum == l.total;
+        for (size_t i = 0; i < sizeof(always) / sizeof(always[0]); i++)
+            kept &= l.shown[always[i]];
+        /* A column is shown only if every column that leaves after it is. */
+        for (int i = 0; i < n_leave; i++)
+            for (int j = i + 1; j < n_leave; j++)
+                ordered &= !l.shown[leave[i]] || l.shown[leave[j]];
+        for (enum pt_rank_key k = PT_RANK_CSP; k <= PT_RANK_PEAK; k++) {
+            live_layout(&l, w, k);
+            enum live_col kc = k == PT_RANK_CSP ? LC_CSP : k == PT_RANK_PARKS ? LC_PARKS : LC_PEAK;
+            key_kept &= l.shown[kc] && l.total <= w;
+        }
+    }
+    CHECK(fits && total_ok, "a line fits its width, 79 to 250 characters");
+    CHECK(kept, "KIND, CLASS, ID, THREAD-TIME and TOP-FRAME always stay");
+    CHECK(ordered, "columns leave in the documented order");
+    CHECK(key_kept, "the sort key's column stays from 79 characters");
+
+    struct live_layout l;
+    live_layout(&l, 79, PT_RANK_TIME);
+    CHECK(!l.shown[LC_CAUSED] && !l.shown[LC_RLIFE] && l.width[LC_TOP] >= 16, "at 80 columns: no CAUSED-BY, a top frame");
+    live_layout(&l, 199, PT_RANK_TIME);
+    bool all = true;
+    for (int c = 0; c < LC_COUNT; c++)
+        all &= l.shown[c];
+    CHECK(all && l.total <= 199, "at 200 columns every column is shown");
+    live_layout(&l, 30, PT_RANK_PARKS);
+    CHECK(l.shown[LC_KIND] && !l.shown[LC_PARKS], "too narrow even for the key's column: it leaves too");
+}
+
+/* WANT, WANT_CHARS characters long (UTF-8 aside, its length). */
+static void shortened(const char *in, int width, const char *want, int want_chars)
+{
+    char out[256];
+    int n = live_shorten(in, width, out, sizeof(out));
+    CHECK(!strcmp(out, want) && n == want_chars, "%s at %d: '%s' (want '%s')", in, width, out, want);
+}
+
+int main(void)
+{
+    layouts();
+    const char *j = "org.apache.zookeeper.server.NIOServerCnxnFactory$SelectorThread.run";
+    /* Whole when it fits; else the package's start, "~", Class.method. */
+    shortened(j, 80, j, (int)strlen(j));
+    shortened(j, 47, "org.apa~NIOServerCnxnFactory$SelectorThread.run", 47);
+    shortened(j, 40, "~NIOServerCnxnFactory$SelectorThread.run", 40);
+    shortened("java.util.concurrent.locks.LockSupport.park", 20, "jav~LockSupport.park", 20);
+    /* Class.method alone too long: its end, the method whole. */
+    shortened("java.util.concurrent.locks.LockSupport.park", 10, "~port.park", 10);
+    /* Not Java: the end goes. */
+    shortened("Parker::park(bool, long)", 12, "Parker::par~", 12);
+    shortened("worker", 6, "worker", 6);
+    shortened("caf\xc3\xa9_lock_long", 6, "caf\xc3\xa9_~", 6);
+    shortened("anything", 1, "~", 1);
+    return CHECK_DONE();
+}
