@@ -9,13 +9,17 @@ CFLAGS ?= -O2 -g
 USER_DIRS := user user/sources user/services user/model user/writers user/base
 USER_INC := $(addprefix -I,$(USER_DIRS))
 USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)))
-CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(BUILD) -Ibpf $(USER_INC)
-LDLIBS := -lbpf -ldw -lelf -lz -lstdc++ -lm
+CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(BUILD) -I$(BUILD)/proto -Ibpf $(USER_INC)
+LDLIBS := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++ -lm
+# profile.proto (pprof) is compiled to C by protoc-c at build time.
+PROTO_C := $(BUILD)/proto/profile.pb-c.c
+PROTO_H := $(BUILD)/proto/profile.pb-c.h
+PROTO_OBJ := $(BUILD)/obj/proto/profile.pb-c.o
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -mcpu=v3 -Wall -Werror -Ivmlinux -Ibpf
 
 USER_SRCS := $(wildcard $(addsuffix /*.c,$(USER_DIRS)))
 LIB_SRCS := $(filter-out user/main.c,$(USER_SRCS))
-LIB_OBJS := $(LIB_SRCS:user/%.c=$(BUILD)/obj/%.o)
+LIB_OBJS := $(LIB_SRCS:user/%.c=$(BUILD)/obj/%.o) $(PROTO_OBJ)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOADS := $(patsubst tools/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tools/workloads/*.c))
@@ -36,7 +40,17 @@ $(BUILD)/parktrace.bpf.o: bpf/parktrace.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinu
 $(BUILD)/parktrace.skel.h: $(BUILD)/parktrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name parktrace_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/obj/%.o: user/%.c $(USER_HDRS) bpf/parktrace.h $(BUILD)/parktrace.skel.h | $(BUILD)
+$(BUILD)/obj/%.o: user/%.c $(USER_HDRS) bpf/parktrace.h $(BUILD)/parktrace.skel.h $(PROTO_H) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# One rule makes both files: the header is the stamp.
+$(PROTO_H): proto/profile.proto | $(BUILD)
+	@mkdir -p $(dir $@)
+	protoc-c --c_out=$(BUILD)/proto --proto_path=proto $<
+$(PROTO_C): $(PROTO_H)
+
+$(PROTO_OBJ): $(PROTO_C) $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -86,7 +100,7 @@ FUZZ_TIMEOUT ?= 10
 FUZZ_RSS_MB ?= 1024
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $(FUZZ_SAN) \
-	-I$(BUILD) -Ibpf $(USER_INC)
+	-I$(BUILD) -I$(BUILD)/proto -Ibpf $(USER_INC)
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD_FUZZ)/fuzz_%)
 FUZZ_OBJS := $(LIB_SRCS:user/%.c=$(BUILD_FUZZ)/obj/%.o)
@@ -100,7 +114,7 @@ fuzz: fuzz-build
 
 fuzz-build: $(FUZZ_BINS) $(BUILD_FUZZ)/seed_elf
 
-$(BUILD_FUZZ)/obj/%.o: user/%.c $(USER_HDRS) bpf/parktrace.h $(BUILD)/parktrace.skel.h
+$(BUILD_FUZZ)/obj/%.o: user/%.c $(USER_HDRS) bpf/parktrace.h $(BUILD)/parktrace.skel.h $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 

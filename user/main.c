@@ -40,6 +40,7 @@ struct run {
     FILE *out;                     /* the reports: out_file's, or standard output */
     struct output_file out_file;
     struct output_file collapsed;
+    struct output_file pprof;
     const struct pt_model *final;  /* the final report's, with the stacks --collapsed wants */
     bool write_failed;             /* ends the run: exit 2 */
     bool live;
@@ -62,6 +63,8 @@ static bool emit(struct run *r, enum pt_report_type type)
     unsigned what = 0;
     if (type == PT_REPORT_FINAL && r->o.collapsed)
         what = MODEL_STACKS | (r->o.waker ? MODEL_WAKERS : 0);
+    if (type == PT_REPORT_FINAL && r->o.pprof)
+        what |= MODEL_STACKS;
     const struct pt_model *m = collector_report(&r->c, type, what);
     const struct pt_write_opts wo = {0};
     int rc = r->o.format == PT_FORMAT_JSON            ? write_json(r->out, m, &wo)
@@ -200,7 +203,8 @@ static void loop(struct run *r, int sfd, int tfd)
     }
 }
 
-/* Opens -o and --collapsed before tracing, so that a bad path fails first. */
+/* Opens -o, --collapsed and --pprof before tracing, so that a bad path
+ * fails first. */
 static int open_outputs(struct run *r)
 {
     r->out_file.f = stdout;
@@ -211,12 +215,30 @@ static int open_outputs(struct run *r)
         output_file_discard(&r->out_file);
         return -1;
     }
+    if (r->o.pprof && output_file_open(&r->pprof, r->o.pprof)) {
+        output_file_discard(&r->collapsed);
+        output_file_discard(&r->out_file);
+        return -1;
+    }
     r->out = r->out_file.f;
     /* A report leaves in one write (each ends with a flush): a traced
      * command sharing the output cannot cut into one of its lines. */
     static char outbuf[1 << 20];
     setvbuf(r->out, outbuf, _IOFBF, sizeof(outbuf));
     return 0;
+}
+
+/* One file of the final model's stacks, written by WRITE and published. */
+static void write_stacks_file(struct run *r, struct output_file *out,
+                              int (*write)(FILE *, const struct pt_model *, const struct pt_write_opts *),
+                              const struct pt_write_opts *wo)
+{
+    if (write(out->f, r->final, wo) < 0) {
+        output_file_failed(out, errno);
+        r->write_failed = true;
+    } else if (output_file_close(out)) {
+        r->write_failed = true;
+    }
 }
 
 /* The last reports, then the stacks; 0, or -1 when any could not be
@@ -244,12 +266,16 @@ static int finish_outputs(struct run *r)
         }
     }
     output_file_discard(&r->collapsed);   /* unless closed above */
+    if (r->o.pprof && !r->write_failed && r->final)
+        write_stacks_file(r, &r->pprof, write_pprof, &(struct pt_write_opts){0});
+    output_file_discard(&r->pprof);
     return r->write_failed ? -1 : 0;
 }
 
 /* A run that never traced leaves no file behind. */
 static void discard_outputs(struct run *r)
 {
+    output_file_discard(&r->pprof);
     output_file_discard(&r->collapsed);
     output_file_discard(&r->out_file);
 }

@@ -32,6 +32,7 @@ struct pt_options {
     enum pt_format format;
     const char *output;       /* NULL or "-": standard output */
     const char *collapsed;    /* "-": standard output */
+    const char *pprof;        /* --pprof FILE: "-": standard output */
     bool collapsed_count;
     bool waker;
     bool show_idle;           /* idle housekeeping rows ranked in place */

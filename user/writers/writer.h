@@ -7,6 +7,7 @@
  *   write_phases.c     the phase lines of the text report
  *   write_json.c       one JSON Lines object (spec/cli.md)
  *   write_collapsed.c  collapsed stacks for flamegraph.pl (--collapsed)
+ *   write_pprof.c      a gzip-compressed pprof contention profile (--pprof, the /debug/pprof endpoints)
  *
  * Each returns 0 (write_collapsed: the number of lines), or -1 when F did
  * not take the output, with errno saying why. A report leaves in one write:
@@ -21,6 +22,7 @@
 struct pt_write_opts {
     bool count_value;   /* collapsed: number of waits, not microseconds (--collapsed-value count) */
     bool waker;         /* collapsed: waiter and waker stacks (--waker) */
+    bool locks_only;    /* pprof: lock-role waits only (/debug/pprof/mutex) */
 };
 
 int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
@@ -28,6 +30,7 @@ int write_live(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
 int write_phases(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
 int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
 int write_collapsed(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
+int write_pprof(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
 
 /* Flushes F: 0, or -1 when this or an earlier write to F failed (ferror: a
  * write that failed while the buffer filled up). */
