@@ -25,7 +25,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOADS := $(patsubst tools/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tools/workloads/*.c))
 JAVA_WORKLOADS := $(patsubst tools/workloads/%.java,$(BUILD)/java/%.class,$(wildcard tools/workloads/*.java))
 
-.PHONY: all deps demo test unit bench clean
+.PHONY: all deps demo test unit bench clean install
 all: $(BUILD)/parktrace $(WORKLOADS) $(JAVA_WORKLOADS)
 
 deps:
@@ -88,6 +88,28 @@ bench: deps
 
 clean:
 	rm -rf $(BUILD) vmlinux/vmlinux.h
+
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the binary, its man
+# page, the systemd unit (its ExecStart names the installed binary), the
+# unit's options file (kept when there is one) and bash completion.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
+install: $(BUILD)/parktrace
+	install -D -m 0755 $(BUILD)/parktrace $(DESTDIR)$(SBINDIR)/parktrace
+	install -D -m 0644 dist/parktrace.8 $(DESTDIR)$(MANDIR)/man8/parktrace.8
+	@mkdir -p $(DESTDIR)$(UNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' dist/parktrace.service.in > $(DESTDIR)$(UNITDIR)/parktrace.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/parktrace.service
+	install -D -m 0644 dist/parktrace.bash-completion $(DESTDIR)$(COMPLETIONDIR)/parktrace
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/default/parktrace ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/parktrace"; \
+	else \
+		install -D -m 0644 dist/parktrace.default $(DESTDIR)$(SYSCONFDIR)/default/parktrace; \
+	fi
 
 # Fuzzing (issue #12): one libFuzzer target per parser of another process's
 # data (tests/fuzz/fuzz_*.c), under ASan and UBSan, in a build directory of
