@@ -10,7 +10,7 @@ USER_DIRS := user user/sources user/services user/model user/writers user/base
 USER_INC := $(addprefix -I,$(USER_DIRS))
 USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)))
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(BUILD) -I$(BUILD)/proto -Ibpf $(USER_INC)
-LDLIBS := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++ -lm
+LDLIBS := -lbpf -ldw -lelf -lz -lprotobuf-c -lmicrohttpd -lstdc++ -lm
 # profile.proto (pprof) is compiled to C by protoc-c at build time.
 PROTO_C := $(BUILD)/proto/profile.pb-c.c
 PROTO_H := $(BUILD)/proto/profile.pb-c.h

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "collect.h"
+#include "fleet_pages.h"
+#include "http_serve.h"
 #include "jvm_tracker.h"
 #include "launch.h"
 #include "loader.h"
@@ -27,6 +29,7 @@
 
 #define HOUSEKEEPING_NS 200000000ULL  /* unwind new stacks while their owners live */
 #define NAMED_TICK_NS 50000000ULL     /* JVM discovery among -p/-- processes */
+#define LISTEN_EVERY_NS 10000000000ULL  /* --listen's pages renewed, without -i */
 
 struct run {
     struct pt_options o;
@@ -43,6 +46,8 @@ struct run {
     struct output_file pprof;
     const struct pt_model *final;  /* the final report's, with the stacks --collapsed wants */
     bool write_failed;             /* ends the run: exit 2 */
+    struct fleet_snapshot snap;    /* --listen: the pages served, renewed each interval */
+    struct http_serve *http;
     bool live;
     int child;
     bool pid_gone[PT_MAX_PIDS];
@@ -65,6 +70,9 @@ static bool emit(struct run *r, enum pt_report_type type)
         what = MODEL_STACKS | (r->o.waker ? MODEL_WAKERS : 0);
     if (type == PT_REPORT_FINAL && r->o.pprof)
         what |= MODEL_STACKS;
+    bool serve = r->http && type == PT_REPORT_INTERVAL;
+    if (serve)
+        what |= MODEL_STACKS;
     const struct pt_model *m = collector_report(&r->c, type, what);
     const struct pt_write_opts wo = {0};
     int rc = r->o.format == PT_FORMAT_JSON            ? write_json(r->out, m, &wo)
@@ -73,11 +81,20 @@ static bool emit(struct run *r, enum pt_report_type type)
     int err = errno;
     if (type == PT_REPORT_FINAL)
         r->final = m;
+    if (serve)
+        fleet_pages_render(&r->snap, m);
     if (rc) {
         output_file_failed(&r->out_file, err);
         r->write_failed = true;
     }
     return !rc;
+}
+
+/* --listen without -i: the pages from a window of their own, not printed
+ * (the final report covers the whole run either way). */
+static void serve_window(struct run *r, enum pt_report_type type)
+{
+    fleet_pages_render(&r->snap, collector_report(&r->c, type, MODEL_STACKS));
 }
 
 /* The kernel's requests, handed to the services that answer them. */
@@ -156,6 +173,7 @@ static int open_ticker(uint64_t tick)
 static void loop(struct run *r, int sfd, int tfd)
 {
     uint64_t start = r->c.start_ns, next_report = start + r->o.interval_ns;
+    uint64_t next_serve = start + LISTEN_EVERY_NS;
     struct pollfd fds[3] = {{.fd = sfd, .events = POLLIN}, {.fd = tfd, .events = POLLIN},
                             {.fd = tracer_sample_ready_fd(&r->t), .events = POLLIN}};
 
@@ -194,6 +212,10 @@ static void loop(struct run *r, int sfd, int tfd)
                 next_report += r->o.interval_ns;
                 if (next_report <= now)
                     next_report = now + r->o.interval_ns;
+            }
+            if (r->http && !r->o.interval_ns && now >= next_serve) {
+                serve_window(r, PT_REPORT_INTERVAL);
+                next_serve = now + LISTEN_EVERY_NS;
             }
             if (r->o.duration_ns && now >= start + r->o.duration_ns)
                 return;
@@ -312,6 +334,16 @@ int main(int argc, char **argv)
         return 2;
     }
     int sfd = open_signals();
+    /* After the signals are blocked: the serving thread inherits the mask. */
+    if (r.o.listen) {
+        fleet_snapshot_init(&r.snap);
+        r.http = http_serve_start(&r.o.listen_addr, r.o.listen_len, r.o.listen, &r.snap);
+        if (!r.http) {
+            launch_abort();
+            discard_outputs(&r);
+            return 2;
+        }
+    }
     int stats_fd = r.o.self_stats ? selfstats_enable() : -1;
     if (tracer_open(&r.t, &r.o, r.o.command != NULL)) {
         launch_abort();
@@ -353,12 +385,21 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    /* Something to serve from the start (a dump: no window begins). */
+    if (r.http)
+        serve_window(&r, PT_REPORT_DUMP);
     /* A fast tick only when there are named processes to watch for a JVM. */
     uint64_t tick = r.o.npids || r.o.command ? NAMED_TICK_NS : HOUSEKEEPING_NS;
     r.housekeeping_every = HOUSEKEEPING_NS / tick;
     int tfd = open_ticker(tick);
     loop(&r, sfd, tfd);
 
+    /* The server goes first: it serves pages the collector's model made. */
+    if (r.http) {
+        http_serve_stop(r.http);
+        r.http = NULL;
+        fleet_snapshot_free(&r.snap);
+    }
     rc = finish_outputs(&r) ? 2 : 0;
     if (r.o.self_stats)
         selfstats_print(stderr, &r.t, &r.sv, r.stacks, r.jvm, (double)(monotonic_ns() - r.c.start_ns) / 1e9);

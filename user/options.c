@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "hostport.h"
 #include "output_file.h"
 #include "unwind_cache.h"
 
@@ -17,7 +18,7 @@ enum {
     OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
     OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT, OPT_UNWIND, OPT_UNWIND_CACHE,
-    OPT_SHOW_IDLE, OPT_PPROF,
+    OPT_SHOW_IDLE, OPT_PPROF, OPT_LISTEN,
 };
 
 static const struct option long_opts[] = {
@@ -30,6 +31,7 @@ static const struct option long_opts[] = {
     {"collapsed-value", required_argument, 0, OPT_COLLAPSED_VALUE},
     {"waker", no_argument, 0, OPT_WAKER},
     {"pprof", required_argument, 0, OPT_PPROF},
+    {"listen", required_argument, 0, OPT_LISTEN},
     {"show-idle", no_argument, 0, OPT_SHOW_IDLE},
     {"kinds", required_argument, 0, OPT_KINDS},
     {"by", required_argument, 0, OPT_BY},
@@ -68,6 +70,8 @@ static void options_usage(FILE *f)
           "      --collapsed-value time|count   microseconds waited (default) or waits\n"
           "      --waker                append the waker's stack after a -- frame\n"
           "      --pprof FILE           write a gzip-compressed pprof contention profile at exit\n"
+          "      --listen ADDR:PORT     serve /metrics (Prometheus) and /debug/pprof/mutex, /block\n"
+          "                             on this address only (127.0.0.1:9465, [::1]:9465)\n"
           "      --kinds LIST           futex,jvm-park,jvm-monitor,jvm-wait (default: all)\n"
           "      --by object|class|site group rows (default: object)\n"
           "      --top N                rows per report (default 20, 0 = all)\n"
@@ -257,6 +261,12 @@ int options_parse(int argc, char **argv, struct pt_options *o)
         case OPT_PPROF:
             if (parse_output("--pprof", optarg, &o->pprof))
                 return -1;
+            break;
+        case OPT_LISTEN:
+            if (hostport_parse(optarg, &o->listen_addr, &o->listen_len))
+                return fail("invalid --listen '%s' (ADDR:PORT with a numeric address, for example "
+                            "127.0.0.1:9465 or [::1]:9465)", optarg);
+            o->listen = optarg;
             break;
         case OPT_COLLAPSED_VALUE:
             if ((k = CHOICE(optarg, "time", "count")) < 0)

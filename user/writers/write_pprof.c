@@ -141,9 +141,12 @@ int write_pprof(FILE *f, const struct pt_model *m, const struct pt_write_opts *o
     prof.sample_type = type_ptrs;
     prof.period_type = &period;
     prof.period = 1;
-    int64_t start = (int64_t)m->wall.tv_sec * 1000000000LL + m->wall.tv_nsec - (int64_t)m->window_ns;
-    prof.time_nanos = start;
-    prof.duration_nanos = (int64_t)m->window_ns;
+    /* The window the stacks cover: the final model's is the run; an
+     * interval's stacks still cover the run, so, as Go's runtime does for
+     * its cumulative profiles, only the time taken is said. */
+    int64_t end = (int64_t)m->wall.tv_sec * 1000000000LL + m->wall.tv_nsec;
+    prof.time_nanos = o->since_start ? end : end - (int64_t)m->window_ns;
+    prof.duration_nanos = o->since_start ? 0 : (int64_t)m->window_ns;
 
     size_t n = (size_t)(m->nstacks > 0 ? m->nstacks : 0) + 1;
     PtPprof__Sample *samples = calloc(n, sizeof(*samples));
