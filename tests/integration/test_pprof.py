@@ -114,7 +114,7 @@ def pprof_top_and_traces_read_it():
 @test
 def pprof_bad_file_is_one_line():
     for path, status in (("/nonexistent/dir/p.pb.gz", 2), ("/dev/full", 2), ("--x", 1)):
-        p = run_pt(["-d", "1s", "--pprof", path])
+        p = run_pt(["--pprof", path, "--", "true"])
         lines = p.stderr.strip().splitlines()
         check(p.returncode == status and len(lines) == 1 and lines[0].startswith("parktrace: "),
               f"--pprof {path}: exit {p.returncode}, stderr {p.stderr!r}")

@@ -166,12 +166,14 @@ int write_metrics(FILE *f, const struct pt_model *m, const struct pt_write_opts 
         fprintf(f, "%" PRIu64 "\n", v[i].parked);
     }
     put_head(f, "parktrace_critical_section_pressure", "gauge",
-             "Share of the working thread time lost waiting for these locks in the last interval (the highest of its processes).");
+             "Share of the working thread time lost waiting for these locks in the last interval "
+             "(the highest of its processes; 0 without waits).");
+    /* Every lock series, so that a lock gone quiet reads 0, not stale. */
     for (int i = 0; i < n; i++) {
-        if (!v[i].has_csp)
+        if (v[i].wait)
             continue;
         put_series(f, "parktrace_critical_section_pressure", &v[i]);
-        fprintf(f, "%.6f\n", v[i].csp);
+        fprintf(f, "%.6f\n", v[i].has_csp ? v[i].csp : 0.0);
     }
     free(v);
     put_head(f, "parktrace_dropped_events_total", "counter", "Waits that could not be recorded.");
