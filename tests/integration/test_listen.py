@@ -220,6 +220,35 @@ def prometheus_scrapes_the_workloads_series():
 
 
 @test
+def without_interval_pages_renew_every_10s():
+    """The service's way: no -i. The pages come from windows of their own,
+    every 10 s, and no interval report is printed."""
+    port, report, out = free_port(), os.path.join(TMP, "wl-noi.json"), os.path.join(TMP, "noi.json")
+    base = f"http://127.0.0.1:{port}"
+    cmd = f"{MC} -t 4 -m 1 -s 1 -r {report}; sleep 13"
+    p = subprocess.Popen(pt_cmd(["--listen", f"127.0.0.1:{port}", "-f", "json", "-o", out, "--", "sh", "-c", cmd]),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    key = ("parktrace_wait_seconds_total", "mutex_contentio", "futex", "pthread_mutex", "lock")
+    try:
+        wait_for(lambda: answers(base + "/metrics"), "/metrics", 20)
+        started = time.time()
+        first = series(get(base + "/metrics")[1].decode()).get(key)
+        wait_for(lambda: os.path.exists(report) and os.path.getsize(report) > 0, "the workload's report", 30)
+        check(first is None, f"the workload's series before any window ended: {first}")
+        wait_for(lambda: series(get(base + "/metrics")[1].decode()).get(key) is not None, "a renewed page", 15)
+        took = time.time() - started
+        check(8 <= took <= 13, f"the page was renewed after {took:.1f} s, not about 10 s")
+        wl = json.load(open(report))
+        within(series(get(base + "/metrics")[1].decode())[key], mutex_seconds(wl), 0.05,
+               "parktrace_wait_seconds_total without -i")
+    finally:
+        _, err = p.communicate(timeout=60)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {err.strip()[-300:]}")
+    types = [r["type"] for r in json_reports(open(out).read())]
+    check(types == ["final"], f"reports written without -i: {types}")
+
+
+@test
 def get_only_one_address_and_bad_addresses():
     t = Traced(tail_s=3)
     try:
