@@ -105,10 +105,12 @@ def pprof_top_and_traces_read_it():
     tr = go_pprof("-traces", prof)
     check(tr.returncode == 0, f"go tool pprof -traces failed: {tr.stderr.strip()[-300:]}")
     # Leaf first, then the frames, then the process, as collapsed but reversed.
-    m = re.search(r"\[pthread_mutex\]\n((?:\s+\S.*\n)+)", tr.stdout)
-    check(m, f"no [pthread_mutex] trace:\n{tr.stdout[:2000]}")
-    frames = [l.strip() for l in m.group(1).splitlines()]
-    check("worker" in frames and frames[-1] == "mutex_contentio", f"trace frames {frames}")
+    traces = [[l.strip() for l in m.group(1).splitlines()]
+              for m in re.finditer(r"\[pthread_mutex\]\n((?:\s+\S.*\n)+)", tr.stdout)]
+    check(traces, f"no [pthread_mutex] trace:\n{tr.stdout[:2000]}")
+    check(all(t[-1] == "mutex_contentio" for t in traces), f"a trace does not end in the process: {traces}")
+    check(any(t[:3] == ["__lll_lock_wait", "pthread_mutex_lock", "worker"] for t in traces),
+          f"no trace of worker()'s pthread_mutex_lock: {traces}")
 
 
 @test
