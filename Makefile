@@ -9,19 +9,23 @@ CFLAGS ?= -O2 -g
 USER_DIRS := user user/sources user/services user/model user/writers user/base
 USER_INC := $(addprefix -I,$(USER_DIRS))
 USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)))
-CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(BUILD) -Ibpf $(USER_INC)
-LDLIBS := -lbpf -ldw -lelf -lz -lstdc++ -lm
+CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(BUILD) -I$(BUILD)/proto -Ibpf $(USER_INC)
+LDLIBS := -lbpf -ldw -lelf -lz -lprotobuf-c -lmicrohttpd -lstdc++ -lm
+# profile.proto (pprof) is compiled to C by protoc-c at build time.
+PROTO_C := $(BUILD)/proto/profile.pb-c.c
+PROTO_H := $(BUILD)/proto/profile.pb-c.h
+PROTO_OBJ := $(BUILD)/obj/proto/profile.pb-c.o
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -mcpu=v3 -Wall -Werror -Ivmlinux -Ibpf
 
 USER_SRCS := $(wildcard $(addsuffix /*.c,$(USER_DIRS)))
 LIB_SRCS := $(filter-out user/main.c,$(USER_SRCS))
-LIB_OBJS := $(LIB_SRCS:user/%.c=$(BUILD)/obj/%.o)
+LIB_OBJS := $(LIB_SRCS:user/%.c=$(BUILD)/obj/%.o) $(PROTO_OBJ)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOADS := $(patsubst tools/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tools/workloads/*.c))
 JAVA_WORKLOADS := $(patsubst tools/workloads/%.java,$(BUILD)/java/%.class,$(wildcard tools/workloads/*.java))
 
-.PHONY: soak all deps demo test unit bench clean
+.PHONY: soak all deps demo test unit bench clean install
 all: $(BUILD)/parktrace $(WORKLOADS) $(JAVA_WORKLOADS)
 
 deps:
@@ -36,7 +40,17 @@ $(BUILD)/parktrace.bpf.o: bpf/parktrace.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinu
 $(BUILD)/parktrace.skel.h: $(BUILD)/parktrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name parktrace_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/obj/%.o: user/%.c $(USER_HDRS) bpf/parktrace.h $(BUILD)/parktrace.skel.h | $(BUILD)
+$(BUILD)/obj/%.o: user/%.c $(USER_HDRS) bpf/parktrace.h $(BUILD)/parktrace.skel.h $(PROTO_H) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# One rule makes both files: the header is the stamp.
+$(PROTO_H): proto/profile.proto | $(BUILD)
+	@mkdir -p $(dir $@)
+	protoc-c --c_out=$(BUILD)/proto --proto_path=proto $<
+$(PROTO_C): $(PROTO_H)
+
+$(PROTO_OBJ): $(PROTO_C) $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -80,6 +94,28 @@ soak: deps
 clean:
 	rm -rf $(BUILD) vmlinux/vmlinux.h
 
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the binary, its man
+# page, the systemd unit (its ExecStart names the installed binary), the
+# unit's options file (kept when there is one) and bash completion.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
+install: $(BUILD)/parktrace
+	install -D -m 0755 $(BUILD)/parktrace $(DESTDIR)$(SBINDIR)/parktrace
+	install -D -m 0644 dist/parktrace.8 $(DESTDIR)$(MANDIR)/man8/parktrace.8
+	@mkdir -p $(DESTDIR)$(UNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' dist/parktrace.service.in > $(DESTDIR)$(UNITDIR)/parktrace.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/parktrace.service
+	install -D -m 0644 dist/parktrace.bash-completion $(DESTDIR)$(COMPLETIONDIR)/parktrace
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/default/parktrace ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/parktrace"; \
+	else \
+		install -D -m 0644 dist/parktrace.default $(DESTDIR)$(SYSCONFDIR)/default/parktrace; \
+	fi
+
 # Fuzzing (issue #12): one libFuzzer target per parser of another process's
 # data (tests/fuzz/fuzz_*.c), under ASan and UBSan, in a build directory of
 # its own. The library is an archive so each target links only what it uses;
@@ -91,7 +127,7 @@ FUZZ_TIMEOUT ?= 10
 FUZZ_RSS_MB ?= 1024
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $(FUZZ_SAN) \
-	-I$(BUILD) -Ibpf $(USER_INC)
+	-I$(BUILD) -I$(BUILD)/proto -Ibpf $(USER_INC)
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD_FUZZ)/fuzz_%)
 FUZZ_OBJS := $(LIB_SRCS:user/%.c=$(BUILD_FUZZ)/obj/%.o)
@@ -105,7 +141,7 @@ fuzz: fuzz-build
 
 fuzz-build: $(FUZZ_BINS) $(BUILD_FUZZ)/seed_elf
 
-$(BUILD_FUZZ)/obj/%.o: user/%.c $(USER_HDRS) bpf/parktrace.h $(BUILD)/parktrace.skel.h
+$(BUILD_FUZZ)/obj/%.o: user/%.c $(USER_HDRS) bpf/parktrace.h $(BUILD)/parktrace.skel.h $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 

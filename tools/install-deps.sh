@@ -12,7 +12,12 @@
 set -eu
 PKGS="make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
       libc6-dbg libdevel-nytprof-perl python3 openjdk-17-jdk-headless procps libclang-rt-14-dev
-      strace util-linux tmux"
+      strace util-linux tmux
+      protobuf-c-compiler libprotobuf-c-dev libmicrohttpd-dev golang-go prometheus groff man-db systemd bash-completion"
+# Fleet export (issue 18): protoc-c and libprotobuf-c for pprof, libmicrohttpd
+# for --listen; go (go tool pprof), prometheus (promtool and the server),
+# groff, man-db, systemd (systemd-analyze) and bash-completion only check
+# the results in tests (make install).
 # Servers and their clients: PostgreSQL 15 and pgbench, MariaDB and sysbench,
 # Tomcat 10 (its servlet API jar is in libtomcat10-java) and wrk, ZooKeeper
 # (server and Java client jars), memcached and memcslap (libmemcached-tools).

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "collect.h"
+#include "fleet_pages.h"
+#include "http_serve.h"
 #include "jvm_tracker.h"
 #include "launch.h"
 #include "live.h"
@@ -30,6 +32,7 @@
 #define HOUSEKEEPING_NS 200000000ULL  /* unwind new stacks while their owners live */
 #define NAMED_TICK_NS 50000000ULL     /* JVM discovery among -p/-- processes */
 #define PT_NICE (-5)                  /* see main() */
+#define LISTEN_EVERY_NS 10000000000ULL  /* --listen's pages renewed, without -i */
 
 struct run {
     struct pt_options o;
@@ -43,10 +46,13 @@ struct run {
     FILE *out;                     /* the reports: out_file's, or standard output */
     struct output_file out_file;
     struct output_file collapsed;
+    struct output_file pprof;
     const struct pt_model *final;  /* the final report's, with the stacks --collapsed wants */
     bool write_failed;             /* ends the run: exit 2 */
     bool live;                     /* -i on a terminal: the live view */
     struct live lv;
+    struct fleet_snapshot snap;    /* --listen: the pages served, renewed each interval */
+    struct http_serve *http;
     int child;
     bool pid_gone[PT_MAX_PIDS];
     uint64_t ticks;
@@ -66,6 +72,11 @@ static bool emit(struct run *r, enum pt_report_type type)
     unsigned what = 0;
     if (type == PT_REPORT_FINAL && r->o.collapsed)
         what = MODEL_STACKS | (r->o.waker ? MODEL_WAKERS : 0);
+    if (type == PT_REPORT_FINAL && r->o.pprof)
+        what |= MODEL_STACKS;
+    bool serve = r->http && type == PT_REPORT_INTERVAL;
+    if (serve)
+        what |= MODEL_STACKS;
     const struct pt_model *m = collector_report(&r->c, type, what);
     const struct pt_write_opts wo = {0};
     /* Once the live view has stopped, its last interval is not shown. */
@@ -75,11 +86,20 @@ static bool emit(struct run *r, enum pt_report_type type)
     int err = errno;
     if (type == PT_REPORT_FINAL)
         r->final = m;
+    if (serve)
+        fleet_pages_render(&r->snap, m);
     if (rc) {
         output_file_failed(&r->out_file, err);
         r->write_failed = true;
     }
     return !rc;
+}
+
+/* --listen without -i: the pages from a window of their own, not printed
+ * (the final report covers the whole run either way). */
+static void serve_window(struct run *r, enum pt_report_type type)
+{
+    fleet_pages_render(&r->snap, collector_report(&r->c, type, MODEL_STACKS));
 }
 
 /* The kernel's requests, handed to the services that answer them. */
@@ -160,6 +180,7 @@ static int open_ticker(uint64_t tick)
 static void loop(struct run *r, int sfd, int tfd)
 {
     uint64_t start = r->c.start_ns, next_report = start + r->o.interval_ns;
+    uint64_t next_serve = start + LISTEN_EVERY_NS;
     /* The live view's keys last: -1 (ignored by poll) when it reads none. */
     struct pollfd fds[4] = {{.fd = sfd, .events = POLLIN}, {.fd = tfd, .events = POLLIN},
                             {.fd = tracer_sample_ready_fd(&r->t), .events = POLLIN}, {.fd = -1, .events = POLLIN}};
@@ -211,6 +232,10 @@ static void loop(struct run *r, int sfd, int tfd)
                 if (next_report <= now)
                     next_report = now + r->o.interval_ns;
             }
+            if (r->http && !r->o.interval_ns && now >= next_serve) {
+                serve_window(r, PT_REPORT_INTERVAL);
+                next_serve = now + LISTEN_EVERY_NS;
+            }
             if (r->o.duration_ns && now >= start + r->o.duration_ns)
                 return;
             if (pids_all_gone(r))
@@ -219,7 +244,8 @@ static void loop(struct run *r, int sfd, int tfd)
     }
 }
 
-/* Opens -o and --collapsed before tracing, so that a bad path fails first. */
+/* Opens -o, --collapsed and --pprof before tracing, so that a bad path
+ * fails first. */
 static int open_outputs(struct run *r)
 {
     r->out_file.f = stdout;
@@ -230,12 +256,30 @@ static int open_outputs(struct run *r)
         output_file_discard(&r->out_file);
         return -1;
     }
+    if (r->o.pprof && output_file_open(&r->pprof, r->o.pprof)) {
+        output_file_discard(&r->collapsed);
+        output_file_discard(&r->out_file);
+        return -1;
+    }
     r->out = r->out_file.f;
     /* A report leaves in one write (each ends with a flush): a traced
      * command sharing the output cannot cut into one of its lines. */
     static char outbuf[1 << 20];
     setvbuf(r->out, outbuf, _IOFBF, sizeof(outbuf));
     return 0;
+}
+
+/* One file of the final model's stacks, written by WRITE and published. */
+static void write_stacks_file(struct run *r, struct output_file *out,
+                              int (*write)(FILE *, const struct pt_model *, const struct pt_write_opts *),
+                              const struct pt_write_opts *wo)
+{
+    if (write(out->f, r->final, wo) < 0) {
+        output_file_failed(out, errno);
+        r->write_failed = true;
+    } else if (output_file_close(out)) {
+        r->write_failed = true;
+    }
 }
 
 /* The last reports, then the stacks; 0, or -1 when any could not be
@@ -263,12 +307,16 @@ static int finish_outputs(struct run *r)
         }
     }
     output_file_discard(&r->collapsed);   /* unless closed above */
+    if (r->o.pprof && !r->write_failed && r->final)
+        write_stacks_file(r, &r->pprof, write_pprof, &(struct pt_write_opts){0});
+    output_file_discard(&r->pprof);
     return r->write_failed ? -1 : 0;
 }
 
 /* A run that never traced leaves no file behind. */
 static void discard_outputs(struct run *r)
 {
+    output_file_discard(&r->pprof);
     output_file_discard(&r->collapsed);
     output_file_discard(&r->out_file);
 }
@@ -311,6 +359,16 @@ int main(int argc, char **argv)
     if (setpriority(PRIO_PROCESS, 0, PT_NICE) < 0 && errno != EACCES && errno != EPERM)
         fprintf(stderr, "parktrace: cannot raise its priority: %s\n", strerror(errno));
     int sfd = open_signals();
+    /* After the signals are blocked: the serving thread inherits the mask. */
+    if (r.o.listen) {
+        fleet_snapshot_init(&r.snap);
+        r.http = http_serve_start(&r.o.listen_addr, r.o.listen_len, r.o.listen, &r.snap);
+        if (!r.http) {
+            launch_abort();
+            discard_outputs(&r);
+            return 2;
+        }
+    }
     int stats_fd = r.o.self_stats ? selfstats_enable() : -1;
     if (tracer_open(&r.t, &r.o, r.o.command != NULL)) {
         launch_abort();
@@ -352,6 +410,9 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    /* Something to serve from the start (a dump: no window begins). */
+    if (r.http)
+        serve_window(&r, PT_REPORT_DUMP);
     /* A fast tick only when there are named processes to watch for a JVM. */
     uint64_t tick = r.o.npids || r.o.command ? NAMED_TICK_NS : HOUSEKEEPING_NS;
     r.housekeeping_every = HOUSEKEEPING_NS / tick;
@@ -362,6 +423,12 @@ int main(int argc, char **argv)
     /* The terminal is given back before the final report is printed on it. */
     live_stop(&r.lv);
 
+    /* The server goes first: it serves pages the collector's model made. */
+    if (r.http) {
+        http_serve_stop(r.http);
+        r.http = NULL;
+        fleet_snapshot_free(&r.snap);
+    }
     rc = finish_outputs(&r) ? 2 : 0;
     if (r.o.self_stats)
         selfstats_print(stderr, &r.t, &r.sv, r.stacks, r.jvm, (double)(monotonic_ns() - r.c.start_ns) / 1e9);

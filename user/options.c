@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "hostport.h"
 #include "output_file.h"
 #include "unwind_cache.h"
 
@@ -17,7 +18,7 @@ enum {
     OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
     OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT, OPT_UNWIND, OPT_UNWIND_CACHE,
-    OPT_SHOW_IDLE,
+    OPT_SHOW_IDLE, OPT_PPROF, OPT_LISTEN,
 };
 
 static const struct option long_opts[] = {
@@ -29,6 +30,8 @@ static const struct option long_opts[] = {
     {"collapsed", required_argument, 0, OPT_COLLAPSED},
     {"collapsed-value", required_argument, 0, OPT_COLLAPSED_VALUE},
     {"waker", no_argument, 0, OPT_WAKER},
+    {"pprof", required_argument, 0, OPT_PPROF},
+    {"listen", required_argument, 0, OPT_LISTEN},
     {"show-idle", no_argument, 0, OPT_SHOW_IDLE},
     {"kinds", required_argument, 0, OPT_KINDS},
     {"by", required_argument, 0, OPT_BY},
@@ -66,6 +69,9 @@ static void options_usage(FILE *f)
           "      --collapsed FILE       write collapsed stacks for flamegraph.pl at exit (- = stdout)\n"
           "      --collapsed-value time|count   microseconds waited (default) or waits\n"
           "      --waker                append the waker's stack after a -- frame\n"
+          "      --pprof FILE           write a gzip-compressed pprof contention profile at exit\n"
+          "      --listen ADDR:PORT     serve /metrics (Prometheus) and /debug/pprof/mutex, /block\n"
+          "                             on this address only (127.0.0.1:9465, [::1]:9465)\n"
           "      --kinds LIST           futex,jvm-park,jvm-monitor,jvm-wait (default: all)\n"
           "      --by object|class|site group rows (default: object)\n"
           "      --top N                rows per report (default 20, 0 = all)\n"
@@ -252,6 +258,16 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             if (parse_output("--collapsed", optarg, &o->collapsed))
                 return -1;
             break;
+        case OPT_PPROF:
+            if (parse_output("--pprof", optarg, &o->pprof))
+                return -1;
+            break;
+        case OPT_LISTEN:
+            if (hostport_parse(optarg, &o->listen_addr, &o->listen_len))
+                return fail("invalid --listen '%s' (ADDR:PORT with a numeric address, for example "
+                            "127.0.0.1:9465 or [::1]:9465)", optarg);
+            o->listen = optarg;
+            break;
         case OPT_COLLAPSED_VALUE:
             if ((k = CHOICE(optarg, "time", "count")) < 0)
                 return fail("invalid --collapsed-value '%s' (time or count)", optarg);
@@ -353,6 +369,13 @@ int options_parse(int argc, char **argv, struct pt_options *o)
         o->sort = o->interval_ns ? PT_SORT_CSP : PT_SORT_TIME;
     if (o->output && o->collapsed && output_file_same(o->output, o->collapsed))
         return fail("-o and --collapsed both name %s: give each its own file", o->collapsed);
+    /* Each file is written aside and renamed: two options on one file
+     * would leave only one of them. */
+    const char *files[3] = {o->output, o->collapsed, o->pprof};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (files[i] && files[j] && output_file_same(files[i], files[j]))
+                return fail("two outputs both name %s: give each its own file", files[j]);
     if (o->waker && !o->collapsed)
         return fail("%s", "--waker adds wakers to the collapsed stacks: give --collapsed FILE too");
     if (o->waker && o->probes == PT_PROBES_SYSCALLS)

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include "../bpf/parktrace.h"
 
@@ -33,6 +34,10 @@ struct pt_options {
     enum pt_format format;
     const char *output;       /* NULL or "-": standard output */
     const char *collapsed;    /* "-": standard output */
+    const char *pprof;        /* --pprof FILE: "-": standard output */
+    const char *listen;       /* --listen ADDR:PORT as given, or NULL */
+    struct sockaddr_storage listen_addr;
+    socklen_t listen_len;
     bool collapsed_count;
     bool waker;
     bool show_idle;           /* idle housekeeping rows ranked in place */

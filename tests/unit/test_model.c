@@ -128,12 +128,16 @@ static struct pt_model_waker wakers[4];
 
 static void make_stacks(void)
 {
-    stacks[0] = (struct pt_model_stack){"mutex_contentio", &s_mutex, "pthread_mutex", 737, 4420000000ULL, 500,
-                                        3000000000ULL};
-    stacks[1] = (struct pt_model_stack){"java", &s_java, JCLS, 46, 5850000000ULL, 46, 5850000000ULL};
-    stacks[2] = (struct pt_model_stack){"mutex_contentio", &s_cond, "pthread_cond", 75, 1500000000ULL, 0, 0};
-    stacks[3] = (struct pt_model_stack){"ev\x1bil;comm\nname", &s_odd, ODD_CLS, 3, 499, 3, 499};
-    stacks[4] = (struct pt_model_stack){"idle", &s_empty, "futex", 1, 1500, 1, 1500};
+    stacks[0] = (struct pt_model_stack){"mutex_contentio", &s_mutex, "pthread_mutex", .count = 737,
+                                        .ns = 4420000000ULL, .own_count = 500, .own_ns = 3000000000ULL};
+    stacks[1] = (struct pt_model_stack){"java", &s_java, JCLS, .count = 46, .ns = 5850000000ULL, .own_count = 46,
+                                        .own_ns = 5850000000ULL};
+    stacks[2] = (struct pt_model_stack){"mutex_contentio", &s_cond, "pthread_cond", .count = 75,
+                                        .ns = 1500000000ULL};
+    stacks[3] = (struct pt_model_stack){"ev\x1bil;comm\nname", &s_odd, ODD_CLS, .count = 3, .ns = 499,
+                                        .own_count = 3, .own_ns = 499};
+    stacks[4] = (struct pt_model_stack){"idle", &s_empty, "futex", .count = 1, .ns = 1500, .own_count = 1,
+                                        .own_ns = 1500};
     wakers[0] = (struct pt_model_waker){"mutex_contentio", &s_mutex, "pthread_mutex", &s_waker, "mutex_contentio",
                                         237, 1420000000ULL};
     wakers[1] = (struct pt_model_waker){"mutex_contentio", &s_cond, "pthread_cond", &s_waker2, "producer", 75,

@@ -81,6 +81,14 @@ struct pt_model_stack {
     const char *leaf;             /* the blocker's class */
     uint64_t count, ns;           /* every wait on this path */
     uint64_t own_count, own_ns;   /* those of them no waker was seen for */
+    /* The blocker, for the outputs that label each stack (pprof): its
+     * process, kind, role, and its name, else its id ("0x..."; a recycled
+     * blocker's stacks say "[recycled]"). */
+    int pid;
+    const char *kind;
+    bool wait;
+    const char *name;
+    char id[24];
 };
 
 /* Waits on one waiter call path ended by one waker call path. They are

@@ -325,6 +325,19 @@ static void comm_of(struct collector *c, int tgid, const struct blocker *b, char
     snprintf(out, PT_MODEL_COMM, "%s", p->comm[0] ? p->comm : b->comm);
 }
 
+/* Who the stacks of blocker B (slot SLOT) wait on, for the labelled outputs. */
+static void stack_blocker(struct collector *c, uint32_t slot, const struct blocker *b, struct pt_model_stack *ms)
+{
+    const struct pt_slot *s = &c->t->slots[slot];
+    int kind = s->key.kind & 0xff;
+    ms->pid = b->pid;
+    ms->kind = pt_kind_names[kind];
+    ms->wait = b->cls.wait;
+    ms->name = b->name;
+    snprintf(ms->id, sizeof(ms->id), "0x%llx",
+             (unsigned long long)(kind == PT_KIND_FUTEX ? s->first_uaddr : s->key.addr));
+}
+
 /* The model's stacks: each waiter stack with its own waits (no waker seen)
  * and all of them (its waits with a known waker, which the kernel charges
  * to the (waiter, waker) pair instead, added back); with MODEL_WAKERS the
@@ -368,6 +381,7 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
         comm_of(c, (int)key->tgid, b, ms->root);
         ms->stack = stacks_resolve(c->stacks, key->slot, (int)key->tgid, key->stack_id);
         ms->leaf = b->cls.cls;
+        stack_blocker(c, key->slot, b, ms);
         ms->count = count;
         ms->ns = ns;
         ms->own_count = own->count;
@@ -500,7 +514,9 @@ static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int3
     const struct blocker *b = &c->b[slot];
     char root[PT_MODEL_COMM];
     comm_of(c, (int)tgid, b, root);
-    retired_add_stack(&c->retired, root, stacks_resolve(c->stacks, slot, (int)tgid, stack_id), retiring_class(b),
+    struct pt_model_stack who = {.leaf = retiring_class(b)};
+    stack_blocker(c, slot, b, &who);
+    retired_add_stack(&c->retired, root, stacks_resolve(c->stacks, slot, (int)tgid, stack_id), &who,
                       val->count, val->ns, own ? val->count : 0, own ? val->ns : 0);
 }
 

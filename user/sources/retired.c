@@ -82,13 +82,16 @@ void retired_add(struct retired *r, const struct retired_member *m)
     r->count++;
 }
 
-void retired_add_stack(struct retired *r, const char *root, const struct pt_stack *stack, const char *leaf,
-                       uint64_t count, uint64_t ns, uint64_t own_count, uint64_t own_ns)
+void retired_add_stack(struct retired *r, const char *root, const struct pt_stack *stack,
+                       const struct pt_model_stack *who, uint64_t count, uint64_t ns, uint64_t own_count,
+                       uint64_t own_ns)
 {
+    const char *leaf = who->leaf;
     int i;
     for (i = 0; i < r->nstacks; i++) {
         const struct pt_model_stack *e = &r->stacks[i];
-        if (e->stack == stack && strcmp(e->root, root) == 0 && strcmp(e->leaf, leaf) == 0)
+        if (e->stack == stack && e->pid == who->pid && e->kind == who->kind && e->wait == who->wait &&
+            strcmp(e->root, root) == 0 && strcmp(e->leaf, leaf) == 0)
             break;
     }
     if (i == r->nstacks) {
@@ -104,6 +107,11 @@ void retired_add_stack(struct retired *r, const char *root, const struct pt_stac
                 e->leaf = r->v[j].cls;
         if (!e->leaf)
             e->leaf = "[recycled]";
+        /* The blocker's name went with its slot: pid, kind and role stay. */
+        e->pid = who->pid;
+        e->kind = who->kind;
+        e->wait = who->wait;
+        snprintf(e->id, sizeof(e->id), "[recycled]");
     }
     struct pt_model_stack *e = &r->stacks[i];
     e->count += count;

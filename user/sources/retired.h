@@ -43,9 +43,11 @@ struct retired {
 
 void retired_add(struct retired *r, const struct retired_member *m);
 
-/* Adds one waiter stack's weights of a recycled blocker of class LEAF. */
-void retired_add_stack(struct retired *r, const char *root, const struct pt_stack *stack, const char *leaf,
-                       uint64_t count, uint64_t ns, uint64_t own_count, uint64_t own_ns);
+/* Adds one waiter stack's weights of a recycled blocker WHO (its leaf,
+ * class, pid, kind and role; its name and id are not kept). */
+void retired_add_stack(struct retired *r, const char *root, const struct pt_stack *stack,
+                       const struct pt_model_stack *who, uint64_t count, uint64_t ns, uint64_t own_count,
+                       uint64_t own_ns);
 
 /* One row per site into ROWS (room for r->n), for the window FROM_T..NOW
  * (INTERVAL) or the run since FROM_T; returns how many had anything to

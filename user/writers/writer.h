@@ -7,6 +7,8 @@
  *   write_phases.c     the phase lines of the text report
  *   write_json.c       one JSON Lines object (spec/cli.md)
  *   write_collapsed.c  collapsed stacks for flamegraph.pl (--collapsed)
+ *   write_pprof.c      a gzip-compressed pprof contention profile (--pprof, the /debug/pprof endpoints)
+ *   write_metrics.c    Prometheus text exposition (--listen's /metrics)
  *
  * Each returns 0 (write_collapsed: the number of lines), or -1 when F did
  * not take the output, with errno saying why. A report leaves in one write:
@@ -21,6 +23,10 @@
 struct pt_write_opts {
     bool count_value;   /* collapsed: number of waits, not microseconds (--collapsed-value count) */
     bool waker;         /* collapsed: waiter and waker stacks (--waker) */
+    bool locks_only;    /* pprof: lock-role waits only (/debug/pprof/mutex) */
+    bool since_start;   /* pprof: the stacks of a model that is not the final one, cumulative since start */
+    double self_cpu_s;  /* metrics: parktrace's own CPU time */
+    uint64_t self_rss;  /* metrics: and resident memory */
 };
 
 int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
@@ -31,6 +37,8 @@ int write_live(FILE *f, const struct pt_model *m, struct live_view *v);
 int write_phases(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
 int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
 int write_collapsed(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
+int write_pprof(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
+int write_metrics(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
 
 /* Flushes F: 0, or -1 when this or an earlier write to F failed (ferror: a
  * write that failed while the buffer filled up). */

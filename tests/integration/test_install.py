@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""make install (issue 18): the files it lays out under DESTDIR, the man page
+rendered without warnings, the systemd unit accepted by systemd-analyze (no
+running systemd needed), bash completion, and parktrace working with only
+the unit's capabilities."""
+import os
+import re
+import shutil
+import subprocess
+
+from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
+
+UNIT_CAPS = ("bpf", "perfmon", "sys_ptrace", "sys_resource")
+
+
+def make_install(*args):
+    p = subprocess.run(["make", "-s", "-C", ROOT, "install", *args], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"make install {' '.join(args)} failed: {p.stderr.strip()[-500:]}")
+    return p
+
+
+def unit_lines(path):
+    return [l.strip() for l in open(path) if l.strip() and not l.startswith("#")]
+
+
+@test
+def install_lays_out_files_under_destdir():
+    stage = os.path.join(TMP, "stage")
+    make_install(f"DESTDIR={stage}")
+    want = {"usr/local/sbin/parktrace": 0o755, "usr/local/share/man/man8/parktrace.8": 0o644,
+            "usr/local/lib/systemd/system/parktrace.service": 0o644,
+            "usr/local/share/bash-completion/completions/parktrace": 0o644, "etc/default/parktrace": 0o644}
+    for rel, mode in want.items():
+        path = os.path.join(stage, rel)
+        check(os.path.isfile(path), f"make install laid out no {rel}")
+        check(os.stat(path).st_mode & 0o7777 == mode, f"{rel}: mode {os.stat(path).st_mode & 0o7777:o}")
+    got = sorted(os.path.relpath(os.path.join(d, f), stage) for d, _, fs in os.walk(stage) for f in fs)
+    check(got == sorted(want), f"unexpected files: {got}")
+    v = subprocess.run([os.path.join(stage, "usr/local/sbin/parktrace"), "--version"], capture_output=True, text=True)
+    check(v.returncode == 0 and v.stdout.startswith("parktrace "), f"installed binary: {v}")
+    lines = unit_lines(os.path.join(stage, "usr/local/lib/systemd/system/parktrace.service"))
+    for line in ("ExecStart=/usr/local/sbin/parktrace --listen 127.0.0.1:9465 $PARKTRACE_OPTS",
+                 "EnvironmentFile=-/etc/default/parktrace", "Restart=on-failure",
+                 "CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_SYS_RESOURCE",
+                 "AmbientCapabilities=CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_SYS_RESOURCE"):
+        check(line in lines, f"the unit lacks {line!r}")
+    check(any(l.startswith("PARKTRACE_OPTS=") for l in unit_lines(os.path.join(stage, "etc/default/parktrace"))),
+          "the default file sets no PARKTRACE_OPTS")
+    # An administrator's options survive a reinstall.
+    with open(os.path.join(stage, "etc/default/parktrace"), "w") as f:
+        f.write('PARKTRACE_OPTS="-p 1"\n')
+    make_install(f"DESTDIR={stage}")
+    check(open(os.path.join(stage, "etc/default/parktrace")).read() == 'PARKTRACE_OPTS="-p 1"\n',
+          "make install replaced /etc/default/parktrace")
+    # PREFIX moves everything but /etc; the unit names the binary where it is.
+    other = os.path.join(TMP, "other")
+    make_install(f"DESTDIR={other}", "PREFIX=/opt/pt")
+    check(os.path.isfile(os.path.join(other, "opt/pt/sbin/parktrace")), "PREFIX not honoured")
+    check("ExecStart=/opt/pt/sbin/parktrace --listen 127.0.0.1:9465 $PARKTRACE_OPTS" in
+          unit_lines(os.path.join(other, "opt/pt/lib/systemd/system/parktrace.service")), "ExecStart ignores PREFIX")
+
+
+@test
+def man_page_renders_without_warnings():
+    page = os.path.join(ROOT, "dist", "parktrace.8")
+    g = subprocess.run(["groff", "-man", "-ww", "-z", page], capture_output=True, text=True)
+    check(g.returncode == 0 and not g.stderr, f"groff -man -ww: {g.stderr.strip()}")
+    m = subprocess.run(["man", "-l", page], capture_output=True, text=True, env=dict(os.environ, MANWIDTH="80"))
+    check(m.returncode == 0 and not m.stderr.strip(), f"man -l: {m.stderr.strip()}")
+    text = m.stdout.replace("\u2010", "-")
+    text = re.sub(r"-\n\s*", "-", text)
+    for section in ("NAME", "SYNOPSIS", "OPTIONS", "OUTPUT", "FILES", "EXIT STATUS", "EXAMPLES"):
+        check(re.search(rf"^{section}$", text, re.M), f"the man page has no {section} section")
+    # Every option --help lists is in the page.
+    h = subprocess.run([PT, "--help"], capture_output=True, text=True)
+    for opt in sorted(set(re.findall(r"--[a-z][a-z-]+", h.stdout))):
+        check(opt in text, f"the man page does not cover {opt}")
+
+
+@test
+def systemd_analyze_accepts_the_unit():
+    if not shutil.which("systemd-analyze"):
+        skip("no systemd-analyze")
+    # Installed under a PREFIX of its own, so that ExecStart and the man
+    # page it names exist; verify needs no running systemd.
+    prefix = os.path.join(TMP, "prefix")
+    make_install(f"PREFIX={prefix}", f"SYSCONFDIR={prefix}/etc")
+    unit = os.path.join(prefix, "lib/systemd/system/parktrace.service")
+    env = dict(os.environ, MANPATH=os.path.join(prefix, "share/man"))
+    v = subprocess.run(["systemd-analyze", "verify", unit], capture_output=True, text=True, env=env, timeout=60)
+    check(v.returncode == 0 and not v.stderr.strip(), f"systemd-analyze verify: {v.stderr.strip()}")
+    # The check can fail: the same unit with a relative ExecStart does not pass.
+    bad = os.path.join(TMP, "bad", "parktrace.service")
+    os.makedirs(os.path.dirname(bad), exist_ok=True)
+    with open(bad, "w") as f:
+        f.write(open(unit).read().replace(f"ExecStart={prefix}/sbin/parktrace", "ExecStart=no/such/parktrace"))
+    v = subprocess.run(["systemd-analyze", "verify", bad], capture_output=True, text=True, env=env, timeout=60)
+    check(v.returncode != 0 or v.stderr.strip(), "systemd-analyze verify accepted a broken unit")
+
+
+@test
+def bash_completion_completes_options_and_values():
+    lib = "/usr/share/bash-completion/bash_completion"
+    if not os.path.exists(lib):
+        skip("no bash-completion")
+    comp = os.path.join(ROOT, "dist", "parktrace.bash-completion")
+
+    def complete(*words):
+        script = (f"source {lib}; source {comp}; COMP_WORDS=(parktrace {' '.join(words)}); "
+                  f"COMP_CWORD={len(words)}; COMP_LINE='parktrace {' '.join(words)}'; COMP_POINT=${{#COMP_LINE}}; "
+                  "_parktrace; printf '%s\\n' \"${COMPREPLY[@]}\"")
+        p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 0, f"completion failed: {p.stderr.strip()}")
+        return p.stdout.split()
+
+    check(complete("--pp") == ["--pprof"], f"--pp: {complete('--pp')}")
+    check("--listen" in complete("--l"), f"--l: {complete('--l')}")
+    check(complete("--by", "c") == ["class"], f"--by c: {complete('--by', 'c')}")
+    check(complete("--kinds", "futex,jvm-m") == ["futex,jvm-monitor"], f"--kinds: {complete('--kinds', 'futex,jvm-m')}")
+
+
+@test
+def runs_with_only_the_units_capabilities():
+    if not shutil.which("setpriv"):
+        skip("no setpriv")
+    # The unit's set, less what this machine's own bounding set lacks (a
+    # container may hold back CAP_SYS_RESOURCE): no more than the unit's.
+    bnd = int(re.search(r"CapBnd:\s*(\w+)", open("/proc/self/status").read()).group(1), 16)
+    numbers = {"bpf": 39, "perfmon": 38, "sys_ptrace": 19, "sys_resource": 24}
+    caps = ",".join(["-all"] + [f"+{c}" for c in UNIT_CAPS if bnd >> numbers[c] & 1])
+    report = os.path.join(TMP, "caps.json")
+    p = subprocess.run(["setpriv", f"--inh-caps={caps}", f"--ambient-caps={caps}", f"--bounding-set={caps}",
+                        *pt_cmd(["-f", "json", "--top", "0", "--", MC, "-t", "4", "-m", "1", "-s", "1",
+                                 "-r", report])], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"parktrace with {caps}: exit {p.returncode}: {p.stderr.strip()[-300:]}")
+    final = final_of(json_reports(p.stdout))
+    rows = [b for b in final["blockers"] if b["name"] == "cache_lock"]
+    check(rows and rows[0]["parks"] > 0 and rows[0]["top_frame"] == "worker",
+          f"no named cache_lock row with its stack under {caps}: {rows}")
+
+
+if __name__ == "__main__":
+    main()

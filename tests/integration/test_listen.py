@@ -1,0 +1,309 @@
+#!/usr/bin/python3
+"""--listen ADDR:PORT (spec/cli.md, "Fleet endpoints"): /metrics checked by
+promtool and scraped by a real Prometheus server, /debug/pprof/mutex and
+/block read by go tool pprof, all held against the workload's own timing;
+GET only, the one address, bad addresses in one line, and a stalled client
+that does not stall the tracer."""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
+
+GO = "/usr/bin/go"
+SAMPLE = re.compile(r"^\s+(\d+)\s+(\d+):((?:\s+\d+)*)\s*$")
+LABEL = re.compile(r"(\w+):\[([^\]]*)\]")
+SERIES = re.compile(r'^(\w+)\{comm="([^"]*)",kind="([^"]*)",class="([^"]*)",role="(lock|wait)"\} (\S+)$')
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def answers(url):
+    try:
+        return get(url)[0] == 200
+    except OSError:
+        return False
+
+
+def get(url, method="GET", timeout=10):
+    """(status, body) of one request."""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def go_pprof(*args):
+    env = dict(os.environ, HOME=TMP, GOCACHE=os.path.join(TMP, "gocache"), PPROF_TMPDIR=TMP)
+    return subprocess.run([GO, "tool", "pprof", *args], capture_output=True, text=True, timeout=120, env=env)
+
+
+def raw_samples(text):
+    samples, cur, on = [], None, False
+    for line in text.splitlines():
+        if line.startswith("Samples:"):
+            on = True
+        elif on and (line.startswith("Locations") or line.startswith("Mappings")):
+            break
+        elif on and SAMPLE.match(line):
+            m = SAMPLE.match(line)
+            cur = [int(m.group(1)), int(m.group(2)), {}]
+            samples.append(cur)
+        elif on and cur is not None:
+            cur[2].update(LABEL.findall(line))
+    return samples
+
+
+def series(text):
+    """{(metric, comm, kind, class, role): value} of a /metrics page."""
+    out = {}
+    for line in text.splitlines():
+        m = SERIES.match(line)
+        if m:
+            out[m.groups()[:5]] = float(m.group(6))
+    return out
+
+
+class Traced:
+    """parktrace --listen over mutex_contention, which then idles TAIL_S
+    seconds: while it idles, what is served stops changing and can be held
+    against the workload's own report."""
+
+    def __init__(self, tail_s=6, extra=()):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.wl_report = os.path.join(TMP, f"wl-{self.port}.json")
+        self.out = os.path.join(TMP, f"reports-{self.port}.json")
+        cmd = f"{MC} -t 8 -m 2 -s 2 -r {self.wl_report}; sleep {tail_s}"
+        self.p = subprocess.Popen(pt_cmd(["--listen", f"127.0.0.1:{self.port}", "-i", "500ms", "-f", "json",
+                                          "--top", "0", "-o", self.out, *extra, "--", "sh", "-c", cmd]),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def wait_workload(self):
+        """Waits for the workload's report, then for one more interval."""
+        wait_for(lambda: os.path.exists(self.wl_report) and os.path.getsize(self.wl_report) > 0,
+                 "the workload's report", 30)
+        time.sleep(1.2)
+        return json.load(open(self.wl_report))
+
+    def finish(self):
+        _, err = self.p.communicate(timeout=60)
+        check(self.p.returncode == 0, f"parktrace exited {self.p.returncode}: {err.strip()[-300:]}")
+        return final_of(json_reports(open(self.out).read()))
+
+
+def mutex_seconds(wl):
+    return sum(m["blocked_ns"] for m in wl["mutexes"]) / 1e9
+
+
+@test
+def metrics_pass_promtool_and_match_the_workload():
+    t = Traced()
+    try:
+        # While the workload runs: its locks' CSP, each value served the
+        # highest of the pthread_mutex rows of one interval report.
+        csp_key = ("parktrace_critical_section_pressure", "mutex_contentio", "futex", "pthread_mutex", "lock")
+        wait_for(lambda: answers(t.base + "/metrics"), "/metrics", 20)
+        served = set()
+        while not os.path.exists(t.wl_report):
+            served.add(series(get(t.base + "/metrics")[1].decode()).get(csp_key))
+            time.sleep(0.1)
+        wl = t.wait_workload()
+        reported = {round(max([b["csp"] for b in r["blockers"] if b["comm"] == "mutex_contentio" and
+                               b["class"] == "pthread_mutex" and b["csp"] is not None] or [0]), 5)
+                    for r in json_reports(open(t.out).read()) if r["type"] == "interval"}
+        got = {round(c, 5) for c in served if c is not None}
+        check(any(c > 0.05 for c in got), f"no CSP served while the workload ran: {served}")
+        check(got <= reported | {0.0}, f"CSPs served {sorted(got)} are not the interval reports' {sorted(reported)}")
+        status, body = get(t.base + "/metrics")
+        check(status == 200, f"/metrics: HTTP {status}")
+        text = body.decode()
+        pc = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+        check(pc.returncode == 0, f"promtool check metrics: {pc.stdout}{pc.stderr}")
+        s = series(text)
+        key = ("comm", "mutex_contentio", "futex", "pthread_mutex", "lock")
+        secs = s.get(("parktrace_wait_seconds_total",) + key[1:])
+        waits = s.get(("parktrace_waits_total",) + key[1:])
+        check(secs is not None and waits, f"no pthread_mutex series of mutex_contentio:\n{text}")
+        within(secs, mutex_seconds(wl), 0.05, "parktrace_wait_seconds_total{class=pthread_mutex}")
+        cond = s.get(("parktrace_wait_seconds_total", "mutex_contentio", "futex", "pthread_cond", "wait"))
+        check(cond is not None, "no pthread_cond series")
+        within(cond, wl["cond"]["wait_ns"] / 1e9, 0.05, "parktrace_wait_seconds_total{class=pthread_cond}")
+        # The workload is over: nobody waits on its mutexes.
+        parked = s.get(("parktrace_parked_threads", "mutex_contentio", "futex", "pthread_mutex", "lock"))
+        check(parked == 0, f"parktrace_parked_threads {parked} after the workload ended")
+        check(s.get(csp_key) == 0, f"CSP {s.get(csp_key)} in an interval without waits")
+        for name in ("parktrace_dropped_events_total", "process_cpu_seconds_total",
+                     "process_resident_memory_bytes", "parktrace_critical_section_pressure"):
+            check(re.search(rf"^{name}[ {{]", text, re.M), f"/metrics lacks {name}")
+        # Nothing but labels of names and kinds: no path, no command line.
+        check(MC not in text and "sh -c" not in text and "/" not in "".join(re.findall(r'"[^"]*"', text)),
+              "/metrics holds a path or a command line")
+        # One series per (comm, kind, class, role): never per object or PID.
+        check(len({k for k in s if k[0] == "parktrace_waits_total" and k[1] == "mutex_contentio"}) <= 8,
+              "more series than classes")
+    finally:
+        final = t.finish()
+    rows = [b for b in final["blockers"] if b["comm"] == "mutex_contentio" and b["class"] == "pthread_mutex"]
+    within(secs, sum(b["thread_time_ns"] for b in rows) / 1e9, 0.02, "wait_seconds_total", "final JSON report")
+
+
+@test
+def pprof_endpoints_read_by_go_tool_pprof():
+    t = Traced()
+    try:
+        wl = t.wait_workload()
+        got = {}
+        for ep in ("mutex", "block"):
+            r = go_pprof("-raw", f"{t.base}/debug/pprof/{ep}")
+            check(r.returncode == 0, f"go tool pprof -raw /debug/pprof/{ep}: {r.stderr.strip()[-300:]}")
+            check("contentions/count delay/nanoseconds" in r.stdout, f"/debug/pprof/{ep}: sample types")
+            got[ep] = raw_samples(r.stdout)
+            check(got[ep], f"/debug/pprof/{ep}: no samples")
+            top = go_pprof("-top", f"{t.base}/debug/pprof/{ep}")
+            check(top.returncode == 0, f"go tool pprof -top /debug/pprof/{ep}: {top.stderr.strip()[-300:]}")
+    finally:
+        t.finish()
+    check(all(s[2].get("role") == "lock" for s in got["mutex"]), "/debug/pprof/mutex holds a wait-role sample")
+    check(any(s[2].get("class") == "pthread_cond" for s in got["block"]), "/debug/pprof/block lacks the condvar")
+    for ep in ("mutex", "block"):
+        for m in wl["mutexes"]:
+            ns = sum(s[1] for s in got[ep] if s[2].get("blocker") == m["name"])
+            within(ns, m["blocked_ns"], 0.05, f"/debug/pprof/{ep} delay of {m['name']}")
+    within(sum(s[1] for s in got["block"] if s[2].get("blocker") == wl["cond"]["name"]), wl["cond"]["wait_ns"],
+           0.05, "/debug/pprof/block delay of the condvar")
+
+
+@test
+def prometheus_scrapes_the_workloads_series():
+    if not shutil.which("prometheus"):
+        skip("no prometheus")
+    prom_port = free_port()
+    t = Traced(tail_s=12)
+    cfg = os.path.join(TMP, "prometheus.yml")
+    with open(cfg, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                f"scrape_configs:\n  - job_name: parktrace\n    static_configs:\n"
+                f"      - targets: ['127.0.0.1:{t.port}']\n")
+    prom = subprocess.Popen(["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={TMP}/prom-data",
+                             f"--web.listen-address=127.0.0.1:{prom_port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wl = t.wait_workload()
+        time.sleep(2.5)   # a scrape after the workload's end
+        q = 'parktrace_wait_seconds_total{comm="mutex_contentio",class="pthread_mutex",role="lock",job="parktrace"}'
+        url = f"http://127.0.0.1:{prom_port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+        status, body = get(url)
+        check(status == 200, f"Prometheus query: HTTP {status} {body[:300]}")
+        res = json.loads(body)["data"]["result"]
+        check(len(res) == 1, f"Prometheus has {len(res)} series for {q}: {res}")
+        within(float(res[0]["value"][1]), mutex_seconds(wl), 0.05, "Prometheus' parktrace_wait_seconds_total")
+        up = json.loads(get(f"http://127.0.0.1:{prom_port}/api/v1/query?query=up")[1])["data"]["result"]
+        check(up and up[0]["value"][1] == "1", f"the scrape target is not up: {up}")
+    finally:
+        prom.terminate()
+        prom.wait(timeout=30)
+        t.p.terminate()
+        t.p.communicate(timeout=60)
+
+
+@test
+def without_interval_pages_renew_every_10s():
+    """The service's way: no -i. The pages come from windows of their own,
+    every 10 s, and no interval report is printed."""
+    port, report, out = free_port(), os.path.join(TMP, "wl-noi.json"), os.path.join(TMP, "noi.json")
+    base = f"http://127.0.0.1:{port}"
+    cmd = f"{MC} -t 4 -m 1 -s 1 -r {report}; sleep 13"
+    p = subprocess.Popen(pt_cmd(["--listen", f"127.0.0.1:{port}", "-f", "json", "-o", out, "--", "sh", "-c", cmd]),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    key = ("parktrace_wait_seconds_total", "mutex_contentio", "futex", "pthread_mutex", "lock")
+    try:
+        wait_for(lambda: answers(base + "/metrics"), "/metrics", 20)
+        started = time.time()
+        first = series(get(base + "/metrics")[1].decode()).get(key)
+        wait_for(lambda: os.path.exists(report) and os.path.getsize(report) > 0, "the workload's report", 30)
+        check(first is None, f"the workload's series before any window ended: {first}")
+        wait_for(lambda: series(get(base + "/metrics")[1].decode()).get(key) is not None, "a renewed page", 15)
+        took = time.time() - started
+        check(8 <= took <= 13, f"the page was renewed after {took:.1f} s, not about 10 s")
+        wl = json.load(open(report))
+        within(series(get(base + "/metrics")[1].decode())[key], mutex_seconds(wl), 0.05,
+               "parktrace_wait_seconds_total without -i")
+    finally:
+        _, err = p.communicate(timeout=60)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {err.strip()[-300:]}")
+    types = [r["type"] for r in json_reports(open(out).read())]
+    check(types == ["final"], f"reports written without -i: {types}")
+
+
+@test
+def get_only_one_address_and_bad_addresses():
+    t = Traced(tail_s=3)
+    try:
+        t.wait_workload()
+        for method in ("POST", "PUT", "DELETE", "HEAD"):
+            status, _ = get(t.base + "/metrics", method)
+            check(status == 405, f"{method} /metrics: HTTP {status}, not 405")
+        for path in ("/", "/debug/pprof/", "/debug/pprof/profile", "/metrics/x", "/../etc/passwd"):
+            status, _ = get(t.base + path)
+            check(status == 404, f"GET {path}: HTTP {status}, not 404")
+        status, _ = get(t.base + "/metrics?x=1")
+        check(status == 200, f"GET /metrics?x=1: HTTP {status}")
+        # Bound to 127.0.0.1 alone (/proc/net/tcp: hex address, port; state 0A = listening).
+        listening = [l.split()[1] for l in open("/proc/net/tcp").read().splitlines()[1:]
+                     if l.split()[3] == "0A" and l.split()[1].endswith(f":{t.port:04X}")]
+        check(listening == [f"0100007F:{t.port:04X}"], f"listening on {listening}")
+        # The address in use: one line, exit 2.
+        p = run_pt(["-d", "1s", "--listen", f"127.0.0.1:{t.port}"])
+        lines = p.stderr.strip().splitlines()
+        check(p.returncode == 2 and len(lines) == 1 and "cannot listen on" in lines[0], f"port in use: {p}")
+    finally:
+        t.finish()
+    for bad in ("9465", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "localhost:9465", "::1:9465",
+                "[::1]", "127.0.0.1:94x5", ":9465"):
+        p = run_pt(["-d", "1s", "--listen", bad])
+        lines = p.stderr.strip().splitlines()
+        check(p.returncode == 1 and len(lines) == 1 and "invalid --listen" in lines[0],
+              f"--listen {bad}: exit {p.returncode}, stderr {p.stderr!r}")
+
+
+@test
+def a_stalled_client_does_not_stall_the_tracer():
+    t = Traced(tail_s=4)
+    stalled = []
+    try:
+        wait_for(lambda: answers(t.base + "/metrics") and os.path.exists(t.out), "/metrics and a report", 20)
+        # Half a request each, never finished, up to the connection limit.
+        for _ in range(20):
+            c = socket.create_connection(("127.0.0.1", t.port), timeout=5)
+            c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            stalled.append(c)
+        before = len(json_reports(open(t.out).read()))
+        time.sleep(2)
+        after = len(json_reports(open(t.out).read()))
+        check(after >= before + 3, f"interval reports stalled while clients hung: {before} -> {after}")
+        # Once they are gone, it serves again.
+        for c in stalled:
+            c.close()
+        stalled = []
+        wait_for(lambda: answers(t.base + "/metrics"), "/metrics once the stalled clients left", 15)
+    finally:
+        for c in stalled:
+            c.close()
+        t.finish()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+/* /metrics: the model in Prometheus text exposition 0.0.4 (spec/cli.md,
+ * "Fleet endpoints"). One series per (comm, kind, class, role), never per
+ * object or PID: at most METRICS_CLASSES series per process name and
+ * METRICS_COMMS process names, the rest summed under class="other" and
+ * comm="other", by wait time, so a fleet's series count stays bounded.
+ *
+ * Counters come from the model's stacks (waits that ended, cumulative
+ * since start, recycled blockers included); gauges from its rows (threads
+ * waiting now, and the window's CSP). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sanitize.h"
+#include "writer.h"
+
+#define METRICS_CLASSES 8
+#define METRICS_COMMS 64
+#define OTHER "other"
+
+struct series {
+    const char *comm, *kind, *cls;
+    bool wait;
+    uint64_t count, ns, parked;
+    bool has_csp;
+    double csp;
+    uint64_t comm_ns;   /* the comm's total, to rank comms */
+};
+
+static int cmp_key(const void *pa, const void *pb)
+{
+    const struct series *a = pa, *b = pb;
+    int c = strcmp(a->comm, b->comm);
+    if (!c)
+        c = strcmp(a->kind, b->kind);
+    if (!c)
+        c = strcmp(a->cls, b->cls);
+    return c ? c : (int)a->wait - (int)b->wait;
+}
+
+/* Heaviest comm first, then within a comm its heaviest series first. */
+static int cmp_weight(const void *pa, const void *pb)
+{
+    const struct series *a = pa, *b = pb;
+    if (a->comm_ns != b->comm_ns)
+        return a->comm_ns > b->comm_ns ? -1 : 1;
+    int c = strcmp(a->comm, b->comm);
+    if (c)
+        return c;
+    return a->ns != b->ns ? (a->ns > b->ns ? -1 : 1) : cmp_key(a, b);
+}
+
+/* Sorts V by key and sums equal keys; returns the new length. */
+static int merge(struct series *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_key);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (k && cmp_key(&v[k - 1], &v[i]) == 0) {
+            struct series *s = &v[k - 1];
+            s->count += v[i].count;
+            s->ns += v[i].ns;
+            s->parked += v[i].parked;
+            /* CSPs of different processes do not add: the worst one shows. */
+            if (v[i].has_csp && (!s->has_csp || v[i].csp > s->csp))
+                s->csp = v[i].csp;
+            s->has_csp |= v[i].has_csp;
+        } else {
+            v[k++] = v[i];
+        }
+    }
+    return k;
+}
+
+/* Folds what is past the comm and class limits into "other". */
+static int bound(struct series *v, int n)
+{
+    for (int i = 0, j; i < n; i = j) {
+        uint64_t total = 0;
+        for (j = i; j < n && strcmp(v[j].comm, v[i].comm) == 0; j++)
+            total += v[j].ns;
+        for (int k = i; k < j; k++)
+            v[k].comm_ns = total;
+    }
+    qsort(v, (size_t)n, sizeof(*v), cmp_weight);
+    int comms = 0, classes = 0;
+    for (int i = 0; i < n; i++) {
+        bool new_comm = !i || strcmp(v[i].comm, v[i - 1].comm) != 0;
+        comms += new_comm;
+        classes = new_comm ? 1 : classes + 1;
+        if (comms > METRICS_COMMS)
+            v[i].comm = OTHER;
+        if (classes > METRICS_CLASSES || comms > METRICS_COMMS)
+            v[i].cls = OTHER;
+    }
+    return merge(v, n);
+}
+
+/* A label value: printable UTF-8, with '"' and '\' escaped; anything else
+ * is '?'. */
+static void put_label(FILE *f, const char *s)
+{
+    while (*s) {
+        uint32_t cp;
+        int n = sanitize_utf8_next(s, &cp);
+        if (!n || !sanitize_printable(cp)) {
+            fputc('?', f);
+            s += n ? n : 1;
+            continue;
+        }
+        if (cp == '"' || cp == '\\')
+            fputc('\\', f);
+        fwrite(s, 1, (size_t)n, f);
+        s += n;
+    }
+}
+
+static void put_series(FILE *f, const char *name, const struct series *s)
+{
+    fprintf(f, "%s{comm=\"", name);
+    put_label(f, s->comm);
+    fputs("\",kind=\"", f);
+    put_label(f, s->kind);
+    fputs("\",class=\"", f);
+    put_label(f, s->cls);
+    fprintf(f, "\",role=\"%s\"} ", s->wait ? "wait" : "lock");
+}
+
+static void put_head(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+int write_metrics(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
+{
+    int n = 0;
+    struct series *v = calloc((size_t)(m->nstacks + m->nrows) + 1, sizeof(*v));
+    if (!v)
+        return -1;
+    for (int i = 0; i < m->nstacks; i++) {
+        const struct pt_model_stack *s = &m->stacks[i];
+        if (s->count)
+            v[n++] = (struct series){.comm = s->root, .kind = s->kind ? s->kind : "futex", .cls = s->leaf,
+                                     .wait = s->wait, .count = s->count, .ns = s->ns};
+    }
+    for (int i = 0; i < m->nrows; i++) {
+        const struct pt_row *r = &m->rows[i];
+        v[n++] = (struct series){.comm = r->comm, .kind = r->kind, .cls = r->cls, .wait = r->wait,
+                                 .parked = r->fig.parked_now, .has_csp = r->has_csp, .csp = r->csp};
+    }
+    n = bound(v, merge(v, n));
+
+    put_head(f, "parktrace_waits_total", "counter", "Waits that ended since parktrace started.");
+    for (int i = 0; i < n; i++) {
+        put_series(f, "parktrace_waits_total", &v[i]);
+        fprintf(f, "%" PRIu64 "\n", v[i].count);
+    }
+    put_head(f, "parktrace_wait_seconds_total", "counter", "Time waited by the waits that ended, in seconds.");
+    for (int i = 0; i < n; i++) {
+        put_series(f, "parktrace_wait_seconds_total", &v[i]);
+        fprintf(f, "%.9f\n", (double)v[i].ns / 1e9);
+    }
+    put_head(f, "parktrace_parked_threads", "gauge", "Threads waiting at the end of the last interval.");
+    for (int i = 0; i < n; i++) {
+        put_series(f, "parktrace_parked_threads", &v[i]);
+        fprintf(f, "%" PRIu64 "\n", v[i].parked);
+    }
+    put_head(f, "parktrace_critical_section_pressure", "gauge",
+             "Share of the working thread time lost waiting for these locks in the last interval "
+             "(the highest of its processes; 0 without waits).");
+    /* Every lock series, so that a lock gone quiet reads 0, not stale. */
+    for (int i = 0; i < n; i++) {
+        if (v[i].wait)
+            continue;
+        put_series(f, "parktrace_critical_section_pressure", &v[i]);
+        fprintf(f, "%.6f\n", v[i].has_csp ? v[i].csp : 0.0);
+    }
+    free(v);
+    put_head(f, "parktrace_dropped_events_total", "counter", "Waits that could not be recorded.");
+    fprintf(f, "parktrace_dropped_events_total %" PRIu64 "\n", m->totals.dropped_events);
+    put_head(f, "parktrace_dropped_stacks_total", "counter", "Waiter stacks that could not be recorded.");
+    fprintf(f, "parktrace_dropped_stacks_total %" PRIu64 "\n", m->totals.dropped_stacks);
+    put_head(f, "process_cpu_seconds_total", "counter", "parktrace's own user and system CPU time, in seconds.");
+    fprintf(f, "process_cpu_seconds_total %.6f\n", o->self_cpu_s);
+    put_head(f, "process_resident_memory_bytes", "gauge", "parktrace's own resident memory, in bytes.");
+    fprintf(f, "process_resident_memory_bytes %" PRIu64 "\n", o->self_rss);
+    return writer_flush(f);
+}
