@@ -7,21 +7,28 @@
 
 #define CHUNK 4096u   /* entries per system call */
 
-static void reserve(struct map_dump *d, uint32_t want, size_t key_size, size_t val_size)
+/* Room for WANT entries: by bytes, as one dump may serve maps of
+ * different key and value sizes in turn. */
+static void *grow(void *p, size_t *len, size_t want)
 {
-    if (want <= d->cap)
-        return;
-    uint32_t cap = d->cap ? d->cap : CHUNK;
-    while (cap < want)
-        cap *= 2;
-    void *k = realloc(d->keys, (size_t)cap * key_size), *v = k ? realloc(d->vals, (size_t)cap * val_size) : NULL;
-    if (!k || !v) {
+    if (want <= *len)
+        return p;
+    size_t len2 = *len ? *len : 4096;
+    while (len2 < want)
+        len2 *= 2;
+    void *q = realloc(p, len2);
+    if (!q) {
         fprintf(stderr, "parktrace: out of memory reading a kernel table\n");
         exit(1);
     }
-    d->keys = k;
-    d->vals = v;
-    d->cap = cap;
+    *len = len2;
+    return q;
+}
+
+static void reserve(struct map_dump *d, uint32_t want, size_t key_size, size_t val_size)
+{
+    d->keys = grow(d->keys, &d->keys_len, (size_t)want * key_size);
+    d->vals = grow(d->vals, &d->vals_len, (size_t)want * val_size);
 }
 
 int map_dump(int fd, size_t key_size, size_t val_size, struct map_dump *d)
@@ -66,5 +73,6 @@ void map_dump_free(struct map_dump *d)
     free(d->keys);
     free(d->vals);
     d->keys = d->vals = NULL;
-    d->n = d->cap = 0;
+    d->n = 0;
+    d->keys_len = d->vals_len = 0;
 }

@@ -9,7 +9,8 @@
 
 struct map_dump {
     void *keys, *vals;      /* n entries, keys and values side by side */
-    uint32_t n, cap;        /* kept from call to call */
+    uint32_t n;
+    size_t keys_len, vals_len;   /* bytes allocated, kept from call to call */
 };
 
 /* Reads every entry of the hash map FD into D (its arrays grown as needed).

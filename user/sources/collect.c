@@ -338,6 +338,49 @@ static void stack_blocker(struct collector *c, uint32_t slot, const struct block
              (unsigned long long)(kind == PT_KIND_FUTEX ? s->first_uaddr : s->key.addr));
 }
 
+/* The waits with a known waker of one (blocker, process, waiter stack),
+ * summed over its wakers. */
+struct woken_sum {
+    uint32_t slot, tgid;
+    int32_t stack_id;
+    uint64_t count, ns;
+};
+
+static int by_waiter(const void *a, const void *b)
+{
+    const struct woken_sum *x = a, *y = b;
+    if (x->slot != y->slot)
+        return x->slot < y->slot ? -1 : 1;
+    if (x->tgid != y->tgid)
+        return x->tgid < y->tgid ? -1 : 1;
+    return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+/* W's entries summed per waiter stack and sorted, so that each of tens of
+ * thousands of stacks finds its own by bisection; *N of them. */
+static struct woken_sum *woken_sums(const struct wakers *w, int *n)
+{
+    struct woken_sum *s = malloc((size_t)(w->n ? w->n : 1) * sizeof(*s));
+    if (!s) {
+        fprintf(stderr, "parktrace: out of memory for the waker table\n");
+        exit(1);
+    }
+    for (int i = 0; i < w->n; i++)
+        s[i] = (struct woken_sum){w->e[i].k.slot, w->e[i].k.tgid, w->e[i].k.stack_id, w->e[i].count, w->e[i].ns};
+    qsort(s, (size_t)w->n, sizeof(*s), by_waiter);
+    int m = 0;
+    for (int i = 0; i < w->n; i++) {
+        if (m && by_waiter(&s[m - 1], &s[i]) == 0) {
+            s[m - 1].count += s[i].count;
+            s[m - 1].ns += s[i].ns;
+        } else {
+            s[m++] = s[i];
+        }
+    }
+    *n = m;
+    return s;
+}
+
 /* The model's stacks: each waiter stack with its own waits (no waker seen)
  * and all of them (its waits with a known waker, which the kernel charges
  * to the (waiter, waker) pair instead, added back); with MODEL_WAKERS the
@@ -363,16 +406,17 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
     /* The kernel's table of wait time per (blocker, process, waiter stack),
      * in its own order. */
     map_dump(c->t->stack_time_fd, sizeof(struct pt_stack_key), sizeof(struct pt_stack_val), &st);
+    int nsums;
+    struct woken_sum *sums = woken_sums(w, &nsums);
     for (uint32_t i = 0; i < st.n; i++) {
         const struct pt_stack_key *key = (const struct pt_stack_key *)st.keys + i;
         const struct pt_stack_val *own = (const struct pt_stack_val *)st.vals + i;
         uint64_t count = own->count, ns = own->ns;
-        for (int j = 0; j < w->n; j++) {
-            const struct pt_waker_key *k = &w->e[j].k;
-            if (k->slot == key->slot && k->tgid == key->tgid && k->stack_id == key->stack_id) {
-                count += w->e[j].count;
-                ns += w->e[j].ns;
-            }
+        const struct woken_sum want = {key->slot, key->tgid, key->stack_id, 0, 0};
+        const struct woken_sum *woken = bsearch(&want, sums, (size_t)nsums, sizeof(*sums), by_waiter);
+        if (woken) {
+            count += woken->count;
+            ns += woken->ns;
         }
         struct blocker *b = count ? collector_blocker(c, key->slot) : NULL;
         if (!b)
@@ -387,6 +431,7 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
         ms->own_count = own->count;
         ms->own_ns = own->ns;
     }
+    free(sums);
     map_dump_free(&st);
     for (int i = 0; i < c->retired.nstacks; i++)
         *model_add_stack(m) = c->retired.stacks[i];
@@ -449,10 +494,15 @@ static void model_processes(struct collector *c, struct pt_model *r, const struc
  * no waiter, what it counted goes to its site in c->retired, its entries in
  * the stack, waker, thread and sample tables go (their stacks to the
  * retired ones), and its zeroed slot goes back to the kernel's free_slots. */
-/* Short enough that a server making 15 000 lock objects a second (a tick
- * is 200 ms) never fills the table; a blocker used again after it left
- * just starts a new slot, its figures joining its site. */
-#define RECYCLE_IDLE_NS 100000000ULL    /* no event for this long */
+/* Blockers leave only as the table fills: those with no event for 2 s once
+ * a quarter of it is live, for 100 ms once half is. 100 ms is short
+ * enough that a server making 15 000 lock objects a second (a tick is
+ * 200 ms) never fills the table; 2 s keeps a lock used every second one
+ * blocker, one row, instead of a new slot (and its naming) each time. A
+ * blocker used again after it left starts a new slot, its figures joining
+ * its site. */
+#define RECYCLE_IDLE_NS 100000000ULL    /* no event for this long, table 1/2 live */
+#define RECYCLE_COLD_NS 2000000000ULL   /* no event for this long, table 1/4 live */
 #define RECYCLE_GRACE_NS 50000000ULL    /* unpublished for this long */
 
 /* A retiring blocker's class, as its row says it (one not named yet: futex). */
@@ -561,7 +611,12 @@ static void retire_entries(struct collector *c)
 static void recycle(struct collector *c, uint64_t now)
 {
     uint32_t n = tracer_used_slots(c->t), nslots = c->t->nslots;
-    bool full = n >= nslots / 2;
+    /* By the live blockers of the last tick: n, the slots ever handed
+     * out, never falls, and once half the table had been used every idle
+     * blocker left, over and over. */
+    uint64_t idle_ns = c->live_blockers >= nslots / 2 ? RECYCLE_IDLE_NS
+                       : c->live_blockers >= nslots / 4 ? RECYCLE_COLD_NS
+                                                        : 0;
     int index_fd = bpf_map__fd(c->t->skel->maps.slot_index), free_fd = bpf_map__fd(c->t->skel->maps.free_slots);
     int ready = 0;
     uint32_t live = 0;
@@ -575,7 +630,7 @@ static void recycle(struct collector *c, uint64_t now)
                 c->retiring[i] = 2;
                 ready++;
             }
-        } else if (full && slot_valid(s) && parked == 0 && s->last_ts && s->last_ts + RECYCLE_IDLE_NS < now &&
+        } else if (idle_ns && slot_valid(s) && parked == 0 && s->last_ts && s->last_ts + idle_ns < now &&
                    bpf_map_delete_elem(index_fd, &s->key) == 0) {
             c->retiring[i] = 1;
             c->retiring_since[i] = now;
