@@ -35,7 +35,7 @@ FLAT = 0.10          # after warm-up, RSS and map memory may move by 10% at most
 BEGIN, END = "<!-- soak:begin -->", "<!-- soak:end -->"
 SERVERS = [("postgres", "Postgres"), ("mariadb", "MariaDB"), ("tomcat", "Tomcat"),
            ("zookeeper", "ZooKeeper"), ("memcached", "Memcached")]
-LOAD_S = 120         # each load client's run; a new one starts as it ends
+LOAD_S = 60          # each server's load client in turn, one at a time
 
 stop = threading.Event()
 
@@ -53,38 +53,42 @@ def churn_commands():
     return [
         ("churn_locks", [os.path.join(BUILD, "workloads", "churn_locks"), "-p", "4", "-n", "60000", "-u", "200",
                          "-r", os.path.join(WORK, "churn_locks.json")]),
-        ("ThreadChurn", [java, "-cp", cp, "ThreadChurn", "60"]),
+        ("ThreadChurn", [java, "-cp", cp, "ThreadChurn", "30"]),
         ("ChurnLock", [java, "-cp", cp, "ChurnLock", "30"]),
-        ("many_blockers", [os.path.join(BUILD, "workloads", "many_blockers"), "-t", "64", "-b", "100", "-s", "60"]),
+        ("many_blockers", [os.path.join(BUILD, "workloads", "many_blockers"), "-t", "64", "-b", "100", "-s", "30"]),
     ]
 
 
-def keep_running(name, argv, runs):
-    """Runs ARGV again and again until the soak ends; counts the runs."""
+def churn(commands, runs):
+    """The churn commands one after another, again and again, until the
+    soak ends; counts the runs."""
     while not stop.is_set():
-        with open(os.path.join(WORK, f"{name}.out"), "w") as out:
-            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
+        for name, argv in commands:
+            with open(os.path.join(WORK, f"{name}.out"), "w") as out:
+                p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+                while p.poll() is None:
+                    if stop.wait(0.5):
+                        os.killpg(p.pid, signal.SIGKILL)
+                        p.wait()
+                        return
+            runs[name] = runs.get(name, 0) + 1
+            if p.returncode:
+                log(f"churn: {name} exited {p.returncode}")
+
+
+def load_in_turn(servers, runs):
+    """Each server's own load client for LOAD_S, one server after another:
+    all five at once would ask 2 cores for some 25 (a load average of 50),
+    and a soak is about time, not about starving everything."""
+    while not stop.is_set():
+        for server in servers:
+            p = server.load(LOAD_S)
             while p.poll() is None:
                 if stop.wait(0.5):
-                    os.killpg(p.pid, signal.SIGKILL)
-                    p.wait()
+                    server.end_load(p)
                     return
-        runs[name] = runs.get(name, 0) + 1
-        if p.returncode:
-            log(f"churn: {name} exited {p.returncode}")
-            stop.wait(5)
-
-
-def keep_loading(server, runs):
-    """The server's own load client, one LOAD_S run after another."""
-    while not stop.is_set():
-        p = server.load(LOAD_S)
-        while p.poll() is None:
-            if stop.wait(0.5):
-                server.end_load(p)
-                return
-        runs[server.name] = runs.get(server.name, 0) + 1
+            runs[server.name] = runs.get(server.name, 0) + 1
 
 
 def cpu_ticks(pid):
@@ -93,10 +97,10 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])       # utime + stime
 
 
-def rss_kb(pid):
+def status_kb(pid, field):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -119,6 +123,8 @@ def map_kb(pid):
 def last_report(path):
     """The last whole JSON line parktrace wrote, and the waits of all."""
     last, waits = None, 0
+    if not os.path.exists(path):
+        return last, waits
     with open(path) as f:
         for line in f:
             if not line.endswith("\n"):
@@ -134,9 +140,10 @@ def table(samples, started, commit, runs, verdict):
     L = [BEGIN, "", "## Soak: an hour of real servers and churn", "",
          f"`make soak` (`tools/soak/soak.py`, docs/soak.md), {started} UTC, commit `{commit}`: "
          f"`parktrace -i 10s -f json` system-wide for {MINUTES:.0f} minutes while PostgreSQL (pgbench), "
-         "MariaDB (sysbench), Tomcat (wrk), ZooKeeper and memcached ran their load clients and churn "
-         "workloads came and went (churn_locks: 60 000 short-lived mutexes per run; ThreadChurn and "
-         "ChurnLock: JVMs of short-lived threads; many_blockers -t 64 -b 100). One row per "
+         f"MariaDB (sysbench), Tomcat (wrk), ZooKeeper and memcached ran, each under its load client for "
+         f"{LOAD_S} s in turn, and churn workloads came and went one after another (churn_locks: 60 000 "
+         "short-lived mutexes per run; ThreadChurn and ChurnLock: JVMs of short-lived threads; "
+         "many_blockers -t 64 -b 100). One row per "
          f"{SAMPLE_S / 60:.0f} minutes: CPU is parktrace's own over those minutes (% of one core); RSS and "
          "BPF map memory as read at the row's time; live blockers are those in the kernel's table then, "
          "recycled those let go since the start (kept in their sites' totals); drops are "
@@ -187,6 +194,8 @@ def main():
                             text=True).stdout.strip() or "unknown"
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
     reports = os.path.join(WORK, "reports.jsonl")
+    if os.path.exists(reports):      # an earlier soak's: parktrace names its own at its first report
+        os.unlink(reports)
     runs, threads, servers = {}, [], []
     try:
         for module, cls in SERVERS:
@@ -197,10 +206,8 @@ def main():
         pt = subprocess.Popen([PT, "-i", "10s", "-f", "json", "-o", reports, "--self-stats"],
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=open(os.path.join(WORK, "parktrace.err"), "w"))
-        for s in servers:
-            threads.append(threading.Thread(target=keep_loading, args=(s, runs), daemon=True))
-        for name, argv in churn_commands():
-            threads.append(threading.Thread(target=keep_running, args=(name, argv, runs), daemon=True))
+        threads.append(threading.Thread(target=load_in_turn, args=(servers, runs), daemon=True))
+        threads.append(threading.Thread(target=churn, args=(churn_commands(), runs), daemon=True))
         for t in threads:
             t.start()
         hz = os.sysconf("SC_CLK_TCK")
@@ -215,7 +222,8 @@ def main():
             last, waits = last_report(reports)
             tot = last["totals"] if last else {}
             s = {"minute": (time.monotonic() - t0) / 60, "cpu_pct": 100 * (ticks - ticks0) / hz / SAMPLE_S,
-                 "rss_kb": rss_kb(pt.pid), "map_kb": map_kb(pt.pid), "live": tot.get("live_blockers", 0),
+                 "rss_kb": status_kb(pt.pid, "VmRSS"),
+                 "anon_kb": status_kb(pt.pid, "RssAnon"), "map_kb": map_kb(pt.pid), "live": tot.get("live_blockers", 0),
                  "recycled": tot.get("recycled_blockers", 0), "waits": waits,
                  "drops": tot.get("dropped_events", 0) + tot.get("dropped_stacks", 0)}
             ticks0 = ticks
