@@ -155,8 +155,11 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
         s->first_ts = now;
         bpf_get_current_comm(s->first_comm, sizeof(s->first_comm));
         if (bpf_map_update_elem(&slot_index, key, &idx, BPF_NOEXIST)) {
-            /* Another CPU won the race (or the index is full); this slot
-             * stays invalid and unused. */
+            /* Another CPU won the race (or the index is full): the slot,
+             * never published, goes back to the free queue. Left unused,
+             * each lost race kept a slot for good: at 10 000 new objects a
+             * second the table ran out while a fifth of it was live. */
+            bpf_map_push_elem(&free_slots, &idx, BPF_ANY);
             idxp = bpf_map_lookup_elem(&slot_index, key);
             if (!idxp) {
                 count_drop(PT_DROP_BLOCKERS);

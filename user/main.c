@@ -30,7 +30,7 @@
 #include "writer.h"
 
 #define HOUSEKEEPING_NS 200000000ULL  /* unwind new stacks while their owners live */
-#define NAMED_TICK_NS 50000000ULL     /* JVM discovery among -p/-- processes */
+#define NAMED_TICK_NS 50000000ULL     /* JVM discovery among -p/-- processes; recycling */
 #define PT_NICE (-5)                  /* see main() */
 #define LISTEN_EVERY_NS 10000000000ULL  /* --listen's pages renewed, without -i */
 
@@ -222,8 +222,10 @@ static void loop(struct run *r, int sfd, int tfd)
                 continue;
             uint64_t now = monotonic_ns();
             jvm_tracker_discover_named(r->jvm);
-            if (++r->ticks % r->housekeeping_every)
+            if (++r->ticks % r->housekeeping_every) {
+                collector_recycle(&r->c);
                 continue;
+            }
             collector_tick(&r->c);
             if (r->o.interval_ns && now >= next_report) {
                 if (!emit(r, PT_REPORT_INTERVAL))
@@ -402,6 +404,12 @@ int main(int argc, char **argv)
     if (r.o.command)
         csp_watch(&r.c.csp, r.child, r.c.start_ns);
     jvm_tracker_tick(r.jvm);
+    if (tracer_attach(&r.t)) {
+        launch_abort();
+        discard_outputs(&r);
+        free_tracing(&r);
+        return 2;
+    }
     int exec_err = launch_release();
     if (exec_err) {
         fprintf(stderr, "parktrace: cannot start %s: %s\n", r.o.command[0], strerror(exec_err));
@@ -413,8 +421,10 @@ int main(int argc, char **argv)
     /* Something to serve from the start (a dump: no window begins). */
     if (r.http)
         serve_window(&r, PT_REPORT_DUMP);
-    /* A fast tick only when there are named processes to watch for a JVM. */
-    uint64_t tick = r.o.npids || r.o.command ? NAMED_TICK_NS : HOUSEKEEPING_NS;
+    /* A fast tick: named processes are watched for a JVM, and the blocker
+     * table is recycled at each (a server making 10 000 lock objects a
+     * second needs their slots back within a few tenths of a second). */
+    uint64_t tick = NAMED_TICK_NS;
     r.housekeeping_every = HOUSEKEEPING_NS / tick;
     int tfd = open_ticker(tick);
     if (r.live)

@@ -14,6 +14,7 @@
 
 #include "csp.h"
 #include "jvm_candidates.h"
+#include "jvm_classes.h"
 #include "jvm_frames.h"
 #include "jvm_objects.h"
 #include "monotonic.h"
@@ -51,6 +52,7 @@ struct tracked {
     int *tids;            /* sorted */
     int ntids;
     uint64_t pid_checked_ns;   /* not live: when its pid was last seen not reused */
+    struct jvm_classes *classes;   /* its blockers' class names, by klass */
 };
 
 struct jvm_tracker {
@@ -176,6 +178,7 @@ static void untrack(struct jvm_tracker *jt, struct tracked *t)
     jvm_frames_close(&t->frames);
     jvm_close(&t->j);
     free(t->tids);
+    jvm_classes_free(t->classes);
     memset(t, 0, sizeof(*t));
     t->uid = (uid_t)-1;   /* nobody's: reused first */
 }
@@ -539,10 +542,14 @@ bool jvm_tracker_class(struct jvm_tracker *jt, int pid, uint64_t klass, char *na
 {
     for (int i = 0; i < jt->njvms; i++)
         if (jt->jvms[i].pid == pid && jt->jvms[i].j.pid) {
-            if (!jvm_klass_name(&jt->jvms[i].j, &jt->jvms[i].l, klass, name, len))
+            struct tracked *t = &jt->jvms[i];
+            t->useful_ns = monotonic_ns();
+            if (jvm_classes_get(t->classes, klass, name, len, supers, slen))
+                return true;
+            if (!jvm_klass_name(&t->j, &t->l, klass, name, len))
                 return false;
-            jvm_klass_supers(&jt->jvms[i].j, &jt->jvms[i].l, klass, supers, slen);
-            jt->jvms[i].useful_ns = monotonic_ns();
+            jvm_klass_supers(&t->j, &t->l, klass, supers, slen);
+            jvm_classes_put(&t->classes, klass, name, supers);
             return true;
         }
     return false;

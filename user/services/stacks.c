@@ -499,6 +499,43 @@ void stacks_tally(struct stacks *s, int stack_time_fd, uint64_t *stacks, uint64_
     *truncated = s->tally_truncated;
 }
 
+static void free_entry(struct entry *e)
+{
+    unname(e);
+    for (int i = 0; e->java && i < e->npcs; i++)
+        free(e->java[i]);
+    free(e->java);
+    free(e->pcs);
+    free(e);
+}
+
+void stacks_forget_slots(struct stacks *s, bool (*gone)(void *ctx, uint32_t slot), void *ctx)
+{
+    int kept = 0;
+    for (int i = 0; i < s->nretry; i++)
+        if (s->retry[i]->slot == KSTACK_TEMPLATE || !gone(ctx, s->retry[i]->slot))
+            s->retry[kept++] = s->retry[i];
+    s->nretry = kept;
+    for (int h = 0; h < BUCKETS; h++)
+        for (struct entry **p = &s->table[h], *e; (e = *p);) {
+            if (e->slot != KSTACK_TEMPLATE && gone(ctx, e->slot)) {
+                *p = e->next;
+                free_entry(e);
+            } else {
+                p = &e->next;
+            }
+        }
+    for (int h = 0; h < CANON_BUCKETS; h++)
+        for (struct canon **p = &s->canon[h], *c; (c = *p);) {
+            if (gone(ctx, c->slot)) {
+                *p = c->next;
+                free(c);
+            } else {
+                p = &c->next;
+            }
+        }
+}
+
 void stacks_free(struct stacks *s)
 {
     if (!s)
@@ -507,12 +544,7 @@ void stacks_free(struct stacks *s)
         struct entry *e = s->table[h];
         while (e) {
             struct entry *next = e->next;
-            unname(e);
-            for (int i = 0; e->java && i < e->npcs; i++)
-                free(e->java[i]);
-            free(e->java);
-            free(e->pcs);
-            free(e);
+            free_entry(e);
             e = next;
         }
     }

@@ -65,6 +65,11 @@ int stacks_canonical(struct stacks *s, uint32_t slot, int tgid, int stack_id);
 void stacks_name_kernel_stack(struct stacks *s, int tgid, int stack_id);
 
 /* Frees S and every stack it named. */
+/* Lets go of the entries of the blocker slots GONE says were recycled (and
+ * their call-path marks): their stacks live on as the retired blockers'
+ * own copies. A kernel-unwound stack's per-process copy stays. */
+void stacks_forget_slots(struct stacks *s, bool (*gone)(void *ctx, uint32_t slot), void *ctx);
+
 void stacks_free(struct stacks *s);
 
 #endif

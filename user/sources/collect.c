@@ -126,18 +126,26 @@ struct blocker *collector_blocker(struct collector *c, uint32_t idx)
 }
 
 static void recycle(struct collector *c, uint64_t now);
+#define NAMING_BUDGET_NS 50000000ULL   /* of a tick's time, for new blockers */
 
 void collector_tick(struct collector *c)
 {
+    uint64_t now = monotonic_ns();
+    /* First, so that the kernel's table has room whatever the rest costs. */
+    recycle(c, now);
     jvm_tracker_tick(c->jvm);
     stacks_poll_samples(c->stacks);
     uint32_t n = tracer_used_slots(c->t);
-    uint64_t now = monotonic_ns();
     /* Slots are handed out in order and never taken back: only those past
      * the last one settled need a look (one still being published stops the
-     * advance until its next tick). */
+     * advance until its next tick). Naming thousands of new blockers (the
+     * first ones read symbol files) is spread over ticks: a tick that has
+     * spent its budget leaves the rest to the next. */
+    uint64_t until = now + NAMING_BUDGET_NS;
     bool settled = true;
     for (uint32_t i = c->settled; i < n; i++) {
+        if ((i & 63) == 63 && monotonic_ns() > until)
+            break;
         if (!slot_valid(&c->t->slots[i])) {
             settled = false;
             continue;
@@ -152,7 +160,6 @@ void collector_tick(struct collector *c)
         if (settled)
             c->settled = i + 1;
     }
-    recycle(c, now);
 }
 
 /* Reads a slot's cumulative state at NOW. Waits in progress count up to
@@ -455,14 +462,20 @@ static bool unwoken(const struct pt_slot *s)
  * a semaphore, a Java condition or monitor wait; not a bare futex word,
  * which may be a hand-made lock) whose waits other threads did not end.
  * The latter needs no names: a stripped server's timer thread is idle too. */
-static bool blocker_idle(struct blocker *b, const struct pt_slot *s)
+static bool blocker_idle(struct collector *c, struct blocker *b, const struct pt_slot *s)
 {
     const struct pt_stack *st = b->first_stack;
     if (!b->cls.wait || !st)
         return false;
     if (st->naming != b->idle_naming) {
         b->idle_naming = st->naming;
-        b->idle = idle_stack(st->frames, st->n, !st->truncated);
+        size_t m = ((uintptr_t)st >> 4) % (sizeof(c->idle_memo) / sizeof(c->idle_memo[0]));
+        if (c->idle_memo[m].st != st || c->idle_memo[m].naming != st->naming) {
+            c->idle_memo[m].st = st;
+            c->idle_memo[m].naming = st->naming;
+            c->idle_memo[m].idle = idle_stack(st->frames, st->n, !st->truncated);
+        }
+        b->idle = c->idle_memo[m].idle;
     }
     return b->idle || (strcmp(b->cls.cls ? b->cls.cls : "futex", "futex") != 0 && unwoken(s));
 }
@@ -495,7 +508,7 @@ static void model_processes(struct collector *c, struct pt_model *r, const struc
  * the stack, waker, thread and sample tables go (their stacks to the
  * retired ones), and its zeroed slot goes back to the kernel's free_slots. */
 /* Blockers leave only as the table fills: those with no event for 2 s once
- * a quarter of it is live, for 100 ms once half is. 100 ms is short
+ * a quarter of it is taken, for 100 ms once half is. 100 ms is short
  * enough that a server making 15 000 lock objects a second (a tick is
  * 200 ms) never fills the table; 2 s keeps a lock used every second one
  * blocker, one row, instead of a new slot (and its naming) each time. A
@@ -524,7 +537,7 @@ static void retire_member(struct collector *c, uint32_t i, uint64_t now)
         .comm = b->comm,
         .thread = b->thread,
         .wait = b->cls.wait,
-        .idle = blocker_idle(b, s),
+        .idle = blocker_idle(c, b, s),
         .first_stack = b->first_stack,
         .prev = b->prev,
         .whole = {s->peak, s->max_ns, s->threads, s->first_ts, s->last_ts},
@@ -608,22 +621,32 @@ static void retire_entries(struct collector *c)
             bpf_map_delete_elem(c->t->samples_fd, &keys[i]);
 }
 
+static bool slot_retiring(void *ctx, uint32_t slot)
+{
+    const struct collector *c = ctx;
+    return slot < c->t->nslots && c->retiring[slot] == 2;
+}
+
+void collector_recycle(struct collector *c)
+{
+    recycle(c, monotonic_ns());
+}
+
 static void recycle(struct collector *c, uint64_t now)
 {
     uint32_t n = tracer_used_slots(c->t), nslots = c->t->nslots;
-    /* By the live blockers of the last tick: n, the slots ever handed
-     * out, never falls, and once half the table had been used every idle
-     * blocker left, over and over. */
-    uint64_t idle_ns = c->live_blockers >= nslots / 2 ? RECYCLE_IDLE_NS
-                       : c->live_blockers >= nslots / 4 ? RECYCLE_COLD_NS
-                                                        : 0;
+    /* By the slots taken at the last tick, live or on their way out: n,
+     * the slots ever handed out, never falls, and once half the table had
+     * been used every idle blocker left, over and over. */
+    uint64_t idle_ns = c->occupied >= nslots / 2 ? RECYCLE_IDLE_NS : c->occupied >= nslots / 4 ? RECYCLE_COLD_NS : 0;
     int index_fd = bpf_map__fd(c->t->skel->maps.slot_index), free_fd = bpf_map__fd(c->t->skel->maps.free_slots);
     int ready = 0;
-    uint32_t live = 0;
+    uint32_t live = 0, occupied = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct pt_slot *s = &c->t->slots[i];
         int64_t parked = __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE);
         live += !c->retiring[i] && slot_valid(s);
+        occupied += c->retiring[i] == 1 || slot_valid(s);
         if (c->retiring[i] == 1) {
             if (now - c->retiring_since[i] >= RECYCLE_GRACE_NS && parked == 0) {
                 retire_member(c, i, now);
@@ -637,9 +660,11 @@ static void recycle(struct collector *c, uint64_t now)
         }
     }
     c->live_blockers = live;
+    c->occupied = occupied;
     if (!ready)
         return;
     retire_entries(c);
+    stacks_forget_slots(c->stacks, slot_retiring, c);
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
     for (uint32_t i = 0; i < n; i++) {
@@ -743,7 +768,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         row->first_stack = b->first_stack;
         row->top_frame = stacks_top_frame(b->first_stack);
         row->objects = 1;
-        row->idle = blocker_idle(b, s);
+        row->idle = blocker_idle(c, b, s);
         if (top[i].count) {
             row->waker_stack = stacks_resolve(c->stacks, i, (int)top[i].k.waker_tgid, top[i].k.waker_stack);
             row->waker_top_frame = stacks_top_frame(row->waker_stack);

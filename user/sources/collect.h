@@ -64,7 +64,11 @@ struct collector {
     uint64_t *retiring_since;
     struct retired retired;    /* what the recycled blockers counted */
     uint32_t live_blockers;    /* published slots not being recycled, at the last tick */
+    uint32_t occupied;         /* those and the ones being recycled */
     struct map_dump scratch;   /* kernel tables read whole while recycling */
+    /* Whether a stack waits for work, by stack and naming: one stack is
+     * the first of thousands of short-lived blockers. */
+    struct { const struct pt_stack *st; uint64_t naming; bool idle; } idle_memo[1024];
 };
 
 void collector_init(struct collector *c, struct tracer *t, struct pt_services *sv, struct stacks *stacks,
@@ -73,6 +77,10 @@ void collector_init(struct collector *c, struct tracer *t, struct pt_services *s
 /* Housekeeping between reports: unwinds new stack copies and names new
  * blockers while their processes are still alive. */
 void collector_tick(struct collector *c);
+
+/* The part of a tick that gives the kernel's blocker table room: cheap, so
+ * it runs more often than the rest. */
+void collector_recycle(struct collector *c);
 
 /* What a model holds besides its rows, phases and totals. */
 #define MODEL_STACKS 1u        /* the run's waiter stacks and their weights */

@@ -161,13 +161,15 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
         bpf_prog_test_run_opts(bpf_program__fd(skel->progs.find_hrtimer_wakeup), &run);
     }
 
-    err = parktrace_bpf__attach(skel);
-    if (err) {
-        fprintf(stderr, "parktrace: cannot attach the probes: %s\n", strerror(-err));
-        tracer_close(t);
-        return -1;
-    }
     return 0;
+}
+
+int tracer_attach(struct tracer *t)
+{
+    int err = parktrace_bpf__attach(t->skel);
+    if (err)
+        fprintf(stderr, "parktrace: cannot attach the probes: %s\n", strerror(-err));
+    return err ? -1 : 0;
 }
 
 int tracer_add_pid(struct tracer *t, int pid)

@@ -36,9 +36,16 @@ struct tracer {
     int stack_time_fd, waker_time_fd, stacks_fd, samples_fd, traced_fd, jvm_layouts_fd, java_threads_fd, execs_fd;
 };
 
-/* Returns 0, or -1 after printing one line saying what failed. FOLLOW
- * traces the children of traced processes. */
+/* Loads the programs and maps, not yet attached. Returns 0, or -1 after
+ * printing one line saying what failed. FOLLOW traces the children of
+ * traced processes. */
 int tracer_open(struct tracer *t, const struct pt_options *o, bool follow);
+
+/* Attaches the probes: the last step before the main loop, so that the
+ * collector recycles the kernel's tables from the first events on, not
+ * after the start-up's JVM discovery and table building. 0, or -1 after
+ * one line. */
+int tracer_attach(struct tracer *t);
 
 /* Adds a process to the in-kernel filter. */
 int tracer_add_pid(struct tracer *t, int pid);

@@ -43,24 +43,138 @@ static void add_extra(struct pt_window_extra *into, const struct pt_window_extra
         into->last_event = add->last_event;
 }
 
+/* FNV-1a, over S's bytes up to its end, into H. */
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+static uint64_t hash_stack(const struct pt_stack *st)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)st->n ^ (uint64_t)st->unwound << 32 ^ (uint64_t)st->truncated << 33;
+    for (int i = 0; i < st->n; i++)
+        h = hash_str(hash_str(h, st->frames[i].name), st->frames[i].module);
+    return h;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_stack(const struct pt_stack *a, const struct pt_stack *b)
+{
+    if (a->n != b->n || a->unwound != b->unwound || a->truncated != b->truncated)
+        return false;
+    for (int i = 0; i < a->n; i++)
+        if (!same_str(a->frames[i].name, b->frames[i].name) || !same_str(a->frames[i].module, b->frames[i].module))
+            return false;
+    return true;
+}
+
+static char *copy_str(const char *s, uint64_t *bytes)
+{
+    if (!s)
+        return NULL;
+    char *c = strdup(s);
+    if (!c) {
+        fprintf(stderr, "parktrace: out of memory for recycled blockers\n");
+        exit(1);
+    }
+    *bytes += strlen(s) + 1;
+    return c;
+}
+
+/* A copy of ST (hash H) of its own, chained at HEAD. */
+static const struct pt_stack *copy_stack(struct retired *r, const struct pt_stack *st, uint64_t h,
+                                         struct retired_frames **head)
+{
+    struct retired_frames *f = calloc(1, sizeof(*f));
+    struct pt_frame *frames = calloc((size_t)(st->n ? st->n : 1), sizeof(*frames));
+    if (!f || !frames) {
+        fprintf(stderr, "parktrace: out of memory for recycled blockers\n");
+        exit(1);
+    }
+    f->hash = h;
+    f->st = *st;
+    f->st.frames = frames;
+    r->frames_bytes += sizeof(*f) + (size_t)st->n * sizeof(*frames);
+    for (int i = 0; i < st->n; i++) {
+        frames[i].name = copy_str(st->frames[i].name, &r->frames_bytes);
+        frames[i].module = copy_str(st->frames[i].module, &r->frames_bytes);
+    }
+    f->next = *head;
+    *head = f;
+    return &f->st;
+}
+
+/* ST's copy of its own, shared by every retired site and stack that reads
+ * the same. */
+static const struct pt_stack *intern(struct retired *r, const struct pt_stack *st)
+{
+    if (!st)
+        return NULL;
+    size_t m = ((uintptr_t)st >> 4) % (sizeof(r->memo) / sizeof(r->memo[0]));
+    if (st->naming && r->memo[m].st == st && r->memo[m].naming == st->naming)
+        return r->memo[m].copy;
+    uint64_t h = hash_stack(st);
+    struct retired_frames **head = &r->frames[h % RETIRED_BUCKETS];
+    const struct pt_stack *copy = NULL;
+    for (struct retired_frames *f = *head; f && !copy; f = f->next)
+        if (f->hash == h && same_stack(&f->st, st))
+            copy = &f->st;
+    if (!copy)
+        copy = copy_stack(r, st, h, head);
+    r->memo[m].st = st;
+    r->memo[m].naming = st->naming;
+    r->memo[m].copy = copy;
+    return copy;
+}
+
+/* Room for one more entry in a hash-chained array of CAP. */
+static void grow_chained(void **v, int **next, int *cap, size_t size)
+{
+    *v = grow(*v, cap, size);
+    int *n = realloc(*next, (size_t)*cap * sizeof(**next));
+    if (!n) {
+        fprintf(stderr, "parktrace: out of memory for recycled blockers\n");
+        exit(1);
+    }
+    *next = n;
+}
+
+static unsigned site_bucket(int pid, const char *kind, const char *cls, const char *site)
+{
+    uint64_t h = hash_str(hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(unsigned)pid, kind), cls), site);
+    return (unsigned)(h % RETIRED_BUCKETS);
+}
+
 void retired_add(struct retired *r, const struct retired_member *m)
 {
+    unsigned b = site_bucket(m->pid, m->kind, m->cls, m->site);
     int i;
-    for (i = 0; i < r->n; i++) {
+    for (i = r->site_head[b] - 1; i >= 0; i = r->site_next[i] - 1) {
         const struct retired_site *s = &r->v[i];
         if (s->pid == m->pid && strcmp(s->kind, m->kind) == 0 && strcmp(s->cls, m->cls) == 0 &&
             strcmp(s->site, m->site) == 0)
             break;
     }
-    if (i == r->n) {
+    if (i < 0) {
         if (r->n == r->cap)
-            r->v = grow(r->v, &r->cap, sizeof(*r->v));
-        struct retired_site *s = &r->v[r->n++];
+            grow_chained((void **)&r->v, &r->site_next, &r->cap, sizeof(*r->v));
+        i = r->n++;
+        struct retired_site *s = &r->v[i];
         memset(s, 0, sizeof(*s));
         s->pid = m->pid;
         s->kind = m->kind;
         snprintf(s->cls, sizeof(s->cls), "%s", m->cls);
         snprintf(s->site, sizeof(s->site), "%s", m->site);
+        /* Chained under what it holds (a copy, cut to its size). */
+        b = site_bucket(s->pid, s->kind, s->cls, s->site);
+        r->site_next[i] = r->site_head[b];
+        r->site_head[b] = i + 1;
     }
     struct retired_site *s = &r->v[i];
     uint64_t ns = m->final.thread_ns;
@@ -69,7 +183,7 @@ void retired_add(struct retired *r, const struct retired_member *m)
         snprintf(s->comm, sizeof(s->comm), "%s", m->comm);
         snprintf(s->thread, sizeof(s->thread), "%s", m->thread);
         s->wait = m->wait;
-        s->first_stack = m->first_stack;
+        s->first_stack = intern(r, m->first_stack);
     }
     s->idle = s->objects ? s->idle && m->idle : m->idle;
     add_counters(&s->cur, &m->final);
@@ -82,36 +196,52 @@ void retired_add(struct retired *r, const struct retired_member *m)
     r->count++;
 }
 
+/* A site's copy of the class LEAF, which outlives its blocker (looked for
+ * once per new retired stack). */
+static const char *site_class(const struct retired *r, const char *leaf)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->v[i].cls, leaf) == 0)
+            return r->v[i].cls;
+    return "[recycled]";
+}
+
 void retired_add_stack(struct retired *r, const char *root, const struct pt_stack *stack,
                        const struct pt_model_stack *who, uint64_t count, uint64_t ns, uint64_t own_count,
                        uint64_t own_ns)
 {
     const char *leaf = who->leaf;
+    stack = intern(r, stack);
+    uint64_t h = hash_str(hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)stack ^
+                                            (uint64_t)(unsigned)who->pid << 1 ^ (uint64_t)who->wait,
+                                            who->kind),
+                                   root),
+                          leaf);
+    unsigned b = (unsigned)(h % RETIRED_BUCKETS);
     int i;
-    for (i = 0; i < r->nstacks; i++) {
+    for (i = r->stack_head[b] - 1; i >= 0; i = r->stack_next[i] - 1) {
         const struct pt_model_stack *e = &r->stacks[i];
-        if (e->stack == stack && e->pid == who->pid && e->kind == who->kind && e->wait == who->wait &&
+        if (e->stack == stack && e->pid == who->pid && strcmp(e->kind, who->kind) == 0 && e->wait == who->wait &&
             strcmp(e->root, root) == 0 && strcmp(e->leaf, leaf) == 0)
             break;
     }
-    if (i == r->nstacks) {
+    if (i < 0) {
         if (r->nstacks == r->stacks_cap)
-            r->stacks = grow(r->stacks, &r->stacks_cap, sizeof(*r->stacks));
-        struct pt_model_stack *e = &r->stacks[r->nstacks++];
+            grow_chained((void **)&r->stacks, &r->stack_next, &r->stacks_cap, sizeof(*r->stacks));
+        i = r->nstacks++;
+        struct pt_model_stack *e = &r->stacks[i];
         memset(e, 0, sizeof(*e));
         snprintf(e->root, sizeof(e->root), "%s", root);
         e->stack = stack;
         /* The class string outlives its blocker: the site keeps a copy. */
-        for (int j = 0; j < r->n && !e->leaf; j++)
-            if (strcmp(r->v[j].cls, leaf) == 0)
-                e->leaf = r->v[j].cls;
-        if (!e->leaf)
-            e->leaf = "[recycled]";
+        e->leaf = site_class(r, leaf);
         /* The blocker's name went with its slot: pid, kind and role stay. */
         e->pid = who->pid;
         e->kind = who->kind;
         e->wait = who->wait;
         snprintf(e->id, sizeof(e->id), "[recycled]");
+        r->stack_next[i] = r->stack_head[b];
+        r->stack_head[b] = i + 1;
     }
     struct pt_model_stack *e = &r->stacks[i];
     e->count += count;
@@ -167,6 +297,18 @@ void retired_roll(struct retired *r)
 void retired_free(struct retired *r)
 {
     free(r->v);
+    free(r->site_next);
     free(r->stacks);
+    free(r->stack_next);
+    for (int b = 0; b < RETIRED_BUCKETS; b++)
+        for (struct retired_frames *f = r->frames[b], *next; f; f = next) {
+            next = f->next;
+            for (int i = 0; i < f->st.n; i++) {
+                free(f->st.frames[i].name);
+                free(f->st.frames[i].module);
+            }
+            free(f->st.frames);
+            free(f);
+        }
     memset(r, 0, sizeof(*r));
 }

@@ -33,12 +33,33 @@ struct retired_site {
     uint64_t heaviest_ns;             /* the member whose identity the site shows */
 };
 
+#define RETIRED_BUCKETS 4096
+
+/* A stack a retired site or stack points to: a copy of its own, one per
+ * distinct content, so that the stack cache can let the entries of recycled
+ * slots go. */
+struct retired_frames {
+    struct retired_frames *next;
+    uint64_t hash;
+    struct pt_stack st;
+};
+
 struct retired {
     struct retired_site *v;
     int n, cap;
     struct pt_model_stack *stacks;    /* their waiter stacks, merged per (root, stack, leaf) */
     int nstacks, stacks_cap;
     uint64_t count;                   /* blockers retired so far */
+    /* Hash chains over v and stacks (index + 1, 0 ends a chain), and the
+     * stack copies: a recycled blocker finds its site and stacks without a
+     * walk over all of them. */
+    int site_head[RETIRED_BUCKETS], *site_next;
+    int stack_head[RETIRED_BUCKETS], *stack_next;
+    struct retired_frames *frames[RETIRED_BUCKETS];
+    uint64_t frames_bytes;            /* what the copies take */
+    /* The copy of a stack by its address and naming: the same few stacks
+     * are the first of thousands of short-lived blockers. */
+    struct { const struct pt_stack *st; uint64_t naming; const struct pt_stack *copy; } memo[1024];
 };
 
 void retired_add(struct retired *r, const struct retired_member *m);
