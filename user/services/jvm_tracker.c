@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -527,6 +528,34 @@ void jvm_tracker_discover_named(struct jvm_tracker *jt)
         discover(jt, monotonic_ns());
 }
 
+/* Exited JVMs are kept to name what they left (their code cache, their
+ * last perf map) until KEEP_EXITED are: then the one least recently useful
+ * goes. A machine that starts a JVM a minute would otherwise hold every
+ * JVM's perf map of the day, up to the table's 256. */
+#define KEEP_EXITED 16
+
+static void forget_exited(struct jvm_tracker *jt)
+{
+    int kept = 0;
+    for (int i = 0; i < jt->njvms; i++)
+        kept += !jt->jvms[i].live && jt->jvms[i].j.pid;
+    while (kept > KEEP_EXITED) {
+        /* Given-up JVMs still running stay: forgotten, they would be
+         * looked at again. */
+        struct tracked *oldest = NULL;
+        for (int i = 0; i < jt->njvms; i++) {
+            struct tracked *t = &jt->jvms[i];
+            if (!t->live && t->j.pid && kill(t->pid, 0) && errno == ESRCH &&
+                (!oldest || t->useful_ns < oldest->useful_ns))
+                oldest = t;
+        }
+        if (!oldest)
+            return;
+        untrack(jt, oldest);
+        kept--;
+    }
+}
+
 void jvm_tracker_tick(struct jvm_tracker *jt)
 {
     if (!enabled(jt))
@@ -535,6 +564,7 @@ void jvm_tracker_tick(struct jvm_tracker *jt)
     for (int i = 0; i < jt->njvms; i++)
         if (jt->jvms[i].live)
             refresh(jt, &jt->jvms[i]);
+    forget_exited(jt);
 }
 
 bool jvm_tracker_class(struct jvm_tracker *jt, int pid, uint64_t klass, char *name, size_t len, char *supers,

@@ -152,6 +152,22 @@ uint64_t stacks_lost(const struct stacks *s)
     return s->lost;
 }
 
+void stacks_usage(const struct stacks *s, size_t *entries, size_t *templates, size_t *bytes)
+{
+    *entries = *templates = *bytes = 0;
+    for (int h = 0; h < BUCKETS; h++)
+        for (const struct entry *e = s->table[h]; e; e = e->next) {
+            (*entries)++;
+            *templates += e->slot == KSTACK_TEMPLATE;
+            *bytes += sizeof(*e) + (size_t)e->npcs * sizeof(*e->pcs) + (size_t)e->st.n * sizeof(*e->st.frames);
+            for (int i = 0; i < e->st.n; i++)
+                *bytes += (e->st.frames[i].name ? strlen(e->st.frames[i].name) + 1 : 0) +
+                          (e->st.frames[i].module ? strlen(e->st.frames[i].module) + 1 : 0);
+            for (int i = 0; e->java && i < e->npcs; i++)
+                *bytes += e->java[i] ? strlen(e->java[i]) + 1 : 0;
+        }
+}
+
 static struct entry *lookup(struct stacks *s, uint32_t slot, int tgid, int stack_id)
 {
     unsigned h = (slot * 40503u ^ (unsigned)tgid * 2654435761u ^ (unsigned)stack_id) % BUCKETS;

@@ -41,6 +41,10 @@ void stacks_tally(struct stacks *s, int stack_time_fd, uint64_t *stacks, uint64_
  * copied: shown as [truncated], counted in dropped_stacks. */
 uint64_t stacks_lost(const struct stacks *s);
 
+/* What the cache holds: entries, those of them that are a process's copy of
+ * a kernel-unwound stack, and the bytes of their pcs and names. */
+void stacks_usage(const struct stacks *s, size_t *entries, size_t *templates, size_t *bytes);
+
 /* Takes new stack copies from the kernel, unwinds them while their
  * processes are alive, and frees the kernel's copy. */
 void stacks_poll_samples(struct stacks *s);

@@ -90,8 +90,11 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
             walks ? (uint64_t)t->skel->bss->unwind_frames / walks : 0);
     size_t sym_bytes, sym_evicted;
     elfsyms_usage(sv->syms, &sym_bytes, &sym_evicted);
-    fprintf(f, "parktrace: self unwind_over_budget=%zu symbol_kb=%zu symbols_evicted=%zu bpf_maps_kb=%lu\n",
-            u.over_budget, sym_bytes / 1024, sym_evicted, maps_kb(t));
+    size_t st_entries, st_templates, st_bytes;
+    stacks_usage(stacks, &st_entries, &st_templates, &st_bytes);
+    fprintf(f, "parktrace: self unwind_over_budget=%zu symbol_kb=%zu symbols_evicted=%zu bpf_maps_kb=%lu"
+               " stack_entries=%zu stack_templates=%zu stack_kb=%zu\n",
+            u.over_budget, sym_bytes / 1024, sym_evicted, maps_kb(t), st_entries, st_templates, st_bytes / 1024);
     /* What dropped_events and dropped_stacks are made of, and the waits
      * whose lost end was recovered rather than dropped. */
     static const char *const drop_names[PT_DROP_COUNT] = {
