@@ -222,11 +222,10 @@ static void loop(struct run *r, int sfd, int tfd)
                 continue;
             uint64_t now = monotonic_ns();
             jvm_tracker_discover_named(r->jvm);
-            if (++r->ticks % r->housekeeping_every) {
+            if (++r->ticks % r->housekeeping_every)
                 collector_recycle(&r->c);
-                continue;
-            }
-            collector_tick(&r->c);
+            else
+                collector_tick(&r->c);
             if (r->o.interval_ns && now >= next_report) {
                 if (!emit(r, PT_REPORT_INTERVAL))
                     return;

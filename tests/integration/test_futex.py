@@ -438,7 +438,8 @@ def syscalls_probe_mode_matches_workload():
 
 # The JSON Lines contract of spec/cli.md, field for field.
 REPORT_KEYS = {"type", "time", "window_ns", "totals", "blockers", "phases", "processes"}
-TOTALS_KEYS = {"waits", "blockers", "dropped_events", "dropped_stacks", "stacks", "truncated_stacks"}
+TOTALS_KEYS = {"waits", "blockers", "dropped_events", "dropped_stacks", "stacks", "truncated_stacks",
+               "live_blockers", "recycled_blockers"}
 BLOCKER_KEYS = {"kind", "pid", "comm", "id", "name", "class", "role", "parks", "wakeups", "timeouts",
                 "parked_now", "peak_parked", "thread_time_ns", "real_time_ns", "avg_park_ns", "max_park_ns",
                 "avg_hold_ns", "real_util", "thread_util", "real_life_util", "thread_life_util", "threads",

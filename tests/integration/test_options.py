@@ -123,8 +123,10 @@ def phase_run(threshold, fmt="json", out=None):
     return json.load(open(report)), (open(out).read() if out else p.stdout)
 
 
-# Each of the two mutexes has a CSP of about 0.24 while the workload runs.
-LOW, HIGH = 0.15, 0.5
+# Each of the two mutexes has a CSP of about 0.5 while the workload runs (its
+# threads wait half their working time), up to 0.7 in the last window, as
+# some threads have ended while the others still wait.
+LOW, HIGH = 0.15, 0.8
 
 
 @test
