@@ -412,7 +412,8 @@ def full_blocker_table_is_counted_not_silent():
 
 @test
 def wait_endings_are_measured_in_both_probe_modes():
-    for probes in ("sched", "syscalls"):
+    # syscalls first: a known gap in sched ends the test.
+    for probes in ("syscalls", "sched"):
         report = os.path.join(TMP, f"tw-{probes}.json")
         p = run_pt(["-f", "json", "--top", "0", "--probes", probes, "--", TW, "-t", "20", "-w", "30", "-r", report])
         check(p.returncode == 0, f"{probes}: {p.stderr}")
@@ -421,6 +422,11 @@ def wait_endings_are_measured_in_both_probe_modes():
         conds = [b for b in final["blockers"] if b["pid"] == wl["pid"] and b["class"] == "pthread_cond"]
         timeouts = sum(b["timeouts"] for b in conds)
         wakeups = sum(b["wakeups"] for b in conds)
+        ends = f"{probes}: {timeouts} timeouts and {wakeups} wakeups, the workload's {wl['timeouts']} and {wl['wakeups']}"
+        if probes == "sched" and 0 < wl["timeouts"] - timeouts <= 2 and timeouts + wakeups == wl["timeouts"] + wl["wakeups"]:
+            # The parktrace bug test_metrics records as this known gap: now
+            # and then a timeout is read as a wakeup (seen: 1 of 20 in CI).
+            known_gap("timed_out_waits_counted_as_wakeups", ends)
         check(timeouts == wl["timeouts"], f"{probes}: {timeouts} timeouts, workload timed out {wl['timeouts']} times")
         check(wakeups == wl["wakeups"], f"{probes}: {wakeups} wakeups, workload was woken {wl['wakeups']} times")
         check(all(b["role"] == "wait" for b in conds), f"{probes}: condvar role")
