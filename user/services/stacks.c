@@ -1,6 +1,8 @@
 #include "stacks.h"
 
 #include <bpf/bpf.h>
+#include <signal.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -525,16 +527,18 @@ static void free_entry(struct entry *e)
     free(e);
 }
 
-void stacks_forget_slots(struct stacks *s, bool (*gone)(void *ctx, uint32_t slot), void *ctx)
+/* Frees the entries and call-path marks GONE picks (by slot and process),
+ * and takes them off the retry list. */
+static void forget(struct stacks *s, bool (*gone)(const void *ctx, uint32_t slot, int tgid), const void *ctx)
 {
     int kept = 0;
     for (int i = 0; i < s->nretry; i++)
-        if (s->retry[i]->slot == KSTACK_TEMPLATE || !gone(ctx, s->retry[i]->slot))
+        if (!gone(ctx, s->retry[i]->slot, s->retry[i]->tgid))
             s->retry[kept++] = s->retry[i];
     s->nretry = kept;
     for (int h = 0; h < BUCKETS; h++)
         for (struct entry **p = &s->table[h], *e; (e = *p);) {
-            if (e->slot != KSTACK_TEMPLATE && gone(ctx, e->slot)) {
+            if (gone(ctx, e->slot, e->tgid)) {
                 *p = e->next;
                 free_entry(e);
             } else {
@@ -543,13 +547,64 @@ void stacks_forget_slots(struct stacks *s, bool (*gone)(void *ctx, uint32_t slot
         }
     for (int h = 0; h < CANON_BUCKETS; h++)
         for (struct canon **p = &s->canon[h], *c; (c = *p);) {
-            if (gone(ctx, c->slot)) {
+            if (gone(ctx, c->slot, c->tgid)) {
                 *p = c->next;
                 free(c);
             } else {
                 p = &c->next;
             }
         }
+}
+
+struct slot_filter {
+    bool (*gone)(void *ctx, uint32_t slot);
+    void *ctx;
+};
+
+static bool slot_gone(const void *ctx, uint32_t slot, int tgid)
+{
+    (void)tgid;
+    const struct slot_filter *f = ctx;
+    return slot != KSTACK_TEMPLATE && f->gone(f->ctx, slot);
+}
+
+void stacks_forget_slots(struct stacks *s, bool (*gone)(void *ctx, uint32_t slot), void *ctx)
+{
+    const struct slot_filter f = {gone, ctx};
+    forget(s, slot_gone, &f);
+}
+
+static bool process_gone(const void *ctx, uint32_t slot, int tgid)
+{
+    (void)slot;
+    return tgid == *(const int *)ctx;
+}
+
+void stacks_forget_process(struct stacks *s, int tgid)
+{
+    forget(s, process_gone, &tgid);
+}
+
+int stacks_dead_processes(const struct stacks *s, int *tgids, int max)
+{
+    /* Each process looked at once: an open-addressed set of those seen. */
+    enum { SEEN = 4096 };
+    int seen[SEEN] = {0}, nseen = 0, n = 0;
+    for (int h = 0; h < BUCKETS && n < max && nseen < SEEN / 2; h++)
+        for (const struct entry *e = s->table[h]; e && n < max && nseen < SEEN / 2; e = e->next) {
+            if (e->tgid <= 0)
+                continue;
+            unsigned k = (unsigned)e->tgid * 2654435761u % SEEN;
+            while (seen[k] && seen[k] != e->tgid)
+                k = (k + 1) % SEEN;
+            if (seen[k])
+                continue;
+            seen[k] = e->tgid;
+            nseen++;
+            if (kill(e->tgid, 0) && errno == ESRCH)
+                tgids[n++] = e->tgid;
+        }
+    return n;
 }
 
 void stacks_free(struct stacks *s)

@@ -74,6 +74,14 @@ void stacks_name_kernel_stack(struct stacks *s, int tgid, int stack_id);
  * own copies. A kernel-unwound stack's per-process copy stays. */
 void stacks_forget_slots(struct stacks *s, bool (*gone)(void *ctx, uint32_t slot), void *ctx);
 
+/* Up to MAX processes that have entries here and have exited, into TGIDS;
+ * how many. */
+int stacks_dead_processes(const struct stacks *s, int *tgids, int max);
+
+/* Lets go of every entry of process TGID (its copies of kernel-unwound
+ * stacks too): for an exited process no live blocker names. */
+void stacks_forget_process(struct stacks *s, int tgid);
+
 void stacks_free(struct stacks *s);
 
 #endif

@@ -128,11 +128,40 @@ struct blocker *collector_blocker(struct collector *c, uint32_t idx)
 static void recycle(struct collector *c, uint64_t now);
 #define NAMING_BUDGET_NS 50000000ULL   /* of a tick's time, for new blockers */
 
+/* The stack cache's entries of processes that have exited and that no live
+ * blocker names any more: they would grow with every process a machine
+ * starts. Looked for once a second. */
+#define FORGET_EVERY_NS 1000000000ULL
+
+static void forget_dead_processes(struct collector *c, uint64_t now)
+{
+    if (now - c->forgot_ns < FORGET_EVERY_NS)
+        return;
+    c->forgot_ns = now;
+    int dead[64];
+    int n = stacks_dead_processes(c->stacks, dead, 64);
+    if (!n)
+        return;
+    uint32_t used = tracer_used_slots(c->t);
+    for (uint32_t i = 0; i < used; i++) {
+        const struct pt_slot *s = &c->t->slots[i];
+        if (!slot_valid(s) && !c->retiring[i])
+            continue;
+        for (int j = 0; j < n; j++)
+            if (dead[j] == (int)s->first_tgid || dead[j] == c->b[i].pid)
+                dead[j] = 0;
+    }
+    for (int j = 0; j < n; j++)
+        if (dead[j])
+            stacks_forget_process(c->stacks, dead[j]);
+}
+
 void collector_tick(struct collector *c)
 {
     uint64_t now = monotonic_ns();
     /* First, so that the kernel's table has room whatever the rest costs. */
     recycle(c, now);
+    forget_dead_processes(c, now);
     jvm_tracker_tick(c->jvm);
     stacks_poll_samples(c->stacks);
     uint32_t n = tracer_used_slots(c->t);

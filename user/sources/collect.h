@@ -65,6 +65,7 @@ struct collector {
     struct retired retired;    /* what the recycled blockers counted */
     uint32_t live_blockers;    /* published slots not being recycled, at the last tick */
     uint32_t occupied;         /* those and the ones being recycled */
+    uint64_t forgot_ns;        /* when exited processes' stacks were last let go */
     struct map_dump scratch;   /* kernel tables read whole while recycling */
     /* Whether a stack waits for work, by stack and naming: one stack is
      * the first of thousands of short-lived blockers. */
