@@ -104,6 +104,10 @@ class Traced:
         return final_of(json_reports(open(self.out).read()))
 
 
+def within_ok(got, want, tol):
+    return want > 0 and abs(got - want) <= tol * want
+
+
 def mutex_seconds(wl):
     return sum(m["blocked_ns"] for m in wl["mutexes"]) / 1e9
 
@@ -202,10 +206,26 @@ def prometheus_scrapes_the_workloads_series():
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         wl = t.wait_workload()
-        time.sleep(2.5)   # a scrape after the workload's end
         q = 'parktrace_wait_seconds_total{comm="mutex_contentio",class="pthread_mutex",role="lock",job="parktrace"}'
         url = f"http://127.0.0.1:{prom_port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
-        status, body = get(url)
+        last = {}
+
+        def scraped_after_the_end():
+            # Prometheus' first scrape comes after its start-up, which takes
+            # a few seconds on a cold store: the series once it is there,
+            # from a scrape after the workload's end (its value then holds).
+            try:
+                status, body = get(url)
+            except OSError as e:          # not listening yet
+                status, body = 0, str(e).encode()
+            last["status"], last["body"] = status, body
+            res = json.loads(body)["data"]["result"] if status == 200 else []
+            return len(res) == 1 and within_ok(float(res[0]["value"][1]), mutex_seconds(wl), 0.05)
+
+        deadline = time.time() + 9
+        while time.time() < deadline and not scraped_after_the_end():
+            time.sleep(0.5)
+        status, body = last["status"], last["body"]
         check(status == 200, f"Prometheus query: HTTP {status} {body[:300]}")
         res = json.loads(body)["data"]["result"]
         check(len(res) == 1, f"Prometheus has {len(res)} series for {q}: {res}")
