@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -612,32 +613,40 @@ static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int3
                       val->count, val->ns, own ? val->count : 0, own ? val->ns : 0);
 }
 
+enum retired_weights { WEIGHTS_NONE, WEIGHTS_OWN, WEIGHTS_WOKEN };
+_Static_assert(offsetof(struct pt_waker_key, slot) == offsetof(struct pt_stack_key, slot) &&
+                   offsetof(struct pt_waker_key, stack_id) == offsetof(struct pt_stack_key, stack_id) &&
+                   offsetof(struct pt_waker_key, tgid) == offsetof(struct pt_stack_key, tgid),
+               "a waker key starts as a stack key");
+
+/* Reads table FD whole, hands the weights of the retiring slots' waiter
+ * stacks to the retired ones (WEIGHTS: the values are pt_stack_val and the
+ * keys start with pt_stack_key's slot, stack_id and tgid), and deletes
+ * their entries. */
+static void retire_table(struct collector *c, int fd, size_t key_size, size_t val_size,
+                         enum retired_weights weights)
+{
+    struct map_dump *d = &c->scratch;
+    map_dump(fd, key_size, val_size, d);
+    keep_retiring(c, d, key_size, val_size);
+    for (uint32_t i = 0; weights != WEIGHTS_NONE && i < d->n; i++) {
+        struct pt_stack_key k;
+        memcpy(&k, (const char *)d->keys + (size_t)i * key_size, offsetof(struct pt_stack_key, pad));
+        retire_stack(c, k.slot, k.tgid, k.stack_id, (const struct pt_stack_val *)d->vals + i,
+                     weights == WEIGHTS_OWN);
+    }
+    map_delete_keys(fd, d->keys, key_size, d->n);
+}
+
 /* Moves the retiring slots' waiter stacks (with their waits that had a
  * known waker) to the retired ones, and deletes their table entries. */
 static void retire_entries(struct collector *c)
 {
-    struct map_dump *d = &c->scratch;
     const size_t vsz = sizeof(struct pt_stack_val);
-    map_dump(c->t->stack_time_fd, sizeof(struct pt_stack_key), vsz, d);
-    keep_retiring(c, d, sizeof(struct pt_stack_key), vsz);
-    for (uint32_t i = 0; i < d->n; i++) {
-        const struct pt_stack_key *k = (const struct pt_stack_key *)d->keys + i;
-        retire_stack(c, k->slot, k->tgid, k->stack_id, (const struct pt_stack_val *)d->vals + i, true);
-    }
-    map_delete_keys(c->t->stack_time_fd, d->keys, sizeof(struct pt_stack_key), d->n);
-
-    map_dump(c->t->waker_time_fd, sizeof(struct pt_waker_key), vsz, d);
-    keep_retiring(c, d, sizeof(struct pt_waker_key), vsz);
-    for (uint32_t i = 0; i < d->n; i++) {
-        const struct pt_waker_key *k = (const struct pt_waker_key *)d->keys + i;
-        retire_stack(c, k->slot, k->tgid, k->stack_id, (const struct pt_stack_val *)d->vals + i, false);
-    }
-    map_delete_keys(c->t->waker_time_fd, d->keys, sizeof(struct pt_waker_key), d->n);
-
-    int seen_fd = bpf_map__fd(c->t->skel->maps.thread_seen);
-    map_dump(seen_fd, sizeof(struct pt_thread_key), sizeof(uint32_t), d);
-    keep_retiring(c, d, sizeof(struct pt_thread_key), sizeof(uint32_t));
-    map_delete_keys(seen_fd, d->keys, sizeof(struct pt_thread_key), d->n);
+    retire_table(c, c->t->stack_time_fd, sizeof(struct pt_stack_key), vsz, WEIGHTS_OWN);
+    retire_table(c, c->t->waker_time_fd, sizeof(struct pt_waker_key), vsz, WEIGHTS_WOKEN);
+    retire_table(c, bpf_map__fd(c->t->skel->maps.thread_seen), sizeof(struct pt_thread_key), sizeof(uint32_t),
+                 WEIGHTS_NONE);
 
     /* Stack copies (8 KiB each) not yet unwound: a few at most, keys only,
      * deleted after the walk (a walk from a deleted key starts over). */
