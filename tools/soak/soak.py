@@ -196,7 +196,7 @@ def main():
     reports = os.path.join(WORK, "reports.jsonl")
     if os.path.exists(reports):      # an earlier soak's: parktrace names its own at its first report
         os.unlink(reports)
-    runs, threads, servers = {}, [], []
+    runs, threads, servers, pt = {}, [], [], None
     try:
         for module, cls in SERVERS:
             s = getattr(__import__(module), cls)()
@@ -238,6 +238,9 @@ def main():
         return 0 if ok else 1
     finally:
         stop.set()
+        if pt and pt.poll() is None:    # interrupted: parktrace detaches on SIGINT
+            pt.send_signal(signal.SIGINT)
+            pt.wait(timeout=60)
         for t in threads:
             t.join(timeout=30)
         for s in servers:
