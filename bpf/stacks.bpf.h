@@ -103,6 +103,57 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
 
 #include "unwind.bpf.h"
 
+/* --stacks sampled: the stack walks' budget, per CPU: ns of walking it may
+ * still spend, refilled at stack_budget_ns a second, saved up to a tenth of
+ * that. A walk over budget is skipped (counted): no workload can drive the
+ * walks' cost above the budget. */
+struct pt_budget {
+    __s64 left;
+    __u64 last;
+};
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct pt_budget);
+} stack_budget SEC(".maps");
+
+__u64 stack_walks = 0, stack_walk_ns = 0, stack_budget_skips = 0;
+
+/* This CPU's budget when it allows a walk that begins at NOW, else NULL
+ * (and *over set). */
+static __always_inline struct pt_budget *budget_open(__u64 now, bool *over)
+{
+    __u32 zero = 0;
+    struct pt_budget *b = bpf_map_lookup_elem(&stack_budget, &zero);
+    *over = false;
+    if (!b || !stack_budget_ns)
+        return b;
+    __s64 cap = stack_budget_ns / 10;
+    __u64 dt = now - b->last;
+    __s64 left = dt >= 1000000000ull ? cap : b->left + (__s64)(dt * stack_budget_ns / 1000000000ull);
+    b->left = left < cap ? left : cap;
+    b->last = now;
+    if (b->left <= 0) {
+        *over = true;
+        __sync_fetch_and_add(&stack_budget_skips, 1);
+        return NULL;
+    }
+    return b;
+}
+
+/* A walk that began at START has ended: its cost, off the budget. */
+static __always_inline void budget_close(struct pt_budget *b, __u64 start)
+{
+    __u64 cost = bpf_ktime_get_ns() - start;
+    __sync_fetch_and_add(&stack_walks, 1);
+    __sync_fetch_and_add(&stack_walk_ns, cost);
+    if (b)
+        b->left -= cost;
+}
+
+#define PT_SID_OVER_BUDGET (-2)
+
 /* The current thread's user stack id, from the cache when its user ip and
  * sp are those of the last walk: the same instruction at the same stack
  * depth (and, for a kernel-unwound stack, the same return addresses at two
@@ -114,24 +165,30 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c,
     __u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
     if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
         return c->sid;
+    __u64 start = bpf_ktime_get_ns();
+    bool over;
+    struct pt_budget *b = budget_open(start, &over);
+    if (over)
+        return PT_SID_OVER_BUDGET;
     for (int j = 0; j < PT_CACHE_CHECKS; j++)
         c->chk_addr[j] = 0;
     __s32 sid = cfi_unwind ? unwind_user(ip, sp, BPF_CORE_READ(regs, bp), c) : UNWIND_BY_FP;
     if (sid == UNWIND_FAILED) {
+        budget_close(b, start);
         count_drop(PT_DROP_STACKS);
         __sync_fetch_and_add(&drop_stacks_table, 1);
         c->ip = 0;
         return -1;
     }
     bool keep = sid != UNWIND_LATER;
-    if (sid < 0) {
+    if (sid < 0)
         sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
-        if (sid < 0) {
-            count_drop(PT_DROP_STACKS);
-            __sync_fetch_and_add(&drop_stacks_fp, 1);
-            drop_stacks_fp_err = sid;
-            return sid;
-        }
+    budget_close(b, start);
+    if (sid < 0) {
+        count_drop(PT_DROP_STACKS);
+        __sync_fetch_and_add(&drop_stacks_fp, 1);
+        drop_stacks_fp_err = sid;
+        return sid;
     }
     c->ip = keep ? ip : 0;
     c->sp = sp;
@@ -158,24 +215,50 @@ static __always_inline struct pt_regs *user_regs(void)
     return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 }
 
+/* As wait W on slot S (index IDX) begins, in its thread: its stack when
+ * it is charged (every wait with --stacks all, sampled waits otherwise), or
+ * when it names the blocker. A blocker's first waiter is named by its stack
+ * as it waits: a thread idle all run long is named too, not only once a
+ * wait of it completes. REGS: its user registers. */
+static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 idx, struct pt_wait *w,
+                                            __u64 pid_tgid, struct pt_regs *regs)
+{
+    sample_wait(s, w);
+    bool first = s->first_stack < 0 && (__u32)pid_tgid == s->first_tid;
+    if (!first && !(w->flags & (PT_WAIT_STACK_ALL | PT_WAIT_SAMPLED)))
+        return;
+    w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs);
+    if (w->stack_id >= 0 && first)
+        s->first_stack = w->stack_id;
+}
+
 #define PF_KTHREAD 0x00200000
 #define NR_FUTEX 202
+
+/* The current thread's stack as the waker of W, when it wakes it from its
+ * own futex call (not from the kernel, a timer or a signal); -1 otherwise.
+ * *MINE is set to its own record. */
+static __always_inline __s32 waker_stack(void *ctx, struct pt_wait *w, struct pt_wait **mine)
+{
+    struct task_struct *cur = bpf_get_current_task_btf();
+    if ((cur->flags & PF_KTHREAD) || !(w->flags & PT_WAIT_TIMED))
+        return -1;
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+    if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
+        return -1;
+    *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!*mine)
+        return -1;
+    return cached_stackid(ctx, &(*mine)->wake_st, regs);
+}
 
 /* The thread waking a waiter from its own FUTEX_WAKE (an unlock, a signal,
  * an Unsafe.unpark) is where the contention was caused: its stack is kept,
  * with a copy for unwinding the first time it is seen on this pair of stacks. */
 static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waiter_tgid)
 {
-    struct task_struct *cur = bpf_get_current_task_btf();
-    if ((cur->flags & PF_KTHREAD) || !(w->flags & PT_WAIT_TIMED))
-        return;
-    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
-    if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
-        return;
-    struct pt_wait *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-    if (!mine)
-        return;
-    __s32 sid = cached_stackid(ctx, &mine->wake_st, regs);
+    struct pt_wait *mine;
+    __s32 sid = waker_stack(ctx, w, &mine);
     if (sid < 0)
         return;
     __u64 pid_tgid = bpf_get_current_pid_tgid();

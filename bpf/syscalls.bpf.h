@@ -68,8 +68,8 @@ static __always_inline int syscall_wait_end(void *ctx, long ret)
         drop_wait(s, wp, now);
         return 0;
     }
-    struct pt_wait w = *wp;
-    wp->flags = 0;
+    struct pt_wait_end w;
+    wait_end_copy(&w, wp);
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     /* Still in the kernel: the user stack is as it was when it slept. */
     if (w.flags & PT_WAIT_TIMED)

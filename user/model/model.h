@@ -109,6 +109,13 @@ struct pt_totals {
     uint64_t stacks, truncated_stacks;    /* waiter stacks so far, and those cut short */
     uint64_t live_blockers;               /* in the kernel's table now */
     uint64_t recycled_blockers;           /* let go since the start, kept in their sites */
+    /* Stacks: sampled every stack_interval_ns of a blocker's wait time (0:
+     * every wait's stack); samples taken and lost since the start; with
+     * the stacks modelled, the exact wait time of blockers with samples
+     * and without (all on their first stack). */
+    uint64_t stack_interval_ns;
+    uint64_t stack_samples, stack_samples_lost;
+    uint64_t stack_sampled_ns, stack_unsampled_ns;
 };
 
 struct pt_model {

@@ -422,40 +422,66 @@ static struct woken_sum *woken_sums(const struct wakers *w, int *n)
  * and all of them (its waits with a known waker, which the kernel charges
  * to the (waiter, waker) pair instead, added back); with MODEL_WAKERS the
  * pairs too, in the waker table's order. */
+/* Whether entry (SLOT, TGID, STACK_ID) is SLOT's first waiter's stack. */
+static bool first_stack_entry(const struct collector *c, uint32_t slot, uint32_t tgid, int32_t stack_id)
+{
+    const struct pt_slot *s = &c->t->slots[slot];
+    return s->first_stack == stack_id && s->first_tgid == tgid;
+}
+
 static void model_stacks(struct collector *c, struct pt_model *m, const struct wakers *w, bool pairs)
 {
     struct map_dump st = {0};
     m->has_stacks = true;
+    /* The kernel's table of wait time per (blocker, process, waiter stack),
+     * in its own order. */
+    map_dump(c->t->stack_time_fd, sizeof(struct pt_stack_key), sizeof(struct pt_stack_val), &st);
+    struct stack_weights *sw = NULL;
+    if (c->t->stacks_sampled && stack_weights_begin(&c->weights, c->t->nslots) == 0) {
+        sw = &c->weights;
+        for (int i = 0; i < w->n; i++)
+            stack_weights_add(sw, w->e[i].k.slot, &(struct pt_stack_val){w->e[i].count, w->e[i].ns});
+        for (uint32_t i = 0; i < st.n; i++)
+            stack_weights_add(sw, ((const struct pt_stack_key *)st.keys)[i].slot, (const struct pt_stack_val *)st.vals + i);
+        stack_weights_end(sw, c->t->slots, c->t->nslots, NULL, NULL);
+        m->totals.stack_sampled_ns = sw->sampled_ns + c->retired_sampled_ns;
+        m->totals.stack_unsampled_ns = sw->unsampled_ns + c->retired_unsampled_ns;
+    }
     for (int i = 0; pairs && i < w->n; i++) {
         const struct pt_waker_key *k = &w->e[i].k;
         struct blocker *b = collector_blocker(c, k->slot);
         if (!b)
             continue;
+        struct pt_stack_val v = {w->e[i].count, w->e[i].ns};
+        if (sw)
+            v = stack_weights_apply(sw, k->slot, &v, false, &c->t->slots[k->slot]);
         struct pt_model_waker *mw = model_add_waker(m);
         comm_of(c, (int)k->tgid, b, mw->root);
         mw->stack = stacks_resolve(c->stacks, k->slot, (int)k->tgid, k->stack_id);
         mw->leaf = b->cls.cls;
         mw->waker = stacks_resolve(c->stacks, k->slot, (int)k->waker_tgid, k->waker_stack);
         comm_of(c, (int)k->waker_tgid, b, mw->waker_root);
-        mw->count = w->e[i].count;
-        mw->ns = w->e[i].ns;
+        mw->count = v.count;
+        mw->ns = v.ns;
     }
-    /* The kernel's table of wait time per (blocker, process, waiter stack),
-     * in its own order. */
-    map_dump(c->t->stack_time_fd, sizeof(struct pt_stack_key), sizeof(struct pt_stack_val), &st);
     int nsums;
     struct woken_sum *sums = woken_sums(w, &nsums);
     for (uint32_t i = 0; i < st.n; i++) {
         const struct pt_stack_key *key = (const struct pt_stack_key *)st.keys + i;
-        const struct pt_stack_val *own = (const struct pt_stack_val *)st.vals + i;
-        uint64_t count = own->count, ns = own->ns;
+        struct pt_stack_val own = ((const struct pt_stack_val *)st.vals)[i], all = own;
         const struct woken_sum want = {key->slot, key->tgid, key->stack_id, 0, 0};
         const struct woken_sum *woken = bsearch(&want, sums, (size_t)nsums, sizeof(*sums), by_waiter);
         if (woken) {
-            count += woken->count;
-            ns += woken->ns;
+            all.count += woken->count;
+            all.ns += woken->ns;
         }
-        struct blocker *b = count ? collector_blocker(c, key->slot) : NULL;
+        if (sw && key->slot < c->t->nslots) {
+            bool first = first_stack_entry(c, key->slot, key->tgid, key->stack_id);
+            const struct pt_slot *s = &c->t->slots[key->slot];
+            all = stack_weights_apply(sw, key->slot, &all, first, s);
+            own = stack_weights_apply(sw, key->slot, &own, first, s);
+        }
+        struct blocker *b = all.count ? collector_blocker(c, key->slot) : NULL;
         if (!b)
             continue;
         struct pt_model_stack *ms = model_add_stack(m);
@@ -463,10 +489,10 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
         ms->stack = stacks_resolve(c->stacks, key->slot, (int)key->tgid, key->stack_id);
         ms->leaf = b->cls.cls;
         stack_blocker(c, key->slot, b, ms);
-        ms->count = count;
-        ms->ns = ns;
-        ms->own_count = own->count;
-        ms->own_ns = own->ns;
+        ms->count = all.count;
+        ms->ns = all.ns;
+        ms->own_count = own.count;
+        ms->own_ns = own.ns;
     }
     free(sums);
     map_dump_free(&st);
@@ -597,12 +623,22 @@ static void keep_retiring(const struct collector *c, struct map_dump *d, size_t 
     d->n = kept;
 }
 
-/* One stack_time or waker_time entry of a retiring slot, VAL its weights:
- * to the retired stacks, OWN when no waker was seen for them. */
-static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int32_t stack_id,
-                         const struct pt_stack_val *val, bool own)
+static bool slot_retiring(void *ctx, uint32_t slot)
 {
-    if (!val->count)
+    const struct collector *c = ctx;
+    return slot < c->t->nslots && c->retiring[slot] == 2;
+}
+
+/* One stack_time or waker_time entry of a retiring slot, VAL its weights
+ * (scaled by SW, for sampled stacks): to the retired stacks, OWN when no
+ * waker was seen for them. */
+static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int32_t stack_id,
+                         const struct pt_stack_val *raw, bool own, const struct stack_weights *sw)
+{
+    struct pt_stack_val v = sw ? stack_weights_apply(sw, slot, raw, first_stack_entry(c, slot, tgid, stack_id),
+                                                     &c->t->slots[slot])
+                               : *raw;
+    if (!v.count)
         return;
     const struct blocker *b = &c->b[slot];
     char root[PT_MODEL_COMM];
@@ -610,43 +646,68 @@ static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int3
     struct pt_model_stack who = {.leaf = retiring_class(b)};
     stack_blocker(c, slot, b, &who);
     retired_add_stack(&c->retired, root, stacks_resolve(c->stacks, slot, (int)tgid, stack_id), &who,
-                      val->count, val->ns, own ? val->count : 0, own ? val->ns : 0);
+                      v.count, v.ns, own ? v.count : 0, own ? v.ns : 0);
 }
 
-enum retired_weights { WEIGHTS_NONE, WEIGHTS_OWN, WEIGHTS_WOKEN };
 _Static_assert(offsetof(struct pt_waker_key, slot) == offsetof(struct pt_stack_key, slot) &&
                    offsetof(struct pt_waker_key, stack_id) == offsetof(struct pt_stack_key, stack_id) &&
                    offsetof(struct pt_waker_key, tgid) == offsetof(struct pt_stack_key, tgid),
                "a waker key starts as a stack key");
 
-/* Reads table FD whole, hands the weights of the retiring slots' waiter
- * stacks to the retired ones (WEIGHTS: the values are pt_stack_val and the
- * keys start with pt_stack_key's slot, stack_id and tgid), and deletes
- * their entries. */
-static void retire_table(struct collector *c, int fd, size_t key_size, size_t val_size,
-                         enum retired_weights weights)
+/* The (slot, waiter stack, process) an entry of D starts with. */
+static struct pt_stack_key entry_key(const struct map_dump *d, size_t key_size, uint32_t i)
 {
-    struct map_dump *d = &c->scratch;
+    struct pt_stack_key k;
+    memcpy(&k, (const char *)d->keys + (size_t)i * key_size, offsetof(struct pt_stack_key, pad));
+    return k;
+}
+
+/* Reads table FD whole and keeps the entries of the retiring slots in D. */
+static void read_retiring(struct collector *c, int fd, size_t key_size, size_t val_size, struct map_dump *d)
+{
     map_dump(fd, key_size, val_size, d);
     keep_retiring(c, d, key_size, val_size);
-    for (uint32_t i = 0; weights != WEIGHTS_NONE && i < d->n; i++) {
-        struct pt_stack_key k;
-        memcpy(&k, (const char *)d->keys + (size_t)i * key_size, offsetof(struct pt_stack_key, pad));
-        retire_stack(c, k.slot, k.tgid, k.stack_id, (const struct pt_stack_val *)d->vals + i,
-                     weights == WEIGHTS_OWN);
+}
+
+/* Hands the retiring slots' waiter stacks (with their waits that had a
+ * known waker) to the retired ones, scaled when sampled, and deletes their
+ * entries in stack_time and waker_time. */
+static void retire_stacks(struct collector *c)
+{
+    struct map_dump *own = &c->scratch, *woken = &c->scratch2;
+    const size_t vsz = sizeof(struct pt_stack_val);
+    const size_t ksz[2] = {sizeof(struct pt_stack_key), sizeof(struct pt_waker_key)};
+    struct map_dump *d[2] = {own, woken};
+    int fd[2] = {c->t->stack_time_fd, c->t->waker_time_fd};
+    for (int t = 0; t < 2; t++)
+        read_retiring(c, fd[t], ksz[t], vsz, d[t]);
+    struct stack_weights *sw = NULL;
+    if (c->t->stacks_sampled && stack_weights_begin(&c->weights, c->t->nslots) == 0) {
+        sw = &c->weights;
+        for (int t = 0; t < 2; t++)
+            for (uint32_t i = 0; i < d[t]->n; i++)
+                stack_weights_add(sw, entry_key(d[t], ksz[t], i).slot, (const struct pt_stack_val *)d[t]->vals + i);
+        stack_weights_end(sw, c->t->slots, c->t->nslots, slot_retiring, c);
+        c->retired_sampled_ns += sw->sampled_ns;
+        c->retired_unsampled_ns += sw->unsampled_ns;
     }
-    map_delete_keys(fd, d->keys, key_size, d->n);
+    for (int t = 0; t < 2; t++) {
+        for (uint32_t i = 0; i < d[t]->n; i++) {
+            struct pt_stack_key k = entry_key(d[t], ksz[t], i);
+            retire_stack(c, k.slot, k.tgid, k.stack_id, (const struct pt_stack_val *)d[t]->vals + i, t == 0, sw);
+        }
+        map_delete_keys(fd[t], d[t]->keys, ksz[t], d[t]->n);
+    }
 }
 
 /* Moves the retiring slots' waiter stacks (with their waits that had a
  * known waker) to the retired ones, and deletes their table entries. */
 static void retire_entries(struct collector *c)
 {
-    const size_t vsz = sizeof(struct pt_stack_val);
-    retire_table(c, c->t->stack_time_fd, sizeof(struct pt_stack_key), vsz, WEIGHTS_OWN);
-    retire_table(c, c->t->waker_time_fd, sizeof(struct pt_waker_key), vsz, WEIGHTS_WOKEN);
-    retire_table(c, bpf_map__fd(c->t->skel->maps.thread_seen), sizeof(struct pt_thread_key), sizeof(uint32_t),
-                 WEIGHTS_NONE);
+    retire_stacks(c);
+    struct map_dump *d = &c->scratch;
+    read_retiring(c, bpf_map__fd(c->t->skel->maps.thread_seen), sizeof(struct pt_thread_key), sizeof(uint32_t), d);
+    map_delete_keys(bpf_map__fd(c->t->skel->maps.thread_seen), d->keys, sizeof(struct pt_thread_key), d->n);
 
     /* Stack copies (8 KiB each) not yet unwound: a few at most, keys only,
      * deleted after the walk (a walk from a deleted key starts over). */
@@ -657,12 +718,6 @@ static void retire_entries(struct collector *c)
     for (int i = 0; i < n; i++)
         if (keys[i].slot < c->t->nslots && c->retiring[keys[i].slot] == 2)
             bpf_map_delete_elem(c->t->samples_fd, &keys[i]);
-}
-
-static bool slot_retiring(void *ctx, uint32_t slot)
-{
-    const struct collector *c = ctx;
-    return slot < c->t->nslots && c->retiring[slot] == 2;
 }
 
 void collector_recycle(struct collector *c)
@@ -865,6 +920,11 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     stacks_tally(c->stacks, c->t->stack_time_fd, &r->totals.stacks, &r->totals.truncated_stacks);
     r->totals.live_blockers = c->live_blockers;
     r->totals.recycled_blockers = c->retired.count;
+    if (c->t->stacks_sampled) {
+        r->totals.stack_interval_ns = c->o->stack_interval_ns;
+        r->totals.stack_samples = c->t->skel->bss->stack_samples;
+        r->totals.stack_samples_lost = c->t->skel->bss->stack_samples_lost;
+    }
     if (what & MODEL_STACKS) {
         model_stacks(c, r, &raw, what & MODEL_WAKERS);
         wakers_free(&raw);
@@ -881,6 +941,8 @@ void collector_free(struct collector *c)
     free(c->retiring_since);
     retired_free(&c->retired);
     map_dump_free(&c->scratch);
+    map_dump_free(&c->scratch2);
+    stack_weights_free(&c->weights);
     free(c->rows);
     free(c->sorted);
     free(c->order);

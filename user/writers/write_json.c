@@ -117,9 +117,17 @@ int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
     fprintf(f, ",\"window_ns\":%" PRIu64, m->window_ns);
     fprintf(f, ",\"totals\":{\"waits\":%" PRIu64 ",\"blockers\":%" PRIu64 ",\"dropped_events\":%" PRIu64
                ",\"dropped_stacks\":%" PRIu64 ",\"stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
-               ",\"live_blockers\":%" PRIu64 ",\"recycled_blockers\":%" PRIu64 "}",
+               ",\"live_blockers\":%" PRIu64 ",\"recycled_blockers\":%" PRIu64,
             t->waits, t->blockers, t->dropped_events, t->dropped_stacks, t->stacks, t->truncated_stacks,
             t->live_blockers, t->recycled_blockers);
+    fprintf(f, ",\"stacks_mode\":\"%s\"", t->stack_interval_ns ? "sampled" : "all");
+    if (t->stack_interval_ns)
+        fprintf(f, ",\"stack_interval_ns\":%" PRIu64 ",\"stack_samples\":%" PRIu64 ",\"stack_samples_lost\":%" PRIu64,
+                t->stack_interval_ns, t->stack_samples, t->stack_samples_lost);
+    if (t->stack_sampled_ns + t->stack_unsampled_ns)
+        fprintf(f, ",\"stack_time_sampled_pct\":%.2f", 100.0 * (double)t->stack_sampled_ns /
+                                                           (double)(t->stack_sampled_ns + t->stack_unsampled_ns));
+    fputc('}', f);
     fputs(",\"blockers\":[", f);
     for (int i = 0; i < m->nrows; i++) {
         if (i)
