@@ -38,11 +38,8 @@ const volatile bool trace_jvm_wait = true;
 const volatile bool trace_java = true;       /* any of the three Java kinds */
 const volatile bool follow_children = false; /* -- COMMAND: trace its descendants */
 const volatile bool cfi_unwind = true;       /* --unwind cfi: stacks from DWARF rows */
-/* --stacks sampled: a blocker's waits are sampled for their stacks about
- * once per stack_interval ns of its wait time (0: --stacks all, every
- * wait's stack); stack walks take at most stack_budget_ns per CPU per
- * second (0: no limit). */
-const volatile __u64 stack_interval = 0;
+/* Stack walks (a stack the thread's cache does not hold) take at most
+ * stack_budget_ns per CPU per second (0: --stacks all, no limit). */
 const volatile __u64 stack_budget_ns = 0;
 
 #include "slots.bpf.h"

@@ -210,7 +210,7 @@ int BPF_PROG(sched_waking, struct task_struct *p)
         return 0;
     }
     w->end = wake_end(p);
-    if (w->end == PT_END_WOKEN && (flags & (PT_WAIT_STACK_ALL | PT_WAIT_SAMPLED)))
+    if (w->end == PT_END_WOKEN)
         note_waker(ctx, w, p->tgid);
     return 0;
 }

@@ -26,9 +26,10 @@ __u32 window_gen = 1;
  * thread has run since (--self-stats). */
 __u64 lost_ends_recovered = 0;
 __u64 window_start_ns = 0;   /* when user space last started a window */
-/* --stacks sampled (--self-stats): samples charged, and samples whose
- * stack could not be taken (the budget was spent, or the walk failed). */
-__u64 stack_samples = 0, stack_samples_lost = 0;
+/* Over the stack walk budget (--self-stats, the report's totals): waits
+ * charged to a stack taken with lower odds, and their own time; waits left
+ * uncharged because their waker's stack was left out. */
+__u64 stack_samples = 0, stack_sampled_ns = 0, stack_samples_lost = 0;
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -241,7 +242,7 @@ static __always_inline void note_events(struct pt_slot *s, __u64 first, __u64 la
 struct pt_wait_end {
     __u64 start_ns;
     __u64 concurrency;
-    __u32 odds;
+    __u32 odds, waker_odds;
     __u32 slot;
     __u32 flags;
     __s32 stack_id;
@@ -256,6 +257,7 @@ static __always_inline void wait_end_copy(struct pt_wait_end *e, struct pt_wait 
     e->start_ns = w->start_ns;
     e->concurrency = w->concurrency;
     e->odds = w->odds;
+    e->waker_odds = w->waker_odds;
     e->slot = w->slot;
     e->flags = w->flags;
     e->stack_id = w->stack_id;
@@ -272,7 +274,8 @@ static __always_inline void wait_start(struct pt_slot *s, __u32 idx, struct pt_w
 {
     w->start_ns = now;
     w->slot = idx;
-    w->flags = PT_WAIT_ACTIVE | (stack_interval ? 0 : PT_WAIT_STACK_ALL);
+    w->flags = PT_WAIT_ACTIVE;
+    w->odds = w->waker_odds = PT_ODDS_ONE;
     w->concurrency = 0;
     w->stack_id = -1;
     w->waker_stack = -1;
@@ -352,58 +355,39 @@ static __always_inline bool charge_stack(__u32 slot, __s32 stack_id, __u32 tgid,
     return true;
 }
 
-/* --stacks sampled: the odds (in 2^-24ths) that a wait on S is sampled for
- * its stack, so that S is sampled about once per stack_interval of wait
- * time: its mean wait over the interval, all waits (PT_ODDS_ONE) once that
- * is 1 or more, and the first wait (no mean yet). A sample then stands for
- * 2^24 / odds waits and their time: each wait's expected charge is its own,
- * whatever its call path, and the rare waits longer than their blocker's
- * mean are charged through others' samples (user space scales a blocker's
- * samples to its exact time). */
-static __always_inline __u32 sample_odds(const struct pt_slot *s)
+/* Charges wait W of D ns to its stacks. A stack taken with lower odds
+ * (over the walk budget) stands for 2^24 / odds waits and their time, the
+ * count rounded up or down at random in proportion so that it stays
+ * unbiased; a wait whose own stack or waker's stack was left out over
+ * budget is charged nowhere (the odds charge the others more). User space scales
+ * a blocker's stacks to its exact totals (stack_weights.c). */
+static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker, __u32 tgid, __u64 d)
 {
-    __u64 parks = s->parks, interval = stack_interval;
-    if (!parks || !interval)
-        return PT_ODDS_ONE;
-    __u64 mean = s->thread_ns / parks;
-    if (mean >= interval)
-        return PT_ODDS_ONE;
-    __u32 odds = (mean << 24) / interval;
-    return odds ? odds : 1;
-}
-
-/* Decides, as wait W on S begins, whether it is sampled for its stack. */
-static __always_inline void sample_wait(const struct pt_slot *s, struct pt_wait *w)
-{
-    if (w->flags & PT_WAIT_STACK_ALL)
-        return;
-    __u32 odds = sample_odds(s);
-    if (odds < PT_ODDS_ONE && (bpf_get_prandom_u32() & (PT_ODDS_ONE - 1)) >= odds)
-        return;
-    w->flags |= PT_WAIT_SAMPLED;
-    w->odds = odds;
-}
-
-/* A sampled wait of D ns ended: its stack is charged for the 2^24 / odds
- * waits it stands for (rounded up or down at random in proportion, so the
- * count stays unbiased) and their D * 2^24 / odds ns. */
-static __always_inline void charge_sample(const struct pt_wait_end *w, __s32 waker, __u32 tgid, __u64 d)
-{
-    __u32 odds = w->odds ? w->odds : 1;
-    if (w->stack_id < 0) {
+    __u64 odds = w->odds;
+    if (waker >= 0)
+        odds = odds * w->waker_odds >> 24;
+    /* Odds 0: its own stack was left out over budget. */
+    if (!w->odds || (w->flags & PT_WAIT_WAKER_LOST)) {
         __sync_fetch_and_add(&stack_samples_lost, 1);
         return;
     }
+    if (odds >= PT_ODDS_ONE) {
+        charge_stack(w->slot, w->stack_id, tgid, waker, w->waker_tgid, 1, d);
+        return;
+    }
+    if (!odds)
+        odds = 1;
     __u64 count = (PT_ODDS_ONE + bpf_get_prandom_u32() % odds) / odds;
     __u64 ns = d < (1ull << 39) ? (d << 24) / odds : (d / odds) << 24;
-    if (charge_stack(w->slot, w->stack_id, tgid, waker, w->waker_tgid, count, ns))
+    if (charge_stack(w->slot, w->stack_id, tgid, waker, w->waker_tgid, count, ns)) {
         __sync_fetch_and_add(&stack_samples, 1);
+        __sync_fetch_and_add(&stack_sampled_ns, d);
+    }
 }
 
 /* A wait that slept has ended: everything but the live part is done here.
  * W is the wait (a copy: the live record may already be reused), LIVE the
- * thread's record. Its stack is charged in full (--stacks all) or as a
- * sample (sample_wait), or not at all. */
+ * thread's record. */
 static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait_end *w, struct pt_wait *live,
                                         __u64 now, __u32 end, __u32 tid, __u32 tgid)
 {
@@ -425,10 +409,7 @@ static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait_
         s->first_stack = w->stack_id;
     note_thread(s, w->slot, tid, w->start_ns, live);
     __s32 waker = end == PT_END_WOKEN ? w->waker_stack : -1;
-    if (w->flags & PT_WAIT_STACK_ALL)
-        charge_stack(w->slot, w->stack_id, tgid, waker, w->waker_tgid, 1, d);
-    else if (w->flags & PT_WAIT_SAMPLED)
-        charge_sample(w, waker, tgid, d);
+    charge_wait(w, waker, tgid, d);
 }
 
 /* A record still active when its thread sleeps again, or exits, lost the

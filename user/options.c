@@ -18,7 +18,7 @@ enum {
     OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
     OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT, OPT_UNWIND, OPT_UNWIND_CACHE,
-    OPT_SHOW_IDLE, OPT_PPROF, OPT_LISTEN, OPT_STACKS, OPT_STACK_INTERVAL, OPT_STACK_BUDGET,
+    OPT_SHOW_IDLE, OPT_PPROF, OPT_LISTEN, OPT_STACKS, OPT_STACK_BUDGET,
 };
 
 static const struct option long_opts[] = {
@@ -47,7 +47,6 @@ static const struct option long_opts[] = {
     {"unwind", required_argument, 0, OPT_UNWIND},
     {"unwind-cache", required_argument, 0, OPT_UNWIND_CACHE},
     {"stacks", required_argument, 0, OPT_STACKS},
-    {"stack-interval", required_argument, 0, OPT_STACK_INTERVAL},
     {"stack-budget", required_argument, 0, OPT_STACK_BUDGET},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, OPT_VERSION},
@@ -94,9 +93,8 @@ static void options_usage(FILE *f)
           "                             (default), or one stack copy per call site unwound by parktrace\n"
           "      --unwind-cache DIR|none\n"
           "                             keep unwind tables between runs in DIR (default " PT_UNWIND_CACHE_DIR ")\n"
-          "      --stacks sampled|all   stacks of sampled waits, weighted so their times add up (default),\n"
-          "                             or of every wait (costs a stack walk per wait)\n"
-          "      --stack-interval DUR   sampled: one stack per DUR of a blocker's wait time (default 10ms)\n"
+          "      --stacks sampled|all   stack walks within a budget, those over it taken at random and\n"
+          "                             weighted (default); or every walk, whatever it costs\n"
           "      --stack-budget PCT     sampled: stack walks take at most PCT% of each CPU (default 0.5)\n"
           "  -h, --help, --version\n",
           f);
@@ -235,7 +233,6 @@ int options_parse(int argc, char **argv, struct pt_options *o)
     o->phase_threshold = 0.05;
     o->max_blockers = 16384;
     o->unwind_cache = PT_UNWIND_CACHE_DIR;
-    o->stack_interval_ns = PT_STACK_INTERVAL_NS;
     o->stack_budget = PT_STACK_BUDGET;
     opterr = 0;
     optind = 1;
@@ -348,12 +345,6 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             if ((k = CHOICE(optarg, "sampled", "all")) < 0)
                 return fail("invalid --stacks '%s' (sampled or all)", optarg);
             o->stacks_all = k == 1;
-            break;
-        case OPT_STACK_INTERVAL:
-            if (parse_duration_opt("stack-interval", optarg, &o->stack_interval_ns))
-                return -1;
-            if (o->stack_interval_ns < 1000 || o->stack_interval_ns > 60000000000ull)
-                return fail("--stack-interval '%s' is out of range (1us to 60s)", optarg);
             break;
         case OPT_STACK_BUDGET: {
             double pct = strtod(optarg, &end);

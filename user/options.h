@@ -56,12 +56,10 @@ struct pt_options {
     enum pt_sort sort;
     enum pt_unwind unwind;    /* user stacks: CFI rows walked in the kernel, or copies unwound here */
     const char *unwind_cache; /* directory of unwind tables kept between runs, NULL for none */
-    bool stacks_all;          /* --stacks all: every wait's stack, charged in full */
-    uint64_t stack_interval_ns;   /* --stacks sampled: a blocker's wait time per stack sample */
-    double stack_budget;      /* share of each CPU the stack walks may take */
+    bool stacks_all;          /* --stacks all: every stack walked, whatever it costs */
+    double stack_budget;      /* --stacks sampled: share of each CPU the stack walks may take */
 };
 
-#define PT_STACK_INTERVAL_NS 10000000ull  /* 10 ms */
 #define PT_STACK_BUDGET 0.005             /* 0.5% of each CPU */
 
 /* Parses argv. Returns 0 to run, 1 after printing help or the version (exit

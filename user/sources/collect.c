@@ -444,7 +444,7 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
         for (uint32_t i = 0; i < st.n; i++)
             stack_weights_add(sw, ((const struct pt_stack_key *)st.keys)[i].slot, (const struct pt_stack_val *)st.vals + i);
         stack_weights_end(sw, c->t->slots, c->t->nslots, NULL, NULL);
-        m->totals.stack_sampled_ns = sw->sampled_ns + c->retired_sampled_ns;
+        m->totals.stack_time_ns = sw->sampled_ns + sw->unsampled_ns + c->retired_sampled_ns + c->retired_unsampled_ns;
         m->totals.stack_unsampled_ns = sw->unsampled_ns + c->retired_unsampled_ns;
     }
     for (int i = 0; pairs && i < w->n; i++) {
@@ -921,8 +921,9 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     r->totals.live_blockers = c->live_blockers;
     r->totals.recycled_blockers = c->retired.count;
     if (c->t->stacks_sampled) {
-        r->totals.stack_interval_ns = c->o->stack_interval_ns;
+        r->totals.stack_budget = c->o->stack_budget;
         r->totals.stack_samples = c->t->skel->bss->stack_samples;
+        r->totals.stack_sampled_ns = c->t->skel->bss->stack_sampled_ns;
         r->totals.stack_samples_lost = c->t->skel->bss->stack_samples_lost;
     }
     if (what & MODEL_STACKS) {

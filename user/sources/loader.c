@@ -108,12 +108,9 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bpf_program__set_autoload(skel->progs.hrtimer_entry, sched);
     bpf_program__set_autoload(skel->progs.hrtimer_exit, sched);
     bpf_program__set_autoload(skel->progs.find_hrtimer_wakeup, sched);
-    /* --stacks sampled; --probes syscalls takes its stacks as waits end,
-     * when the odds of a sample are past: every stack there. */
-    bool sampled = !o->stacks_all && o->probes != PT_PROBES_SYSCALLS;
-    t->stacks_sampled = sampled;
-    skel->rodata->stack_interval = sampled ? o->stack_interval_ns : 0;
-    skel->rodata->stack_budget_ns = sampled ? (uint64_t)(o->stack_budget * 1e9) : 0;
+    /* --stacks sampled: stack walks within a budget per CPU. */
+    t->stacks_sampled = !o->stacks_all;
+    skel->rodata->stack_budget_ns = o->stacks_all ? 0 : (uint64_t)(o->stack_budget * 1e9);
     skel->rodata->follow_children = follow;
     skel->rodata->cfi_unwind = o->unwind == PT_UNWIND_CFI;
     bpf_program__set_autoload(skel->progs.exec_unwind, o->unwind == PT_UNWIND_CFI);
