@@ -439,8 +439,10 @@ int main(int argc, char **argv)
         fleet_snapshot_free(&r.snap);
     }
     rc = finish_outputs(&r) ? 2 : 0;
-    if (r.o.self_stats)
+    if (r.o.self_stats) {
         selfstats_print(stderr, &r.t, &r.sv, r.stacks, r.jvm, (double)(monotonic_ns() - r.c.start_ns) / 1e9);
+        collector_self_stats(&r.c, stderr);
+    }
     if (stats_fd >= 0)
         close(stats_fd);
     /* After a failure, its one line is all that is said. */

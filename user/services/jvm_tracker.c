@@ -556,6 +556,17 @@ static void forget_exited(struct jvm_tracker *jt)
     }
 }
 
+void jvm_tracker_process_gone(struct jvm_tracker *jt, int pid)
+{
+    for (int i = 0; jt && i < jt->njvms; i++) {
+        struct tracked *t = &jt->jvms[i];
+        if (t->pid == pid && t->j.pid && !(kill(pid, 0) == 0 || errno != ESRCH)) {
+            untrack(jt, t);
+            return;
+        }
+    }
+}
+
 void jvm_tracker_tick(struct jvm_tracker *jt)
 {
     if (!enabled(jt))

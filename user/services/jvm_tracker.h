@@ -17,6 +17,9 @@ struct pt_services;
 struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o, struct pt_services *sv);
 
 /* Looks for new JVMs and refreshes the thread lists of known ones. */
+/* PID has exited and nothing it left needs naming any more (its blockers
+ * retired, its stacks forgotten): its JVM, if it was one, is let go. */
+void jvm_tracker_process_gone(struct jvm_tracker *jt, int pid);
 void jvm_tracker_tick(struct jvm_tracker *jt);
 
 /* Only the discovery, and only among processes named with -p or started

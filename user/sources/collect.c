@@ -4,6 +4,8 @@
 #include <bpf/libbpf.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <inttypes.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -127,6 +129,17 @@ struct blocker *collector_blocker(struct collector *c, uint32_t idx)
 }
 
 static void recycle(struct collector *c, uint64_t now);
+
+/* Takes slot I's blocker out of the kernel's index: a new wait on it
+ * starts a new blocker, and the slot is retired once the CPUs that found
+ * it before are surely done with it (recycle). */
+static void unpublish(struct collector *c, int index_fd, uint32_t i, uint64_t now)
+{
+    if (bpf_map_delete_elem(index_fd, &c->t->slots[i].key) == 0) {
+        c->retiring[i] = 1;
+        c->retiring_since[i] = now;
+    }
+}
 #define NAMING_BUDGET_NS 50000000ULL   /* of a tick's time, for new blockers */
 
 /* The stack cache's entries of processes that have exited and that no live
@@ -140,21 +153,35 @@ static void forget_dead_processes(struct collector *c, uint64_t now)
         return;
     c->forgot_ns = now;
     int dead[64];
+    bool named[64] = {false};
     int n = stacks_dead_processes(c->stacks, dead, 64);
     if (!n)
         return;
     uint32_t used = tracer_used_slots(c->t);
+    int index_fd = bpf_map__fd(c->t->skel->maps.slot_index);
     for (uint32_t i = 0; i < used; i++) {
-        const struct pt_slot *s = &c->t->slots[i];
+        struct pt_slot *s = &c->t->slots[i];
         if (!slot_valid(s) && !c->retiring[i])
             continue;
-        for (int j = 0; j < n; j++)
-            if (dead[j] == (int)s->first_tgid || dead[j] == c->b[i].pid)
-                dead[j] = 0;
+        for (int j = 0; j < n; j++) {
+            if (dead[j] != (int)s->first_tgid && dead[j] != c->b[i].pid)
+                continue;
+            named[j] = true;
+            /* A blocker of an exited process waits for no one any more: it
+             * leaves now, whatever room the table has, and its stacks with
+             * it (a machine that starts JVMs all day kept every one's
+             * blockers and stacks until the table filled). A shared futex
+             * lives on in other processes. */
+            if (!c->retiring[i] && slot_valid(s) && !(s->key.kind & PT_KEY_SHARED) &&
+                __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE) == 0)
+                unpublish(c, index_fd, i, now);
+        }
     }
     for (int j = 0; j < n; j++)
-        if (dead[j])
+        if (!named[j]) {
             stacks_forget_process(c->stacks, dead[j]);
+            jvm_tracker_process_gone(c->jvm, dead[j]);
+        }
 }
 
 void collector_tick(struct collector *c)
@@ -570,8 +597,14 @@ static void model_processes(struct collector *c, struct pt_model *r, const struc
  * blocker, one row, instead of a new slot (and its naming) each time. A
  * blocker used again after it left starts a new slot, its figures joining
  * its site. */
-#define RECYCLE_IDLE_NS 100000000ULL    /* no event for this long, table 1/2 live */
-#define RECYCLE_COLD_NS 2000000000ULL   /* no event for this long, table 1/4 live */
+/* Idle for this long, a blocker leaves once the table is 1/2, 1/4 or 1/8
+ * taken: the busier the table, the sooner. A machine busy enough to keep
+ * parktrace off the CPU for a few hundred milliseconds must not find the
+ * table full: at 26 000 new blockers a second (a soak's ZooKeeper clients
+ * and churn at once) and only 1/2-idle-100 ms, it dropped waits. */
+#define RECYCLE_HOT_NS 20000000ULL      /* table 1/2 taken */
+#define RECYCLE_IDLE_NS 100000000ULL    /* table 1/4 taken */
+#define RECYCLE_COLD_NS 2000000000ULL   /* table 1/8 taken */
 #define RECYCLE_GRACE_NS 50000000ULL    /* unpublished for this long */
 
 /* A retiring blocker's class, as its row says it (one not named yet: futex). */
@@ -731,7 +764,10 @@ static void recycle(struct collector *c, uint64_t now)
     /* By the slots taken at the last tick, live or on their way out: n,
      * the slots ever handed out, never falls, and once half the table had
      * been used every idle blocker left, over and over. */
-    uint64_t idle_ns = c->occupied >= nslots / 2 ? RECYCLE_IDLE_NS : c->occupied >= nslots / 4 ? RECYCLE_COLD_NS : 0;
+    uint64_t idle_ns = c->occupied >= nslots / 2   ? RECYCLE_HOT_NS
+                       : c->occupied >= nslots / 4 ? RECYCLE_IDLE_NS
+                       : c->occupied >= nslots / 8 ? RECYCLE_COLD_NS
+                                                   : 0;
     int index_fd = bpf_map__fd(c->t->skel->maps.slot_index), free_fd = bpf_map__fd(c->t->skel->maps.free_slots);
     int ready = 0;
     uint32_t live = 0, occupied = 0;
@@ -746,10 +782,8 @@ static void recycle(struct collector *c, uint64_t now)
                 c->retiring[i] = 2;
                 ready++;
             }
-        } else if (idle_ns && slot_valid(s) && parked == 0 && s->last_ts && s->last_ts + idle_ns < now &&
-                   bpf_map_delete_elem(index_fd, &s->key) == 0) {
-            c->retiring[i] = 1;
-            c->retiring_since[i] = now;
+        } else if (idle_ns && slot_valid(s) && parked == 0 && s->last_ts && s->last_ts + idle_ns < now) {
+            unpublish(c, index_fd, i, now);
         }
     }
     c->live_blockers = live;
@@ -951,4 +985,13 @@ void collector_free(struct collector *c)
     csp_free(&c->csp);
     phases_free(&c->phases);
     model_free(&c->model);
+}
+
+void collector_self_stats(const struct collector *c, FILE *f)
+{
+    struct mallinfo2 mi = mallinfo2();
+    fprintf(f, "parktrace: self retired_sites=%d retired_stacks=%d retired_frames_kb=%" PRIu64
+               " phases=%d heap_used_kb=%zu heap_free_kb=%zu heap_mmap_kb=%zu\n",
+            c->retired.n, c->retired.nstacks, c->retired.frames_bytes / 1024, c->phases.n, mi.uordblks / 1024,
+            mi.fordblks / 1024, mi.hblkhd / 1024);
 }

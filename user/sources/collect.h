@@ -5,6 +5,7 @@
 #ifndef PT_COLLECT_H
 #define PT_COLLECT_H
 #include <stdint.h>
+#include <stdio.h>
 #include "classify.h"
 #include "csp.h"
 #include "phases.h"
@@ -100,5 +101,9 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
 struct blocker *collector_blocker(struct collector *c, uint32_t idx);
 
 void collector_free(struct collector *c);
+
+/* --self-stats: what the collector keeps for the run (retired sites and
+ * stacks, phases) and the heap's use, one line. */
+void collector_self_stats(const struct collector *c, FILE *f);
 
 #endif
