@@ -299,7 +299,9 @@ for _v in VARIANTS:
 # charged for 1 / their odds. Each path's share of the lock's wait time must
 # stay within 5 points of what the workload timed (issue 16), and the run
 # must really have sampled. Java in the same way below (StackLocks mixed).
-SAMPLED_BUDGET = {"c": "0.1", "java": "0.3"}   # % of each CPU
+# % of each CPU: a few times below what the walks would cost, so that most
+# are left to chance (the run must say it sampled).
+SAMPLED_BUDGET = {"c_nofp": "0.1", "cpp_nofp": "0.05"}
 SHARE_POINTS = 5.0
 
 
@@ -323,7 +325,7 @@ def sampled_shares_match_workload(variant):
     c = subprocess.run(cmd + ["-o", exe, os.path.join(SRC, src)], capture_output=True, text=True, timeout=120)
     check(c.returncode == 0, f"compiling {src} failed: {c.stderr.strip()[-2000:]}")
     report, folded = exe + ".json", exe + ".folded"
-    p = run_pt(["-f", "json", "--top", "0", "--stack-budget", SAMPLED_BUDGET["c"], "--collapsed", folded,
+    p = run_pt(["-f", "json", "--top", "0", "--stack-budget", SAMPLED_BUDGET[variant], "--collapsed", folded,
                 "--", exe, "-t", "6", "-s", SECONDS, "-m", "-r", report], timeout=40)
     check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
     sampled_totals_say_so(final_of(json_reports(p.stdout))["totals"], variant)
@@ -544,25 +546,38 @@ for _pfp in (False, True):
 
 
 @test
-def java_sampled_shares_match_workload():
-    folded = os.path.join(TMP, "java-stacks-mixed.txt")
-    p = run_pt(["-f", "json", "--top", "0", "--kinds", "jvm-park", "--stack-budget", SAMPLED_BUDGET["java"],
-                "--collapsed", folded, "--", "java", "-Xmx128m", "-cp", JAVA_CP, "StackLocks", "4", "1000", "mixed"],
-               timeout=90)
-    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
-    own = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"paths"')]
-    check(own, f"StackLocks printed no report: {p.stdout[-500:]}")
-    sampled_totals_say_so(final_of(json_reports(p.stdout))["totals"], "java")
-    want = {m.split(".")[1]: own[0]["paths"][m.split(".")[1]] / 1000 for m in JAVA_PATHS}
-    got = {m: 0 for m in want}
-    for line in open(folded).read().splitlines():
-        if not line.rpartition(" ")[0].endswith(";" + LOCK_LEAF):
-            continue
-        frames, n = parse(line)
-        for m in want:
-            if "StackLocks." + m in frames:
-                got[m] += n
-    check_shares("java", want, got)
+def java_mixed_paths_keep_their_shares():
+    """StackLocks mixed: every thread takes both paths in turn. Each path's
+    share of the lock's park time should be the workload's share of its
+    lock() time within 5 points, with every stack walked; then, within a
+    budget, the same. Every stack walked, the shares come out 10-15 points
+    off on this JVM, either way from run to run, though every line names
+    one path and its frames in order (under investigation: issue 16)."""
+    def run(extra):
+        folded = os.path.join(TMP, "java-stacks-mixed.txt")
+        p = run_pt(["-f", "json", "--top", "0", "--kinds", "jvm-park", *extra, "--collapsed", folded, "--",
+                    "java", "-Xmx128m", "-cp", JAVA_CP, "StackLocks", "4", "1000", "mixed"], timeout=90)
+        check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
+        own = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"paths"')]
+        check(own, f"StackLocks printed no report: {p.stdout[-500:]}")
+        want = {m.split(".")[1]: own[0]["paths"][m.split(".")[1]] / 1000 for m in JAVA_PATHS}
+        got = {m: 0 for m in want}
+        for line in open(folded).read().splitlines():
+            if not line.rpartition(" ")[0].endswith(";" + LOCK_LEAF):
+                continue
+            frames, n = parse(line)
+            for m in want:
+                if "StackLocks." + m in frames:
+                    got[m] += n
+        return final_of(json_reports(p.stdout))["totals"], want, got
+    _, want, got = run(["--stacks", "all"])
+    try:
+        check_shares("java, every stack", want, got)
+    except AssertionError as e:
+        known_gap("java_mixed_paths_shares_off", str(e))
+    totals, want, got = run(["--stack-budget", "0.1"])
+    sampled_totals_say_so(totals, "java")
+    check_shares("java, within a budget", want, got)
 
 
 if __name__ == "__main__":

@@ -130,6 +130,13 @@ struct blocker *collector_blocker(struct collector *c, uint32_t idx)
 
 static void recycle(struct collector *c, uint64_t now);
 
+static void note_max(uint64_t *max, uint64_t v)
+{
+    if (v > *max)
+        *max = v;
+}
+#define RECYCLE_LATE_NS 200000000ULL
+
 /* Takes slot I's blocker out of the kernel's index: a new wait on it
  * starts a new blocker, and the slot is retired once the CPUs that found
  * it before are surely done with it (recycle). */
@@ -189,9 +196,15 @@ void collector_tick(struct collector *c)
     uint64_t now = monotonic_ns();
     /* First, so that the kernel's table has room whatever the rest costs. */
     recycle(c, now);
+    uint64_t t1 = monotonic_ns();
     forget_dead_processes(c, now);
     jvm_tracker_tick(c->jvm);
+    uint64_t t2 = monotonic_ns();
     stacks_poll_samples(c->stacks);
+    uint64_t t3 = monotonic_ns();
+    note_max(&c->slow.recycle_ns, t1 - now);
+    note_max(&c->slow.jvm_ns, t2 - t1);
+    note_max(&c->slow.samples_ns, t3 - t2);
     uint32_t n = tracer_used_slots(c->t);
     /* Slots are handed out in order and never taken back: only those past
      * the last one settled need a look (one still being published stops the
@@ -760,6 +773,13 @@ void collector_recycle(struct collector *c)
 
 static void recycle(struct collector *c, uint64_t now)
 {
+    /* How late recycling ran (--self-stats): the table fills while it
+     * does not. */
+    if (c->slow.last_recycle && now - c->slow.last_recycle > RECYCLE_LATE_NS)
+        c->slow.late++;
+    if (c->slow.last_recycle)
+        note_max(&c->slow.gap_ns, now - c->slow.last_recycle);
+    c->slow.last_recycle = now;
     uint32_t n = tracer_used_slots(c->t), nslots = c->t->nslots;
     /* By the slots taken at the last tick, live or on their way out: n,
      * the slots ever handed out, never falls, and once half the table had
@@ -991,7 +1011,9 @@ void collector_self_stats(const struct collector *c, FILE *f)
 {
     struct mallinfo2 mi = mallinfo2();
     fprintf(f, "parktrace: self retired_sites=%d retired_stacks=%d retired_frames_kb=%" PRIu64
-               " phases=%d heap_used_kb=%zu heap_free_kb=%zu heap_mmap_kb=%zu\n",
+               " phases=%d heap_used_kb=%zu heap_free_kb=%zu heap_mmap_kb=%zu recycle_gap_max_ms=%.1f"
+               " recycle_late=%" PRIu64 " recycle_max_ms=%.1f jvm_tick_max_ms=%.1f samples_max_ms=%.1f\n",
             c->retired.n, c->retired.nstacks, c->retired.frames_bytes / 1024, c->phases.n, mi.uordblks / 1024,
-            mi.fordblks / 1024, mi.hblkhd / 1024);
+            mi.fordblks / 1024, mi.hblkhd / 1024, (double)c->slow.gap_ns / 1e6, c->slow.late,
+            (double)c->slow.recycle_ns / 1e6, (double)c->slow.jvm_ns / 1e6, (double)c->slow.samples_ns / 1e6);
 }

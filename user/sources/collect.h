@@ -71,6 +71,11 @@ struct collector {
     struct map_dump scratch, scratch2;   /* kernel tables read whole while recycling */
     struct stack_weights weights;        /* sampled stacks' scales (stack_weights.h) */
     uint64_t retired_sampled_ns, retired_unsampled_ns;   /* its sums over retired blockers */
+    /* --self-stats: the longest gap between two recyclings, those over
+     * 200 ms, and the longest recycling, JVM tick and stack-copy poll. */
+    struct {
+        uint64_t last_recycle, gap_ns, late, recycle_ns, jvm_ns, samples_ns;
+    } slow;
     /* Whether a stack waits for work, by stack and naming: one stack is
      * the first of thousands of short-lived blockers. */
     struct { const struct pt_stack *st; uint64_t naming; bool idle; } idle_memo[1024];
