@@ -93,7 +93,7 @@ int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
     w->flags |= PT_WAIT_UPROBE | (time ? PT_WAIT_PARK_TIMED : 0);
     w->nvcsw = task->nvcsw;
     if (w->flags & PT_WAIT_TIMED)
-        w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, ctx);
+        take_wait_stack(ctx, s, idx, w, pid_tgid, ctx);
     return 0;
 }
 
@@ -121,8 +121,8 @@ int BPF_KRETPROBE(unsafe_park_exit)
         drop_wait(s, w, now);
         return 0;
     }
-    struct pt_wait done = *w;
-    w->flags = 0;
+    struct pt_wait_end done;
+    wait_end_copy(&done, w);
     /* Unparked: woken. Otherwise a timed park timed out, and an untimed one
      * was interrupted (Thread.interrupt unparks from inside the JVM). */
     __u32 end = waker.tgid ? PT_END_WOKEN : (done.flags & PT_WAIT_PARK_TIMED) ? PT_END_TIMEOUT

@@ -38,6 +38,9 @@ const volatile bool trace_jvm_wait = true;
 const volatile bool trace_java = true;       /* any of the three Java kinds */
 const volatile bool follow_children = false; /* -- COMMAND: trace its descendants */
 const volatile bool cfi_unwind = true;       /* --unwind cfi: stacks from DWARF rows */
+/* Stack walks (a stack the thread's cache does not hold) take at most
+ * stack_budget_ns per CPU per second (0: --stacks all, no limit). */
+const volatile __u64 stack_budget_ns = 0;
 
 #include "slots.bpf.h"
 #include "futex.bpf.h"

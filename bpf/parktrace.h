@@ -159,12 +159,19 @@ struct pt_wait {
     __u64 sleep_start;               /* an idle sleep in progress began then (0: none) */
     __u32 watch_gen;                 /* procs_gen when `watched` was read */
     __u32 watched;                   /* its process is in procs: its idle sleeps count */
+    /* The odds (in 2^-24ths, PT_ODDS_ONE: certain) its stack and its
+     * waker's were taken with: a stack walk over the budget is taken at
+     * random with lower odds, and its wait then stands for 2^24 / odds. */
+    __u32 odds;
+    __u32 waker_odds;
 };
 #define PT_WAIT_ACTIVE 0x1u       /* a wait is in progress */
 #define PT_WAIT_TIMED 0x2u        /* counted in parked_now and timed */
 #define PT_WAIT_OPENED_BUSY 0x4u  /* this wait took parked_now from 0 to 1 */
 #define PT_WAIT_UPROBE 0x8u       /* a park timed by the Unsafe_Park uprobes */
 #define PT_WAIT_PARK_TIMED 0x10u  /* that park has a timeout */
+#define PT_WAIT_WAKER_LOST 0x20u  /* its waker's stack was left out (over budget) */
+#define PT_ODDS_ONE (1u << 24)
 
 /* --probes uprobes: the last Unsafe.unpark of a thread, until its park ends. */
 struct pt_pending_waker {

@@ -26,6 +26,10 @@ __u32 window_gen = 1;
  * thread has run since (--self-stats). */
 __u64 lost_ends_recovered = 0;
 __u64 window_start_ns = 0;   /* when user space last started a window */
+/* Over the stack walk budget (--self-stats, the report's totals): waits
+ * charged to a stack taken with lower odds, and their own time; waits left
+ * uncharged because their waker's stack was left out. */
+__u64 stack_samples = 0, stack_sampled_ns = 0, stack_samples_lost = 0;
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -211,13 +215,12 @@ static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid,
 
 /* Leaves a wait: drops parked_now and closes the busy period if it was the
  * last waiter. `discard` is for calls that turned out not to sleep. */
-static __always_inline void leave_wait(struct pt_slot *s, const struct pt_wait *w, __u64 now,
+static __always_inline void leave_wait(struct pt_slot *s, __u64 start_ns, __u32 flags, __u64 now,
                                        bool discard)
 {
     __u64 busy_start = s->busy_start;
-    __sync_fetch_and_add(&s->start_sum, -w->start_ns);
+    __sync_fetch_and_add(&s->start_sum, -start_ns);
     __s64 old = __sync_fetch_and_add(&s->parked_now, -1);
-    __u32 flags = w->flags;
 
     if (old == 1 && !(discard && (flags & PT_WAIT_OPENED_BUSY)))
         __sync_fetch_and_add(&s->real_ns, now - busy_start);
@@ -234,6 +237,36 @@ static __always_inline void note_events(struct pt_slot *s, __u64 first, __u64 la
 
 /* ---- The accounting both probe modes share ---------------------------- */
 
+/* What the end of a wait needs of its record: copied out as the wait ends,
+ * so the record (too big to copy on the BPF stack) can be reused at once. */
+struct pt_wait_end {
+    __u64 start_ns;
+    __u64 concurrency;
+    __u32 odds, waker_odds;
+    __u32 slot;
+    __u32 flags;
+    __s32 stack_id;
+    __s32 waker_stack;
+    __u32 waker_tgid;
+    __u32 end;
+};
+
+/* Copies W's wait into E and closes it in W. */
+static __always_inline void wait_end_copy(struct pt_wait_end *e, struct pt_wait *w)
+{
+    e->start_ns = w->start_ns;
+    e->concurrency = w->concurrency;
+    e->odds = w->odds;
+    e->waker_odds = w->waker_odds;
+    e->slot = w->slot;
+    e->flags = w->flags;
+    e->stack_id = w->stack_id;
+    e->waker_stack = w->waker_stack;
+    e->waker_tgid = w->waker_tgid;
+    e->end = w->end;
+    w->flags = 0;
+}
+
 /* A wait has begun on slot S: only the live part, ParkedNow and the busy
  * period. Begun waits are completed ones plus those in progress, so no
  * separate count is kept unless --threshold needs one. */
@@ -242,6 +275,7 @@ static __always_inline void wait_start(struct pt_slot *s, __u32 idx, struct pt_w
     w->start_ns = now;
     w->slot = idx;
     w->flags = PT_WAIT_ACTIVE;
+    w->odds = w->waker_odds = PT_ODDS_ONE;
     w->concurrency = 0;
     w->stack_id = -1;
     w->waker_stack = -1;
@@ -264,7 +298,7 @@ static __always_inline void drop_wait(struct pt_slot *s, struct pt_wait *w, __u6
     if (threshold)
         __sync_fetch_and_add(&s->attempts, -1);
     if (w->flags & PT_WAIT_TIMED)
-        leave_wait(s, w, now, true);
+        leave_wait(s, w->start_ns, w->flags, now, true);
     w->flags = 0;
 }
 
@@ -284,19 +318,77 @@ static __always_inline void reclaim_stale(struct pt_wait *w, __u64 now)
     count_drop(PT_DROP_WAITING);
 }
 
-/* Adds one wait of D ns to a per-stack entry. */
-static __always_inline void add_stack_time(struct pt_stack_val *sv, __u64 d)
+/* Charges COUNT waits of NS ns in all to their waiter stack's entry in
+ * stack_time, or, with a known waker (WAKER >= 0), to their (waiter stack,
+ * waker stack) entry in waker_time; user space adds those to the waiter
+ * stack's own line, which keeps the rest. A waiter stack's entry was made
+ * when the stack was taken (note_stack); a waker entry is made here the
+ * first time when its waker did not make it (--probes uprobes, samples). */
+static __always_inline bool charge_stack(__u32 slot, __s32 stack_id, __u32 tgid, __s32 waker,
+                                         __u32 waker_tgid, __u64 count, __u64 ns)
 {
-    __sync_fetch_and_add(&sv->count, 1);
-    __sync_fetch_and_add(&sv->ns, d);
+    struct pt_stack_val *sv;
+    if (waker >= 0) {
+        struct pt_waker_key wk = { .slot = slot, .stack_id = stack_id, .tgid = tgid,
+                                   .waker_stack = waker, .waker_tgid = waker_tgid };
+        sv = bpf_map_lookup_elem(&waker_time, &wk);
+        if (!sv) {
+            struct pt_stack_val zero = {};
+            if (bpf_map_update_elem(&waker_time, &wk, &zero, BPF_NOEXIST) == 0)
+                sv = bpf_map_lookup_elem(&waker_time, &wk);
+            else
+                count_drop(PT_DROP_STACKAGG);
+        }
+        if (sv) {
+            __sync_fetch_and_add(&sv->count, count);
+            __sync_fetch_and_add(&sv->ns, ns);
+            return true;
+        }
+        /* No waker entry could be made (counted): the waiter's own line. */
+    }
+    struct pt_stack_key sk = { .slot = slot, .stack_id = stack_id, .tgid = tgid };
+    sv = bpf_map_lookup_elem(&stack_time, &sk);
+    if (!sv)
+        return false;
+    __sync_fetch_and_add(&sv->count, count);
+    __sync_fetch_and_add(&sv->ns, ns);
+    return true;
+}
+
+/* Charges wait W of D ns to its stacks. A stack taken with lower odds
+ * (over the walk budget) stands for 2^24 / odds waits and their time, the
+ * count rounded up or down at random in proportion so that it stays
+ * unbiased; a wait whose own stack or waker's stack was left out over
+ * budget is charged nowhere (the odds charge the others more). User space scales
+ * a blocker's stacks to its exact totals (stack_weights.c). */
+static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker, __u32 tgid, __u64 d)
+{
+    __u64 odds = w->odds;
+    if (waker >= 0)
+        odds = odds * w->waker_odds >> 24;
+    /* Odds 0: its own stack was left out over budget. */
+    if (!w->odds || (w->flags & PT_WAIT_WAKER_LOST)) {
+        __sync_fetch_and_add(&stack_samples_lost, 1);
+        return;
+    }
+    if (odds >= PT_ODDS_ONE) {
+        charge_stack(w->slot, w->stack_id, tgid, waker, w->waker_tgid, 1, d);
+        return;
+    }
+    if (!odds)
+        odds = 1;
+    __u64 count = (PT_ODDS_ONE + bpf_get_prandom_u32() % odds) / odds;
+    __u64 ns = d < (1ull << 39) ? (d << 24) / odds : (d / odds) << 24;
+    if (charge_stack(w->slot, w->stack_id, tgid, waker, w->waker_tgid, count, ns)) {
+        __sync_fetch_and_add(&stack_samples, 1);
+        __sync_fetch_and_add(&stack_sampled_ns, d);
+    }
 }
 
 /* A wait that slept has ended: everything but the live part is done here.
  * W is the wait (a copy: the live record may already be reused), LIVE the
- * thread's record. A wait with a known waker is charged to its (waiter
- * stack, waker stack) entry only; user space adds those to the waiter
- * stack's own line, which keeps the rest. */
-static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait *w, struct pt_wait *live,
+ * thread's record. */
+static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait_end *w, struct pt_wait *live,
                                         __u64 now, __u32 end, __u32 tid, __u32 tgid)
 {
     note_events(s, w->start_ns, now);
@@ -311,34 +403,13 @@ static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait 
     raise_max(&s->peak, w->concurrency);
     raise_max(&s->peak_win, w->concurrency);
     __sync_fetch_and_add(&s->hist[log2_slot(d)], 1);
-    leave_wait(s, w, now, false);
+    leave_wait(s, w->start_ns, w->flags, now, false);
 
     if (w->stack_id >= 0 && s->first_stack < 0 && tid == s->first_tid)
         s->first_stack = w->stack_id;
     note_thread(s, w->slot, tid, w->start_ns, live);
-    struct pt_stack_val *sv;
-    if (w->waker_stack >= 0 && end == PT_END_WOKEN) {
-        struct pt_waker_key wk = { .slot = w->slot, .stack_id = w->stack_id, .tgid = tgid,
-                                   .waker_stack = w->waker_stack, .waker_tgid = w->waker_tgid };
-        sv = bpf_map_lookup_elem(&waker_time, &wk);
-        if (!sv) {
-            /* --probes uprobes makes its entries here, the first time. */
-            struct pt_stack_val zero = {};
-            if (bpf_map_update_elem(&waker_time, &wk, &zero, BPF_NOEXIST) == 0)
-                sv = bpf_map_lookup_elem(&waker_time, &wk);
-            else
-                count_drop(PT_DROP_STACKAGG);
-        }
-        if (sv) {
-            add_stack_time(sv, d);
-            return;
-        }
-        /* No waker entry could be made (counted): the waiter's own line. */
-    }
-    struct pt_stack_key sk = { .slot = w->slot, .stack_id = w->stack_id, .tgid = tgid };
-    sv = bpf_map_lookup_elem(&stack_time, &sk);
-    if (sv)
-        add_stack_time(sv, d);
+    __s32 waker = end == PT_END_WOKEN ? w->waker_stack : -1;
+    charge_wait(w, waker, tgid, d);
 }
 
 /* A record still active when its thread sleeps again, or exits, lost the
@@ -359,8 +430,8 @@ static __always_inline void end_stale_wait(struct pt_wait *w, struct task_struct
         reclaim_stale(w, now);
         return;
     }
-    struct pt_wait done = *w;
-    w->flags = 0;
+    struct pt_wait_end done;
+    wait_end_copy(&done, w);
     wait_finish(s, &done, w, now - ran, done.end, t->pid, t->tgid);
     __sync_fetch_and_add(&lost_ends_recovered, 1);
 }

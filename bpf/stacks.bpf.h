@@ -103,35 +103,109 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
 
 #include "unwind.bpf.h"
 
+/* The stack walks' budget, per CPU (stack_budget_ns a second; 0: none,
+ * --stacks all): ns of walking this CPU may still spend, refilled as time
+ * passes and saved up to one second's worth. A stack the thread's cache
+ * holds costs no walk and is always taken. While more than half the saved
+ * budget is left every walk is made; below that, a walk is made at random
+ * with odds that fall with what is left, down to 1/64, and none once the
+ * budget is a second's worth in debt; the wait it serves is charged for
+ * 1 / odds (stacks never bias to the cheap ones). No workload can drive
+ * the walks' cost above the budget for longer than a second. */
+struct pt_budget {
+    __s64 left;
+    __u64 last;
+};
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct pt_budget);
+} stack_budget SEC(".maps");
+
+__u64 stack_walks = 0, stack_walk_ns = 0, stack_budget_skips = 0;
+#define PT_ODDS_FLOOR (PT_ODDS_ONE / 64)
+
+/* The odds (2^-24ths) of a walk beginning at NOW on this CPU; 0: none.
+ * *B is this CPU's budget, for budget_close. */
+static __always_inline __u32 budget_odds(__u64 now, struct pt_budget **bp)
+{
+    __u32 zero = 0;
+    struct pt_budget *b = bpf_map_lookup_elem(&stack_budget, &zero);
+    *bp = b;
+    if (!b || !stack_budget_ns)
+        return PT_ODDS_ONE;
+    __s64 cap = (__s64)stack_budget_ns, half = (__s64)(stack_budget_ns >> 1);
+    __u64 dt = now - b->last;
+    __s64 left = dt >= 1000000000ull ? cap : b->left + (__s64)(dt * stack_budget_ns / 1000000000ull);
+    left = left < cap ? left : cap;
+    b->left = left;
+    b->last = now;
+    if (left >= half)
+        return PT_ODDS_ONE;
+    /* Below a floor of 1/64 the odds do not go until the budget is a whole
+     * second's worth in debt: a walk left out for certain, not at random,
+     * would bias the stacks against those the cache rarely holds. */
+    __u32 odds = 0;
+    if (left > -cap) {
+        odds = left > 0 ? ((__u64)left << 24) / (__u64)half : 0;
+        odds = odds > PT_ODDS_FLOOR ? odds : PT_ODDS_FLOOR;
+        if ((bpf_get_prandom_u32() & (PT_ODDS_ONE - 1)) < odds)
+            return odds;
+    }
+    __sync_fetch_and_add(&stack_budget_skips, 1);
+    return 0;
+}
+
+/* A walk that began at START has ended: its cost, off the budget. */
+static __always_inline void budget_close(struct pt_budget *b, __u64 start)
+{
+    __u64 cost = bpf_ktime_get_ns() - start;
+    __sync_fetch_and_add(&stack_walks, 1);
+    __sync_fetch_and_add(&stack_walk_ns, cost);
+    if (b)
+        b->left -= cost;
+}
+
+#define PT_SID_OVER_BUDGET (-2)
+
 /* The current thread's user stack id, from the cache when its user ip and
  * sp are those of the last walk: the same instruction at the same stack
  * depth (and, for a kernel-unwound stack, the same return addresses at two
  * depths). rbp is no part of the key: code without frame pointers (libc)
  * leaves anything in it. Kernel-unwound (CFI) stacks first; the kernel's
- * frame-pointer walk for processes without tables. */
-static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c, struct pt_regs *regs)
+ * frame-pointer walk for processes without tables. *ODDS: those it was
+ * taken with (budget_odds); PT_SID_OVER_BUDGET when left out. */
+static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c, struct pt_regs *regs, __u32 *odds)
 {
     __u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
+    *odds = PT_ODDS_ONE;
     if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
         return c->sid;
+    __u64 start = bpf_ktime_get_ns();
+    struct pt_budget *b;
+    *odds = budget_odds(start, &b);
+    if (!*odds)
+        return PT_SID_OVER_BUDGET;
     for (int j = 0; j < PT_CACHE_CHECKS; j++)
         c->chk_addr[j] = 0;
     __s32 sid = cfi_unwind ? unwind_user(ip, sp, BPF_CORE_READ(regs, bp), c) : UNWIND_BY_FP;
     if (sid == UNWIND_FAILED) {
+        budget_close(b, start);
         count_drop(PT_DROP_STACKS);
         __sync_fetch_and_add(&drop_stacks_table, 1);
         c->ip = 0;
         return -1;
     }
     bool keep = sid != UNWIND_LATER;
-    if (sid < 0) {
+    if (sid < 0)
         sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
-        if (sid < 0) {
-            count_drop(PT_DROP_STACKS);
-            __sync_fetch_and_add(&drop_stacks_fp, 1);
-            drop_stacks_fp_err = sid;
-            return sid;
-        }
+    budget_close(b, start);
+    if (sid < 0) {
+        count_drop(PT_DROP_STACKS);
+        __sync_fetch_and_add(&drop_stacks_fp, 1);
+        drop_stacks_fp_err = sid;
+        return sid;
     }
     c->ip = keep ? ip : 0;
     c->sp = sp;
@@ -145,7 +219,7 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c,
 static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, struct pt_wait *w,
                                           struct pt_regs *regs)
 {
-    __s32 sid = cached_stackid(ctx, &w->wait_st, regs);
+    __s32 sid = cached_stackid(ctx, &w->wait_st, regs, &w->odds);
     if (sid >= 0 && w->wait_st.noted_slot != idx + 1) {
         note_stack(idx, sid, pid_tgid);
         w->wait_st.noted_slot = idx + 1;
@@ -158,26 +232,51 @@ static __always_inline struct pt_regs *user_regs(void)
     return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 }
 
+/* As wait W on slot S (index IDX) begins, in its thread: its stack, which
+ * also names the blocker if it is its first waiter's (a thread idle all
+ * run long is named too, not only once a wait of it completes). REGS: its
+ * user registers. */
+static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 idx, struct pt_wait *w,
+                                            __u64 pid_tgid, struct pt_regs *regs)
+{
+    w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs);
+    if (w->stack_id >= 0 && s->first_stack < 0 && (__u32)pid_tgid == s->first_tid)
+        s->first_stack = w->stack_id;
+}
+
 #define PF_KTHREAD 0x00200000
 #define NR_FUTEX 202
+
+/* The current thread's stack as the waker of W, when it wakes it from its
+ * own futex call (not from the kernel, a timer or a signal); -1 otherwise.
+ * *MINE is set to its own record. */
+static __always_inline __s32 waker_stack(void *ctx, struct pt_wait *w, struct pt_wait **mine, __u32 *odds)
+{
+    struct task_struct *cur = bpf_get_current_task_btf();
+    if ((cur->flags & PF_KTHREAD) || !(w->flags & PT_WAIT_TIMED))
+        return -1;
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+    if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
+        return -1;
+    *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!*mine)
+        return -1;
+    return cached_stackid(ctx, &(*mine)->wake_st, regs, odds);
+}
 
 /* The thread waking a waiter from its own FUTEX_WAKE (an unlock, a signal,
  * an Unsafe.unpark) is where the contention was caused: its stack is kept,
  * with a copy for unwinding the first time it is seen on this pair of stacks. */
 static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waiter_tgid)
 {
-    struct task_struct *cur = bpf_get_current_task_btf();
-    if ((cur->flags & PF_KTHREAD) || !(w->flags & PT_WAIT_TIMED))
-        return;
-    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
-    if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
-        return;
-    struct pt_wait *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-    if (!mine)
-        return;
-    __s32 sid = cached_stackid(ctx, &mine->wake_st, regs);
+    struct pt_wait *mine;
+    __u32 odds;
+    __s32 sid = waker_stack(ctx, w, &mine, &odds);
+    if (sid == PT_SID_OVER_BUDGET)
+        w->flags |= PT_WAIT_WAKER_LOST;
     if (sid < 0)
         return;
+    w->waker_odds = odds;
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     struct pt_waker_key k = { .slot = w->slot, .stack_id = w->stack_id, .tgid = waiter_tgid,
                               .waker_stack = sid, .waker_tgid = pid_tgid >> 32 };

@@ -68,12 +68,14 @@ static __always_inline int syscall_wait_end(void *ctx, long ret)
         drop_wait(s, wp, now);
         return 0;
     }
-    struct pt_wait w = *wp;
-    wp->flags = 0;
+    struct pt_wait_end w;
+    wait_end_copy(&w, wp);
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     /* Still in the kernel: the user stack is as it was when it slept. */
-    if (w.flags & PT_WAIT_TIMED)
+    if (w.flags & PT_WAIT_TIMED) {
         w.stack_id = waiter_stack(ctx, w.slot, pid_tgid, wp, user_regs());
+        w.odds = wp->odds;
+    }
     __u32 end = ret == -ETIMEDOUT ? PT_END_TIMEOUT : ret < 0 ? PT_END_INTERRUPTED : PT_END_WOKEN;
     wait_finish(s, &w, wp, now, end, (__u32)pid_tgid, pid_tgid >> 32);
     return 0;

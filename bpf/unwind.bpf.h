@@ -159,6 +159,20 @@ __noinline int urow_find(__u32 bin, __u32 pc, struct pt_urow *out)
 /* One frame step by frame pointer, for code without tables (another
  * runtime's JIT code, HotSpot's stubs and frames that keep rbp): rbp must
  * point a little above sp. */
+/* Remembers where frame NR's return address VAL lives (ADDR), at a few
+ * depths, native or Java, so the thread's stack cache can tell a different
+ * caller at the same ip and sp (a Java thread taking two paths into one
+ * lock had the other path's stack when only native frames were checked). */
+static __always_inline void remember_check(struct uwalk *w, __u32 nr, __u64 addr, __u64 val)
+{
+    struct pt_stack_cache *c = w->cache;
+    if (c && (nr == 2 || nr == 4 || nr == 8 || nr == 12)) {
+        int j = nr == 2 ? 0 : nr == 4 ? 1 : nr == 8 ? 2 : 3;
+        c->chk_addr[j] = addr;
+        c->chk_val[j] = val;
+    }
+}
+
 static __always_inline bool fp_step(struct uwalk *w)
 {
     __u64 fr[2];
@@ -231,14 +245,7 @@ static long unwind_step(__u32 i, void *ctx)
         }
         w->bp = bp;
     }
-    /* Remember where some return addresses live, so the thread's stack
-     * cache can tell a different caller at the same ip and sp. */
-    struct pt_stack_cache *c = w->cache;
-    if (c && (nr == 2 || nr == 4 || nr == 8 || nr == 12)) {
-        int j = nr == 2 ? 0 : nr == 4 ? 1 : nr == 8 ? 2 : 3;
-        c->chk_addr[j] = cfa - 8;
-        c->chk_val[j] = ra;
-    }
+    remember_check(w, nr, cfa - 8, ra);
     w->sp = cfa;
     w->ip = ra;
     return 0;

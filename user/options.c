@@ -18,7 +18,7 @@ enum {
     OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
     OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT, OPT_UNWIND, OPT_UNWIND_CACHE,
-    OPT_SHOW_IDLE, OPT_PPROF, OPT_LISTEN,
+    OPT_SHOW_IDLE, OPT_PPROF, OPT_LISTEN, OPT_STACKS, OPT_STACK_BUDGET,
 };
 
 static const struct option long_opts[] = {
@@ -46,6 +46,8 @@ static const struct option long_opts[] = {
     {"sort", required_argument, 0, OPT_SORT},
     {"unwind", required_argument, 0, OPT_UNWIND},
     {"unwind-cache", required_argument, 0, OPT_UNWIND_CACHE},
+    {"stacks", required_argument, 0, OPT_STACKS},
+    {"stack-budget", required_argument, 0, OPT_STACK_BUDGET},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0},
@@ -91,6 +93,9 @@ static void options_usage(FILE *f)
           "                             (default), or one stack copy per call site unwound by parktrace\n"
           "      --unwind-cache DIR|none\n"
           "                             keep unwind tables between runs in DIR (default " PT_UNWIND_CACHE_DIR ")\n"
+          "      --stacks sampled|all   stack walks within a budget, those over it taken at random and\n"
+          "                             weighted (default); or every walk, whatever it costs\n"
+          "      --stack-budget PCT     sampled: stack walks take at most PCT% of each CPU (default 0.5)\n"
           "  -h, --help, --version\n",
           f);
 }
@@ -228,6 +233,7 @@ int options_parse(int argc, char **argv, struct pt_options *o)
     o->phase_threshold = 0.05;
     o->max_blockers = 16384;
     o->unwind_cache = PT_UNWIND_CACHE_DIR;
+    o->stack_budget = PT_STACK_BUDGET;
     opterr = 0;
     optind = 1;
     /* '+' stops at the first non-option so "-- COMMAND -x" stays intact. */
@@ -335,6 +341,18 @@ int options_parse(int argc, char **argv, struct pt_options *o)
                 return fail("invalid --unwind '%s' (cfi or copy)", optarg);
             o->unwind = (enum pt_unwind)k;
             break;
+        case OPT_STACKS:
+            if ((k = CHOICE(optarg, "sampled", "all")) < 0)
+                return fail("invalid --stacks '%s' (sampled or all)", optarg);
+            o->stacks_all = k == 1;
+            break;
+        case OPT_STACK_BUDGET: {
+            double pct = strtod(optarg, &end);
+            if (end == optarg || *end || !(pct > 0 && pct <= 100))
+                return fail("invalid --stack-budget '%s' (a percentage of each CPU, above 0 and at most 100)", optarg);
+            o->stack_budget = pct / 100;
+            break;
+        }
         case OPT_UNWIND_CACHE:
             if (!*optarg)
                 return fail("invalid --unwind-cache '%s' (a directory, or none)", optarg);

@@ -56,7 +56,11 @@ struct pt_options {
     enum pt_sort sort;
     enum pt_unwind unwind;    /* user stacks: CFI rows walked in the kernel, or copies unwound here */
     const char *unwind_cache; /* directory of unwind tables kept between runs, NULL for none */
+    bool stacks_all;          /* --stacks all: every stack walked, whatever it costs */
+    double stack_budget;      /* --stacks sampled: share of each CPU the stack walks may take */
 };
+
+#define PT_STACK_BUDGET 0.005             /* 0.5% of each CPU */
 
 /* Parses argv. Returns 0 to run, 1 after printing help or the version (exit
  * 0), -1 after printing a one-line error (exit 1). */

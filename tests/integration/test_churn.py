@@ -8,6 +8,7 @@ times that lock() call: 60 000 contended blockers, each gone after a
 fraction of a millisecond, against a table of 16 384 slots."""
 import json
 import os
+import re
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
@@ -65,6 +66,37 @@ def churn_default_view_shows_the_objects_together():
     objects = sum(b.get("objects", 1) for b in rows)
     check(objects >= wl["blocked"], f"the rows stand for {objects} objects, the workload blocked on {wl['blocked']}")
     within(sum(b["thread_time_ns"] for b in rows), wl["blocked_ns"], TOLERANCE, "the rows' thread_time_ns")
+
+
+@test
+def exited_processes_leave_the_table_and_the_stack_cache():
+    """A machine starts processes all day: one that exits must leave the
+    kernel's table and the stack cache at once (once a second), whatever
+    room the table has, and what it counted must stay in the report. Five
+    churn_locks children, one after another, each with 400 contended mutexes
+    (far below an eighth of the table, so only their exits can let them
+    go), then the driver idles 3 s."""
+    runs, locks = 5, 400
+    reports = [os.path.join(TMP, f"exit-{i}.json") for i in range(runs)]
+    script = "; ".join(f"{CHURN} -p 2 -n {locks} -u 200 -r {r}" for r in reports) + "; sleep 3"
+    p = run_pt(["-f", "json", "--top", "0", "--by", "class", "--self-stats", "--", "sh", "-c", script], timeout=120)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    wls = [json.load(open(r)) for r in reports]
+    final = final_of(json_reports(p.stdout))
+    t = final["totals"]
+    blocked = sum(w["blocked"] for w in wls)
+    check(t["recycled_blockers"] >= blocked, f"recycled_blockers {t['recycled_blockers']}: the {runs} exited "
+          f"children blocked on {blocked} mutexes, all of which should have left the table")
+    check(t["live_blockers"] <= 10, f"live_blockers {t['live_blockers']} after every child exited (want the driver's few)")
+    m = re.search(r"stack_entries=(\d+) stack_templates=(\d+)", p.stderr)
+    check(m, f"--self-stats printed no stack_entries: {p.stderr[-800:]}")
+    check(int(m.group(1)) <= 20, f"the stack cache still holds {m.group(1)} entries of exited processes "
+          f"(templates {m.group(2)})")
+    # What they counted stays: per child, its class row against its own timing.
+    for w in wls:
+        rows = [b for b in final["blockers"] if b["pid"] == w["pid"] and b["class"] == "pthread_mutex"]
+        check(len(rows) == 1, f"child {w['pid']}: {len(rows)} pthread_mutex rows (want 1)")
+        within(rows[0]["thread_time_ns"], w["blocked_ns"], 0.05, f"child {w['pid']}'s pthread_mutex time")
 
 
 if __name__ == "__main__":

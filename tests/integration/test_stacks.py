@@ -292,6 +292,63 @@ for _v in VARIANTS:
         test(_run)
 
 
+# ---- Stacks within a budget (--stacks sampled, the default): with -m every
+# thread takes both paths in turn, so a thread's stack cache never holds its
+# next stack and every wait needs a walk; a budget far below what that costs
+# leaves most walks to chance, and the waits whose stacks were walked are
+# charged for 1 / their odds. Each path's share of the lock's wait time must
+# stay within 5 points of what the workload timed (issue 16), and the run
+# must really have sampled. Java in the same way below (StackLocks mixed).
+# % of each CPU: a few times below what the walks would cost, so that most
+# are left to chance (the run must say it sampled).
+SAMPLED_BUDGET = {"c_nofp": "0.1", "cpp_nofp": "0.05"}
+SHARE_POINTS = 5.0
+
+
+def sampled_totals_say_so(t, what):
+    check(t.get("stacks_mode") == "sampled" and t.get("stack_samples", 0) > 50 and
+          t.get("stack_time_sampled_pct", 0) > 1,
+          f"{what}: the run hardly sampled (totals {t}); the budget no longer forces walks to chance")
+
+
+def check_shares(what, want, got):
+    W, G = sum(want.values()), sum(got.values())
+    check(G > 0, f"{what}: no collapsed stack names any path {list(want)}")
+    bad = {p: (round(100 * want[p] / W, 1), round(100 * got[p] / G, 1)) for p in want
+           if abs(100 * want[p] / W - 100 * got[p] / G) > SHARE_POINTS}
+    check(not bad, f"{what}: path shares (workload %, parktrace %) off by more than {SHARE_POINTS} points: {bad}")
+
+
+def sampled_shares_match_workload(variant):
+    binary, cmd, src, names = VARIANTS[variant]
+    exe = os.path.join(TMP, binary + "_mixed")
+    c = subprocess.run(cmd + ["-o", exe, os.path.join(SRC, src)], capture_output=True, text=True, timeout=120)
+    check(c.returncode == 0, f"compiling {src} failed: {c.stderr.strip()[-2000:]}")
+    report, folded = exe + ".json", exe + ".folded"
+    p = run_pt(["-f", "json", "--top", "0", "--stack-budget", SAMPLED_BUDGET[variant], "--collapsed", folded,
+                "--", exe, "-t", "6", "-s", SECONDS, "-m", "-r", report], timeout=40)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
+    sampled_totals_say_so(final_of(json_reports(p.stdout))["totals"], variant)
+    wl = json.load(open(report))
+    want = {l["function"]: l["blocked_ns"] / 1000 for l in wl["locks"]}
+    got = {fn: 0 for fn in want}
+    for line in open(folded).read().splitlines():
+        frames, n = parse(line)
+        if frames[-1] != "[pthread_mutex]" or find(frames, [re.escape(names["wait"][0])]) >= 0:
+            continue    # the condition's own waits, and pthread_cond_wait's re-lock
+        for fn in want:
+            if find(frames, [re.escape(fn)]) >= 0:
+                got[fn] += n
+    check_shares(variant, want, got)
+
+
+for _v in ("c_nofp", "cpp_nofp"):
+    def _run(v=_v):
+        sampled_shares_match_workload(v)
+    _run.__name__ = f"{_v}_sampled_shares_match_workload"
+    test(_run)
+
+
 # ---- Cut-short stacks: tests/workloads_src/truncated_waits.c waits through
 # code the walk cannot follow (no CFI; a library loaded with dlopen after its
 # tables were made; more than 127 frames; a signal handler) and, as
@@ -486,6 +543,41 @@ for _pfp in (False, True):
             c(p)
         _run.__name__ = f"java_{'pfp' if _pfp else 'nopfp'}_{_c.__name__[5:]}"
         test(_run)
+
+
+@test
+def java_mixed_paths_keep_their_shares():
+    """StackLocks mixed: every thread takes both paths in turn. Each path's
+    share of the lock's park time should be the workload's share of its
+    lock() time within 5 points, with every stack walked; then, within a
+    budget, the same. Every stack walked, the shares come out 10-15 points
+    off on this JVM, either way from run to run, though every line names
+    one path and its frames in order (under investigation: issue 16)."""
+    def run(extra):
+        folded = os.path.join(TMP, "java-stacks-mixed.txt")
+        p = run_pt(["-f", "json", "--top", "0", "--kinds", "jvm-park", *extra, "--collapsed", folded, "--",
+                    "java", "-Xmx128m", "-cp", JAVA_CP, "StackLocks", "4", "1000", "mixed"], timeout=90)
+        check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
+        own = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"paths"')]
+        check(own, f"StackLocks printed no report: {p.stdout[-500:]}")
+        want = {m.split(".")[1]: own[0]["paths"][m.split(".")[1]] / 1000 for m in JAVA_PATHS}
+        got = {m: 0 for m in want}
+        for line in open(folded).read().splitlines():
+            if not line.rpartition(" ")[0].endswith(";" + LOCK_LEAF):
+                continue
+            frames, n = parse(line)
+            for m in want:
+                if "StackLocks." + m in frames:
+                    got[m] += n
+        return final_of(json_reports(p.stdout))["totals"], want, got
+    _, want, got = run(["--stacks", "all"])
+    try:
+        check_shares("java, every stack", want, got)
+    except AssertionError as e:
+        known_gap("java_mixed_paths_shares_off", str(e))
+    totals, want, got = run(["--stack-budget", "0.1"])
+    sampled_totals_say_so(totals, "java")
+    check_shares("java, within a budget", want, got)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@
  * one blocked lock call = one futex wait). batch_thread() -> await_batch()
  * waits on a condition variable that notify_thread() signals every 5 ms.
  *
- * usage: cfi_locks [-t THREADS>=2] [-s SECONDS] [-r REPORT.json] [-w DELAY_MS]
+ * usage: cfi_locks [-t THREADS>=2] [-s SECONDS] [-r REPORT.json] [-w DELAY_MS] [-m]
+ * -m (mixed): every thread takes both paths in turn, so that a thread's
+ * stack changes from one wait to the next (no stack cache holds it).
  * DELAY_MS holds the threads back at first: main makes one 1 ms futex wait
  * that times out (a tracer that builds a process's unwind tables at its
  * first wait starts on them then) and sleeps, so that the tables are in
@@ -45,6 +47,7 @@ struct path_stats {
 struct path_stats ingest_stats, flush_stats;
 _Atomic uint64_t cond_waits, cond_wait_ns;
 static _Atomic int stop;
+static int mixed;      /* -m */
 static int pending;    /* batches signalled and not yet taken, under batch_lock */
 
 /* Takes shared_lock, counting the calls that had to wait for it. Each
@@ -111,8 +114,11 @@ FRAME int await_batch(void)
 FRAME void *ingest_thread(void *arg)
 {
     unsigned id = (unsigned)(uintptr_t)arg;
-    while (!stop) {
-        ingest_record(id);
+    for (unsigned i = 0; !stop; i++) {
+        if (mixed && i % 2)
+            flush_batch(id);
+        else
+            ingest_record(id);
         sleep_us(500 + 150 * (long)id);
     }
     KEEP_FRAME();
@@ -122,8 +128,11 @@ FRAME void *ingest_thread(void *arg)
 FRAME void *flush_thread(void *arg)
 {
     unsigned id = (unsigned)(uintptr_t)arg;
-    while (!stop) {
-        flush_batch(id);
+    for (unsigned i = 0; !stop; i++) {
+        if (mixed && i % 2)
+            ingest_record(id);
+        else
+            flush_batch(id);
         sleep_us(1000 + 150 * (long)id);
     }
     KEEP_FRAME();
@@ -170,14 +179,15 @@ int main(int argc, char **argv)
     const char *report = NULL;
     double seconds = 3;
     int nthreads = 6, delay_ms = 0, c;
-    while ((c = getopt(argc, argv, "t:s:r:w:")) != -1) {
+    while ((c = getopt(argc, argv, "t:s:r:w:m")) != -1) {
         switch (c) {
         case 't': nthreads = atoi(optarg); break;
         case 's': seconds = atof(optarg); break;
         case 'r': report = optarg; break;
         case 'w': delay_ms = atoi(optarg); break;
+        case 'm': mixed = 1; break;
         default:
-            fprintf(stderr, "usage: %s [-t THREADS] [-s SECONDS] [-r REPORT] [-w DELAY_MS]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t THREADS] [-s SECONDS] [-r REPORT] [-w DELAY_MS] [-m]\n", argv[0]);
             return 1;
         }
     }

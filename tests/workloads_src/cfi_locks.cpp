@@ -135,10 +135,15 @@ void Stage::finish()
     KEEP_FRAME();
 }
 
+static bool mixed;     // -m: every thread takes both paths in turn
+
 FRAME void producer_main(Stage *s, unsigned id)
 {
-    while (!s->stop) {
-        s->push_item(id);
+    for (unsigned i = 0; !s->stop; i++) {
+        if (mixed && i % 2)
+            s->drain_batch(id);
+        else
+            s->push_item(id);
         sleep_us(500 + 150 * (long)id);
     }
     KEEP_FRAME();
@@ -146,8 +151,11 @@ FRAME void producer_main(Stage *s, unsigned id)
 
 FRAME void flusher_main(Stage *s, unsigned id)
 {
-    while (!s->stop) {
-        s->drain_batch(id);
+    for (unsigned i = 0; !s->stop; i++) {
+        if (mixed && i % 2)
+            s->push_item(id);
+        else
+            s->drain_batch(id);
         sleep_us(1000 + 150 * (long)id);
     }
     KEEP_FRAME();
@@ -186,13 +194,14 @@ int main(int argc, char **argv)
     const char *report = nullptr;
     double seconds = 3;
     int nthreads = 6, c;
-    while ((c = getopt(argc, argv, "t:s:r:")) != -1) {
+    while ((c = getopt(argc, argv, "t:s:r:m")) != -1) {
         switch (c) {
         case 't': nthreads = std::atoi(optarg); break;
         case 's': seconds = std::atof(optarg); break;
         case 'r': report = optarg; break;
+        case 'm': pipeline::mixed = true; break;
         default:
-            std::fprintf(stderr, "usage: %s [-t THREADS] [-s SECONDS] [-r REPORT]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [-t THREADS] [-s SECONDS] [-r REPORT] [-m]\n", argv[0]);
             return 1;
         }
     }

@@ -7,7 +7,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *  the two sides can agree on). The hold is a busy loop, so C2 compiles the
  *  paths within the first second. DELAY_MS holds the threads back at first,
  *  so that a tracer that recognises JVMs after a while sees every park.
- *  usage: java StackLocks [SECONDS] [DELAY_MS]
+ *  With "mixed", every thread takes reserveStock() twice and restockShelf()
+ *  once in turn, so a thread's stack changes from one park to the next.
+ *  usage: java StackLocks [SECONDS] [DELAY_MS] [mixed]
  *  prints {"paths":{"reserveStock":LOCK_NS,"restockShelf":LOCK_NS},"threads":N} */
 public class StackLocks {
     static final ReentrantLock lock = new ReentrantLock();
@@ -38,13 +40,25 @@ public class StackLocks {
 
     static void reserveLoop(long end) { while (System.nanoTime() < end) reserveStock(); }
     static void restockLoop(long end) { while (System.nanoTime() < end) restockShelf(); }
+    static void mixedLoop(long end) {
+        for (int i = 0; System.nanoTime() < end; i++) {
+            if (i % 3 == 2)
+                restockShelf();
+            else
+                reserveStock();
+        }
+    }
 
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3;
         if (args.length > 1)
             Thread.sleep(Long.parseLong(args[1]));
         long end = System.nanoTime() + (long) (seconds * 1e9);
-        Thread[] ts = {
+        boolean mixed = args.length > 2 && args[2].equals("mixed");
+        Thread[] ts = mixed ? new Thread[] {
+            new Thread(() -> mixedLoop(end), "mixed-1"), new Thread(() -> mixedLoop(end), "mixed-2"),
+            new Thread(() -> mixedLoop(end), "mixed-3"), new Thread(() -> mixedLoop(end), "mixed-4"),
+        } : new Thread[] {
             new Thread(() -> reserveLoop(end), "reserver-1"), new Thread(() -> reserveLoop(end), "reserver-2"),
             new Thread(() -> restockLoop(end), "restocker-1"), new Thread(() -> restockLoop(end), "restocker-2"),
         };

@@ -109,6 +109,14 @@ struct pt_totals {
     uint64_t stacks, truncated_stacks;    /* waiter stacks so far, and those cut short */
     uint64_t live_blockers;               /* in the kernel's table now */
     uint64_t recycled_blockers;           /* let go since the start, kept in their sites */
+    /* Stacks: walked within stack_budget of each CPU (0: every walk);
+     * since the start, waits charged to a stack walked at random over the
+     * budget, their own time, and waits left uncharged (their waker's walk
+     * left out). With the stacks modelled: the exact wait time of the
+     * blockers with stacks, and of those without (every walk left out). */
+    double stack_budget;
+    uint64_t stack_samples, stack_sampled_ns, stack_samples_lost;
+    uint64_t stack_time_ns, stack_unsampled_ns;
 };
 
 struct pt_model {

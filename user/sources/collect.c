@@ -130,6 +130,13 @@ struct blocker *collector_blocker(struct collector *c, uint32_t idx)
 
 static void recycle(struct collector *c, uint64_t now);
 
+static void note_max(uint64_t *max, uint64_t v)
+{
+    if (v > *max)
+        *max = v;
+}
+#define RECYCLE_LATE_NS 200000000ULL
+
 /* Takes slot I's blocker out of the kernel's index: a new wait on it
  * starts a new blocker, and the slot is retired once the CPUs that found
  * it before are surely done with it (recycle). */
@@ -189,9 +196,15 @@ void collector_tick(struct collector *c)
     uint64_t now = monotonic_ns();
     /* First, so that the kernel's table has room whatever the rest costs. */
     recycle(c, now);
+    uint64_t t1 = monotonic_ns();
     forget_dead_processes(c, now);
     jvm_tracker_tick(c->jvm);
+    uint64_t t2 = monotonic_ns();
     stacks_poll_samples(c->stacks);
+    uint64_t t3 = monotonic_ns();
+    note_max(&c->slow.recycle_ns, t1 - now);
+    note_max(&c->slow.jvm_ns, t2 - t1);
+    note_max(&c->slow.samples_ns, t3 - t2);
     uint32_t n = tracer_used_slots(c->t);
     /* Slots are handed out in order and never taken back: only those past
      * the last one settled need a look (one still being published stops the
@@ -449,40 +462,66 @@ static struct woken_sum *woken_sums(const struct wakers *w, int *n)
  * and all of them (its waits with a known waker, which the kernel charges
  * to the (waiter, waker) pair instead, added back); with MODEL_WAKERS the
  * pairs too, in the waker table's order. */
+/* Whether entry (SLOT, TGID, STACK_ID) is SLOT's first waiter's stack. */
+static bool first_stack_entry(const struct collector *c, uint32_t slot, uint32_t tgid, int32_t stack_id)
+{
+    const struct pt_slot *s = &c->t->slots[slot];
+    return s->first_stack == stack_id && s->first_tgid == tgid;
+}
+
 static void model_stacks(struct collector *c, struct pt_model *m, const struct wakers *w, bool pairs)
 {
     struct map_dump st = {0};
     m->has_stacks = true;
+    /* The kernel's table of wait time per (blocker, process, waiter stack),
+     * in its own order. */
+    map_dump(c->t->stack_time_fd, sizeof(struct pt_stack_key), sizeof(struct pt_stack_val), &st);
+    struct stack_weights *sw = NULL;
+    if (c->t->stacks_sampled && stack_weights_begin(&c->weights, c->t->nslots) == 0) {
+        sw = &c->weights;
+        for (int i = 0; i < w->n; i++)
+            stack_weights_add(sw, w->e[i].k.slot, &(struct pt_stack_val){w->e[i].count, w->e[i].ns});
+        for (uint32_t i = 0; i < st.n; i++)
+            stack_weights_add(sw, ((const struct pt_stack_key *)st.keys)[i].slot, (const struct pt_stack_val *)st.vals + i);
+        stack_weights_end(sw, c->t->slots, c->t->nslots, NULL, NULL);
+        m->totals.stack_time_ns = sw->sampled_ns + sw->unsampled_ns + c->retired_sampled_ns + c->retired_unsampled_ns;
+        m->totals.stack_unsampled_ns = sw->unsampled_ns + c->retired_unsampled_ns;
+    }
     for (int i = 0; pairs && i < w->n; i++) {
         const struct pt_waker_key *k = &w->e[i].k;
         struct blocker *b = collector_blocker(c, k->slot);
         if (!b)
             continue;
+        struct pt_stack_val v = {w->e[i].count, w->e[i].ns};
+        if (sw)
+            v = stack_weights_apply(sw, k->slot, &v, false, &c->t->slots[k->slot]);
         struct pt_model_waker *mw = model_add_waker(m);
         comm_of(c, (int)k->tgid, b, mw->root);
         mw->stack = stacks_resolve(c->stacks, k->slot, (int)k->tgid, k->stack_id);
         mw->leaf = b->cls.cls;
         mw->waker = stacks_resolve(c->stacks, k->slot, (int)k->waker_tgid, k->waker_stack);
         comm_of(c, (int)k->waker_tgid, b, mw->waker_root);
-        mw->count = w->e[i].count;
-        mw->ns = w->e[i].ns;
+        mw->count = v.count;
+        mw->ns = v.ns;
     }
-    /* The kernel's table of wait time per (blocker, process, waiter stack),
-     * in its own order. */
-    map_dump(c->t->stack_time_fd, sizeof(struct pt_stack_key), sizeof(struct pt_stack_val), &st);
     int nsums;
     struct woken_sum *sums = woken_sums(w, &nsums);
     for (uint32_t i = 0; i < st.n; i++) {
         const struct pt_stack_key *key = (const struct pt_stack_key *)st.keys + i;
-        const struct pt_stack_val *own = (const struct pt_stack_val *)st.vals + i;
-        uint64_t count = own->count, ns = own->ns;
+        struct pt_stack_val own = ((const struct pt_stack_val *)st.vals)[i], all = own;
         const struct woken_sum want = {key->slot, key->tgid, key->stack_id, 0, 0};
         const struct woken_sum *woken = bsearch(&want, sums, (size_t)nsums, sizeof(*sums), by_waiter);
         if (woken) {
-            count += woken->count;
-            ns += woken->ns;
+            all.count += woken->count;
+            all.ns += woken->ns;
         }
-        struct blocker *b = count ? collector_blocker(c, key->slot) : NULL;
+        if (sw && key->slot < c->t->nslots) {
+            bool first = first_stack_entry(c, key->slot, key->tgid, key->stack_id);
+            const struct pt_slot *s = &c->t->slots[key->slot];
+            all = stack_weights_apply(sw, key->slot, &all, first, s);
+            own = stack_weights_apply(sw, key->slot, &own, first, s);
+        }
+        struct blocker *b = all.count ? collector_blocker(c, key->slot) : NULL;
         if (!b)
             continue;
         struct pt_model_stack *ms = model_add_stack(m);
@@ -490,10 +529,10 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
         ms->stack = stacks_resolve(c->stacks, key->slot, (int)key->tgid, key->stack_id);
         ms->leaf = b->cls.cls;
         stack_blocker(c, key->slot, b, ms);
-        ms->count = count;
-        ms->ns = ns;
-        ms->own_count = own->count;
-        ms->own_ns = own->ns;
+        ms->count = all.count;
+        ms->ns = all.ns;
+        ms->own_count = own.count;
+        ms->own_ns = own.ns;
     }
     free(sums);
     map_dump_free(&st);
@@ -630,12 +669,22 @@ static void keep_retiring(const struct collector *c, struct map_dump *d, size_t 
     d->n = kept;
 }
 
-/* One stack_time or waker_time entry of a retiring slot, VAL its weights:
- * to the retired stacks, OWN when no waker was seen for them. */
-static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int32_t stack_id,
-                         const struct pt_stack_val *val, bool own)
+static bool slot_retiring(void *ctx, uint32_t slot)
 {
-    if (!val->count)
+    const struct collector *c = ctx;
+    return slot < c->t->nslots && c->retiring[slot] == 2;
+}
+
+/* One stack_time or waker_time entry of a retiring slot, VAL its weights
+ * (scaled by SW, for sampled stacks): to the retired stacks, OWN when no
+ * waker was seen for them. */
+static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int32_t stack_id,
+                         const struct pt_stack_val *raw, bool own, const struct stack_weights *sw)
+{
+    struct pt_stack_val v = sw ? stack_weights_apply(sw, slot, raw, first_stack_entry(c, slot, tgid, stack_id),
+                                                     &c->t->slots[slot])
+                               : *raw;
+    if (!v.count)
         return;
     const struct blocker *b = &c->b[slot];
     char root[PT_MODEL_COMM];
@@ -643,43 +692,68 @@ static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int3
     struct pt_model_stack who = {.leaf = retiring_class(b)};
     stack_blocker(c, slot, b, &who);
     retired_add_stack(&c->retired, root, stacks_resolve(c->stacks, slot, (int)tgid, stack_id), &who,
-                      val->count, val->ns, own ? val->count : 0, own ? val->ns : 0);
+                      v.count, v.ns, own ? v.count : 0, own ? v.ns : 0);
 }
 
-enum retired_weights { WEIGHTS_NONE, WEIGHTS_OWN, WEIGHTS_WOKEN };
 _Static_assert(offsetof(struct pt_waker_key, slot) == offsetof(struct pt_stack_key, slot) &&
                    offsetof(struct pt_waker_key, stack_id) == offsetof(struct pt_stack_key, stack_id) &&
                    offsetof(struct pt_waker_key, tgid) == offsetof(struct pt_stack_key, tgid),
                "a waker key starts as a stack key");
 
-/* Reads table FD whole, hands the weights of the retiring slots' waiter
- * stacks to the retired ones (WEIGHTS: the values are pt_stack_val and the
- * keys start with pt_stack_key's slot, stack_id and tgid), and deletes
- * their entries. */
-static void retire_table(struct collector *c, int fd, size_t key_size, size_t val_size,
-                         enum retired_weights weights)
+/* The (slot, waiter stack, process) an entry of D starts with. */
+static struct pt_stack_key entry_key(const struct map_dump *d, size_t key_size, uint32_t i)
 {
-    struct map_dump *d = &c->scratch;
+    struct pt_stack_key k;
+    memcpy(&k, (const char *)d->keys + (size_t)i * key_size, offsetof(struct pt_stack_key, pad));
+    return k;
+}
+
+/* Reads table FD whole and keeps the entries of the retiring slots in D. */
+static void read_retiring(struct collector *c, int fd, size_t key_size, size_t val_size, struct map_dump *d)
+{
     map_dump(fd, key_size, val_size, d);
     keep_retiring(c, d, key_size, val_size);
-    for (uint32_t i = 0; weights != WEIGHTS_NONE && i < d->n; i++) {
-        struct pt_stack_key k;
-        memcpy(&k, (const char *)d->keys + (size_t)i * key_size, offsetof(struct pt_stack_key, pad));
-        retire_stack(c, k.slot, k.tgid, k.stack_id, (const struct pt_stack_val *)d->vals + i,
-                     weights == WEIGHTS_OWN);
+}
+
+/* Hands the retiring slots' waiter stacks (with their waits that had a
+ * known waker) to the retired ones, scaled when sampled, and deletes their
+ * entries in stack_time and waker_time. */
+static void retire_stacks(struct collector *c)
+{
+    struct map_dump *own = &c->scratch, *woken = &c->scratch2;
+    const size_t vsz = sizeof(struct pt_stack_val);
+    const size_t ksz[2] = {sizeof(struct pt_stack_key), sizeof(struct pt_waker_key)};
+    struct map_dump *d[2] = {own, woken};
+    int fd[2] = {c->t->stack_time_fd, c->t->waker_time_fd};
+    for (int t = 0; t < 2; t++)
+        read_retiring(c, fd[t], ksz[t], vsz, d[t]);
+    struct stack_weights *sw = NULL;
+    if (c->t->stacks_sampled && stack_weights_begin(&c->weights, c->t->nslots) == 0) {
+        sw = &c->weights;
+        for (int t = 0; t < 2; t++)
+            for (uint32_t i = 0; i < d[t]->n; i++)
+                stack_weights_add(sw, entry_key(d[t], ksz[t], i).slot, (const struct pt_stack_val *)d[t]->vals + i);
+        stack_weights_end(sw, c->t->slots, c->t->nslots, slot_retiring, c);
+        c->retired_sampled_ns += sw->sampled_ns;
+        c->retired_unsampled_ns += sw->unsampled_ns;
     }
-    map_delete_keys(fd, d->keys, key_size, d->n);
+    for (int t = 0; t < 2; t++) {
+        for (uint32_t i = 0; i < d[t]->n; i++) {
+            struct pt_stack_key k = entry_key(d[t], ksz[t], i);
+            retire_stack(c, k.slot, k.tgid, k.stack_id, (const struct pt_stack_val *)d[t]->vals + i, t == 0, sw);
+        }
+        map_delete_keys(fd[t], d[t]->keys, ksz[t], d[t]->n);
+    }
 }
 
 /* Moves the retiring slots' waiter stacks (with their waits that had a
  * known waker) to the retired ones, and deletes their table entries. */
 static void retire_entries(struct collector *c)
 {
-    const size_t vsz = sizeof(struct pt_stack_val);
-    retire_table(c, c->t->stack_time_fd, sizeof(struct pt_stack_key), vsz, WEIGHTS_OWN);
-    retire_table(c, c->t->waker_time_fd, sizeof(struct pt_waker_key), vsz, WEIGHTS_WOKEN);
-    retire_table(c, bpf_map__fd(c->t->skel->maps.thread_seen), sizeof(struct pt_thread_key), sizeof(uint32_t),
-                 WEIGHTS_NONE);
+    retire_stacks(c);
+    struct map_dump *d = &c->scratch;
+    read_retiring(c, bpf_map__fd(c->t->skel->maps.thread_seen), sizeof(struct pt_thread_key), sizeof(uint32_t), d);
+    map_delete_keys(bpf_map__fd(c->t->skel->maps.thread_seen), d->keys, sizeof(struct pt_thread_key), d->n);
 
     /* Stack copies (8 KiB each) not yet unwound: a few at most, keys only,
      * deleted after the walk (a walk from a deleted key starts over). */
@@ -692,12 +766,6 @@ static void retire_entries(struct collector *c)
             bpf_map_delete_elem(c->t->samples_fd, &keys[i]);
 }
 
-static bool slot_retiring(void *ctx, uint32_t slot)
-{
-    const struct collector *c = ctx;
-    return slot < c->t->nslots && c->retiring[slot] == 2;
-}
-
 void collector_recycle(struct collector *c)
 {
     recycle(c, monotonic_ns());
@@ -705,6 +773,13 @@ void collector_recycle(struct collector *c)
 
 static void recycle(struct collector *c, uint64_t now)
 {
+    /* How late recycling ran (--self-stats): the table fills while it
+     * does not. */
+    if (c->slow.last_recycle && now - c->slow.last_recycle > RECYCLE_LATE_NS)
+        c->slow.late++;
+    if (c->slow.last_recycle)
+        note_max(&c->slow.gap_ns, now - c->slow.last_recycle);
+    c->slow.last_recycle = now;
     uint32_t n = tracer_used_slots(c->t), nslots = c->t->nslots;
     /* By the slots taken at the last tick, live or on their way out: n,
      * the slots ever handed out, never falls, and once half the table had
@@ -899,6 +974,12 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     stacks_tally(c->stacks, c->t->stack_time_fd, &r->totals.stacks, &r->totals.truncated_stacks);
     r->totals.live_blockers = c->live_blockers;
     r->totals.recycled_blockers = c->retired.count;
+    if (c->t->stacks_sampled) {
+        r->totals.stack_budget = c->o->stack_budget;
+        r->totals.stack_samples = c->t->skel->bss->stack_samples;
+        r->totals.stack_sampled_ns = c->t->skel->bss->stack_sampled_ns;
+        r->totals.stack_samples_lost = c->t->skel->bss->stack_samples_lost;
+    }
     if (what & MODEL_STACKS) {
         model_stacks(c, r, &raw, what & MODEL_WAKERS);
         wakers_free(&raw);
@@ -915,6 +996,8 @@ void collector_free(struct collector *c)
     free(c->retiring_since);
     retired_free(&c->retired);
     map_dump_free(&c->scratch);
+    map_dump_free(&c->scratch2);
+    stack_weights_free(&c->weights);
     free(c->rows);
     free(c->sorted);
     free(c->order);
@@ -928,7 +1011,9 @@ void collector_self_stats(const struct collector *c, FILE *f)
 {
     struct mallinfo2 mi = mallinfo2();
     fprintf(f, "parktrace: self retired_sites=%d retired_stacks=%d retired_frames_kb=%" PRIu64
-               " phases=%d heap_used_kb=%zu heap_free_kb=%zu heap_mmap_kb=%zu\n",
+               " phases=%d heap_used_kb=%zu heap_free_kb=%zu heap_mmap_kb=%zu recycle_gap_max_ms=%.1f"
+               " recycle_late=%" PRIu64 " recycle_max_ms=%.1f jvm_tick_max_ms=%.1f samples_max_ms=%.1f\n",
             c->retired.n, c->retired.nstacks, c->retired.frames_bytes / 1024, c->phases.n, mi.uordblks / 1024,
-            mi.fordblks / 1024, mi.hblkhd / 1024);
+            mi.fordblks / 1024, mi.hblkhd / 1024, (double)c->slow.gap_ns / 1e6, c->slow.late,
+            (double)c->slow.recycle_ns / 1e6, (double)c->slow.jvm_ns / 1e6, (double)c->slow.samples_ns / 1e6);
 }

@@ -15,6 +15,7 @@
 #include "options.h"
 #include "model.h"
 #include "retired.h"
+#include "stack_weights.h"
 
 struct blocker {
     bool resolved;
@@ -67,7 +68,14 @@ struct collector {
     uint32_t live_blockers;    /* published slots not being recycled, at the last tick */
     uint32_t occupied;         /* those and the ones being recycled */
     uint64_t forgot_ns;        /* when exited processes' stacks were last let go */
-    struct map_dump scratch;   /* kernel tables read whole while recycling */
+    struct map_dump scratch, scratch2;   /* kernel tables read whole while recycling */
+    struct stack_weights weights;        /* sampled stacks' scales (stack_weights.h) */
+    uint64_t retired_sampled_ns, retired_unsampled_ns;   /* its sums over retired blockers */
+    /* --self-stats: the longest gap between two recyclings, those over
+     * 200 ms, and the longest recycling, JVM tick and stack-copy poll. */
+    struct {
+        uint64_t last_recycle, gap_ns, late, recycle_ns, jvm_ns, samples_ns;
+    } slow;
     /* Whether a stack waits for work, by stack and naming: one stack is
      * the first of thousands of short-lived blockers. */
     struct { const struct pt_stack *st; uint64_t naming; bool idle; } idle_memo[1024];

@@ -108,6 +108,9 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bpf_program__set_autoload(skel->progs.hrtimer_entry, sched);
     bpf_program__set_autoload(skel->progs.hrtimer_exit, sched);
     bpf_program__set_autoload(skel->progs.find_hrtimer_wakeup, sched);
+    /* --stacks sampled: stack walks within a budget per CPU. */
+    t->stacks_sampled = !o->stacks_all;
+    skel->rodata->stack_budget_ns = o->stacks_all ? 0 : (uint64_t)(o->stack_budget * 1e9);
     skel->rodata->follow_children = follow;
     skel->rodata->cfi_unwind = o->unwind == PT_UNWIND_CFI;
     bpf_program__set_autoload(skel->progs.exec_unwind, o->unwind == PT_UNWIND_CFI);

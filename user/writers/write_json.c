@@ -117,9 +117,18 @@ int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
     fprintf(f, ",\"window_ns\":%" PRIu64, m->window_ns);
     fprintf(f, ",\"totals\":{\"waits\":%" PRIu64 ",\"blockers\":%" PRIu64 ",\"dropped_events\":%" PRIu64
                ",\"dropped_stacks\":%" PRIu64 ",\"stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
-               ",\"live_blockers\":%" PRIu64 ",\"recycled_blockers\":%" PRIu64 "}",
+               ",\"live_blockers\":%" PRIu64 ",\"recycled_blockers\":%" PRIu64,
             t->waits, t->blockers, t->dropped_events, t->dropped_stacks, t->stacks, t->truncated_stacks,
             t->live_blockers, t->recycled_blockers);
+    fprintf(f, ",\"stacks_mode\":\"%s\"", t->stack_budget > 0 ? "sampled" : "all");
+    if (t->stack_budget > 0)
+        fprintf(f, ",\"stack_budget_pct\":%g,\"stack_samples\":%" PRIu64 ",\"stack_samples_lost\":%" PRIu64,
+                t->stack_budget * 100, t->stack_samples, t->stack_samples_lost);
+    if (t->stack_time_ns)
+        fprintf(f, ",\"stack_time_sampled_pct\":%.2f,\"stack_time_unsampled_pct\":%.2f",
+                100.0 * (double)t->stack_sampled_ns / (double)t->stack_time_ns,
+                100.0 * (double)t->stack_unsampled_ns / (double)t->stack_time_ns);
+    fputc('}', f);
     fputs(",\"blockers\":[", f);
     for (int i = 0; i < m->nrows; i++) {
         if (i)
