@@ -128,7 +128,7 @@ __u64 stack_walks = 0, stack_walk_ns = 0, stack_budget_skips = 0;
 
 /* The odds (2^-24ths) of a walk beginning at NOW on this CPU; 0: none.
  * *B is this CPU's budget, for budget_close. */
-static __always_inline __u32 budget_odds(__u64 now, struct pt_budget **bp)
+static __always_inline __u32 budget_odds(__u64 now, struct pt_budget **bp, bool naming)
 {
     __u32 zero = 0;
     struct pt_budget *b = bpf_map_lookup_elem(&stack_budget, &zero);
@@ -141,7 +141,9 @@ static __always_inline __u32 budget_odds(__u64 now, struct pt_budget **bp)
     left = left < cap ? left : cap;
     b->left = left;
     b->last = now;
-    if (left >= half)
+    /* A blocker's first stack names it (its class, whether it is idle):
+     * walked whatever is left, until the debt limit. */
+    if (left >= half || (naming && left > -cap))
         return PT_ODDS_ONE;
     /* Below a floor of 1/64 the odds do not go until the budget is a whole
      * second's worth in debt: a walk left out for certain, not at random,
@@ -176,7 +178,8 @@ static __always_inline void budget_close(struct pt_budget *b, __u64 start)
  * leaves anything in it. Kernel-unwound (CFI) stacks first; the kernel's
  * frame-pointer walk for processes without tables. *ODDS: those it was
  * taken with (budget_odds); PT_SID_OVER_BUDGET when left out. */
-static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c, struct pt_regs *regs, __u32 *odds)
+static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c, struct pt_regs *regs, __u32 *odds,
+                                            bool naming)
 {
     __u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
     *odds = PT_ODDS_ONE;
@@ -184,7 +187,7 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c,
         return c->sid;
     __u64 start = bpf_ktime_get_ns();
     struct pt_budget *b;
-    *odds = budget_odds(start, &b);
+    *odds = budget_odds(start, &b, naming);
     if (!*odds)
         return PT_SID_OVER_BUDGET;
     for (int j = 0; j < PT_CACHE_CHECKS; j++)
@@ -217,9 +220,9 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c,
 /* Takes the waiter's user stack; only valid while the waiter is current.
  * W is its own record; REGS its user registers as the stack walk sees them. */
 static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, struct pt_wait *w,
-                                          struct pt_regs *regs)
+                                          struct pt_regs *regs, bool naming)
 {
-    __s32 sid = cached_stackid(ctx, &w->wait_st, regs, &w->odds);
+    __s32 sid = cached_stackid(ctx, &w->wait_st, regs, &w->odds, naming);
     if (sid >= 0 && w->wait_st.noted_slot != idx + 1) {
         note_stack(idx, sid, pid_tgid);
         w->wait_st.noted_slot = idx + 1;
@@ -239,8 +242,9 @@ static __always_inline struct pt_regs *user_regs(void)
 static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 idx, struct pt_wait *w,
                                             __u64 pid_tgid, struct pt_regs *regs)
 {
-    w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs);
-    if (w->stack_id >= 0 && s->first_stack < 0 && (__u32)pid_tgid == s->first_tid)
+    bool naming = s->first_stack < 0 && (__u32)pid_tgid == s->first_tid;
+    w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs, naming);
+    if (w->stack_id >= 0 && naming)
         s->first_stack = w->stack_id;
 }
 
@@ -261,7 +265,7 @@ static __always_inline __s32 waker_stack(void *ctx, struct pt_wait *w, struct pt
     *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!*mine)
         return -1;
-    return cached_stackid(ctx, &(*mine)->wake_st, regs, odds);
+    return cached_stackid(ctx, &(*mine)->wake_st, regs, odds, false);
 }
 
 /* The thread waking a waiter from its own FUTEX_WAKE (an unlock, a signal,

@@ -393,11 +393,12 @@ def live_view_redraws_on_a_terminal():
 
 @test
 def full_blocker_table_is_counted_not_silent():
-    # 64 futex words in turn, none idle long enough to leave the table: a
-    # 16-slot table keeps 16 blockers and must count every other wait as
-    # dropped, not lose it.
+    # 64 futex words in turn, none idle long enough to leave the table (each
+    # thread's 16 words come round every 4 ms; a full table lets blockers
+    # idle 20 ms go): a 16-slot table keeps 16 blockers and must count every
+    # other wait as dropped, not lose it.
     p = run_pt(["-f", "json", "--top", "0", "--max-blockers", "16", "--", MANY, "-t", "4", "-b", "64",
-                "-r", "2000", "-s", "1.5"])
+                "-r", "16000", "-s", "1.5"])
     check(p.returncode == 0, p.stderr)
     wl = dict(l.split() for l in p.stdout.splitlines() if not l.startswith("{"))
     check(int(wl["blockers_waited"]) == 64, f"the workload waited on {wl['blockers_waited']} words")
@@ -445,7 +446,8 @@ def syscalls_probe_mode_matches_workload():
 # The JSON Lines contract of spec/cli.md, field for field.
 REPORT_KEYS = {"type", "time", "window_ns", "totals", "blockers", "phases", "processes"}
 TOTALS_KEYS = {"waits", "blockers", "dropped_events", "dropped_stacks", "stacks", "truncated_stacks",
-               "live_blockers", "recycled_blockers"}
+               "live_blockers", "recycled_blockers", "stacks_mode", "stack_budget_pct", "stack_samples",
+               "stack_samples_lost"}
 BLOCKER_KEYS = {"kind", "pid", "comm", "id", "name", "class", "role", "parks", "wakeups", "timeouts",
                 "parked_now", "peak_parked", "thread_time_ns", "real_time_ns", "avg_park_ns", "max_park_ns",
                 "avg_hold_ns", "real_util", "thread_util", "real_life_util", "thread_life_util", "threads",
