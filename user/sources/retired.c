@@ -212,17 +212,19 @@ void retired_add_stack(struct retired *r, const char *root, const struct pt_stac
 {
     const char *leaf = who->leaf;
     stack = intern(r, stack);
-    uint64_t h = hash_str(hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)stack ^
-                                            (uint64_t)(unsigned)who->pid << 1 ^ (uint64_t)who->wait,
-                                            who->kind),
-                                   root),
-                          leaf);
+    const char *name = who->name ? who->name : "";
+    uint64_t h = hash_str(hash_str(hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)stack ^
+                                                     (uint64_t)(unsigned)who->pid << 1 ^ (uint64_t)who->wait,
+                                                     who->kind),
+                                            root),
+                                   leaf),
+                          name);
     unsigned b = (unsigned)(h % RETIRED_BUCKETS);
     int i;
     for (i = r->stack_head[b] - 1; i >= 0; i = r->stack_next[i] - 1) {
         const struct pt_model_stack *e = &r->stacks[i];
         if (e->stack == stack && e->pid == who->pid && strcmp(e->kind, who->kind) == 0 && e->wait == who->wait &&
-            strcmp(e->root, root) == 0 && strcmp(e->leaf, leaf) == 0)
+            strcmp(e->root, root) == 0 && strcmp(e->leaf, leaf) == 0 && strcmp(e->name ? e->name : "", name) == 0)
             break;
     }
     if (i < 0) {
@@ -235,10 +237,14 @@ void retired_add_stack(struct retired *r, const char *root, const struct pt_stac
         e->stack = stack;
         /* The class string outlives its blocker: the site keeps a copy. */
         e->leaf = site_class(r, leaf);
-        /* The blocker's name went with its slot: pid, kind and role stay. */
+        /* Its id went with its slot; pid, kind, role and its name (a global
+         * variable's, one of a few) stay: a process that exits has its
+         * blockers recycled at once, and its pprof samples keep their
+         * labels. */
         e->pid = who->pid;
         e->kind = who->kind;
         e->wait = who->wait;
+        e->name = *name ? strdup(name) : NULL;
         snprintf(e->id, sizeof(e->id), "[recycled]");
         r->stack_next[i] = r->stack_head[b];
         r->stack_head[b] = i + 1;
@@ -298,6 +304,8 @@ void retired_free(struct retired *r)
 {
     free(r->v);
     free(r->site_next);
+    for (int i = 0; i < r->nstacks; i++)
+        free((char *)r->stacks[i].name);
     free(r->stacks);
     free(r->stack_next);
     for (int b = 0; b < RETIRED_BUCKETS; b++)
