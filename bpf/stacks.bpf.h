@@ -123,7 +123,9 @@ struct {
     __type(value, struct pt_budget);
 } stack_budget SEC(".maps");
 
-__u64 stack_walks = 0, stack_walk_ns = 0, stack_budget_skips = 0;
+/* Walks left out over budget (--self-stats); the walks' own count and
+ * time are unwind_walks and unwind_walk_ns. */
+__u64 stack_budget_skips = 0;
 #define PT_ODDS_FLOOR (PT_ODDS_ONE / 64)
 
 /* The odds (2^-24ths) of a walk beginning at NOW on this CPU; 0: none.
@@ -131,9 +133,9 @@ __u64 stack_walks = 0, stack_walk_ns = 0, stack_budget_skips = 0;
 static __always_inline __u32 budget_odds(__u64 now, struct pt_budget **bp, bool naming)
 {
     __u32 zero = 0;
-    struct pt_budget *b = bpf_map_lookup_elem(&stack_budget, &zero);
+    struct pt_budget *b = stack_budget_ns ? bpf_map_lookup_elem(&stack_budget, &zero) : NULL;
     *bp = b;
-    if (!b || !stack_budget_ns)
+    if (!b)
         return PT_ODDS_ONE;
     __s64 cap = (__s64)stack_budget_ns, half = (__s64)(stack_budget_ns >> 1);
     __u64 dt = now - b->last;
@@ -162,11 +164,8 @@ static __always_inline __u32 budget_odds(__u64 now, struct pt_budget **bp, bool 
 /* A walk that began at START has ended: its cost, off the budget. */
 static __always_inline void budget_close(struct pt_budget *b, __u64 start)
 {
-    __u64 cost = bpf_ktime_get_ns() - start;
-    __sync_fetch_and_add(&stack_walks, 1);
-    __sync_fetch_and_add(&stack_walk_ns, cost);
     if (b)
-        b->left -= cost;
+        b->left -= bpf_ktime_get_ns() - start;
 }
 
 #define PT_SID_OVER_BUDGET (-2)

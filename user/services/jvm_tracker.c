@@ -560,7 +560,7 @@ void jvm_tracker_process_gone(struct jvm_tracker *jt, int pid)
 {
     for (int i = 0; jt && i < jt->njvms; i++) {
         struct tracked *t = &jt->jvms[i];
-        if (t->pid == pid && t->j.pid && !(kill(pid, 0) == 0 || errno != ESRCH)) {
+        if (t->pid == pid && t->j.pid && kill(pid, 0) && errno == ESRCH) {
             untrack(jt, t);
             return;
         }

@@ -106,6 +106,7 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
     for (int i = 0; i < PT_DROP_COUNT; i++)
         fprintf(f, " drop_%s=%" PRIu64, drop_names[i], tracer_drop(t, i));
     fprintf(f, " lost_ends_recovered=%" PRIu64, (uint64_t)t->skel->bss->lost_ends_recovered);
+    fprintf(f, " stack_budget_skips=%" PRIu64, (uint64_t)t->skel->bss->stack_budget_skips);
     fprintf(f, " stacks_lost=%" PRIu64, stacks_lost(stacks));
     fprintf(f, " drop_stacks_table=%" PRIu64 " drop_stacks_table_err=%" PRId64 " drop_stacks_fp=%" PRIu64
                " drop_stacks_fp_err=%" PRId64 "\n",
