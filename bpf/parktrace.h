@@ -93,18 +93,20 @@ struct pt_slot {
     struct pt_blocker_key key;
     __u32 valid;            /* set once the key -> slot mapping is published */
     __u32 first_tid;
+    /* In the first cache line with the key and valid: recycling reads these
+     * three of every slot twenty times a second. */
+    __u64 last_ts;          /* latest event */
+    __s64 parked_now;       /* waiters right now */
     __u32 first_tgid;
     __s32 first_stack;      /* user stack id of the first waiter's first wait */
     __u64 first_uaddr;      /* the address the first waiter passed */
     __u64 klass;            /* jvm-park: the blocker's Klass*, for its class name */
     char first_comm[PT_COMM_LEN];
     __u64 first_ts;         /* first event on this blocker (ns, CLOCK_MONOTONIC) */
-    __u64 last_ts;          /* latest event */
     __u64 win_first_ts;     /* first event since user space last reset it */
     __u64 parks;            /* waits completed (any end); begun = parks + parked_now */
     __u64 attempts;         /* waits begun, kept only for --threshold */
     __u64 ends[PT_END_COUNT];
-    __s64 parked_now;       /* waiters right now */
     __u64 start_sum;        /* sum of the start times of the waits in progress,
                              * so their time so far is parked_now * now - start_sum */
     __u64 busy_start;       /* when parked_now last went 0 -> 1 */
@@ -118,7 +120,7 @@ struct pt_slot {
     __u64 threads_win;      /* distinct waiting threads since reset */
     __u64 hist[PT_HIST_SLOTS];
     __u64 fast_parks;       /* --probes uprobes: parks that returned without sleeping */
-};
+} __attribute__((aligned(64)));   /* each slot's first line its own */
 
 /* A thread's last user stack id and the registers it was taken with: the
  * same call site with the same frame gives the same stack, so the kernel's

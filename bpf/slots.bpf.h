@@ -140,13 +140,16 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
     if (idxp) {
         idx = *idxp;
     } else {
-        /* Fresh slots first, then recycled ones. */
-        __u64 n = next_slot < max_slots ? __sync_fetch_and_add(&next_slot, 1) : max_slots;
-        if (n < max_slots) {
+        /* Recycled slots first, then fresh ones: the slots touched (and
+         * user space's scan) follow the peak of live blockers, not the
+         * table's size. */
+        if (bpf_map_pop_elem(&free_slots, &idx)) {
+            __u64 n = next_slot < max_slots ? __sync_fetch_and_add(&next_slot, 1) : max_slots;
+            if (n >= max_slots) {
+                count_drop(PT_DROP_BLOCKERS);
+                return NULL;
+            }
             idx = n;
-        } else if (bpf_map_pop_elem(&free_slots, &idx)) {
-            count_drop(PT_DROP_BLOCKERS);
-            return NULL;
         }
         struct pt_slot *s = bpf_map_lookup_elem(&slots, &idx);
         if (!s)

@@ -18,7 +18,7 @@ enum {
     OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
     OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT, OPT_UNWIND, OPT_UNWIND_CACHE,
-    OPT_SHOW_IDLE, OPT_PPROF, OPT_LISTEN, OPT_STACKS, OPT_STACK_BUDGET,
+    OPT_SHOW_IDLE, OPT_PPROF, OPT_LISTEN, OPT_STACKS, OPT_STACK_BUDGET, OPT_RECYCLED_BUDGET,
 };
 
 static const struct option long_opts[] = {
@@ -48,6 +48,7 @@ static const struct option long_opts[] = {
     {"unwind-cache", required_argument, 0, OPT_UNWIND_CACHE},
     {"stacks", required_argument, 0, OPT_STACKS},
     {"stack-budget", required_argument, 0, OPT_STACK_BUDGET},
+    {"recycled-budget", required_argument, 0, OPT_RECYCLED_BUDGET},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0},
@@ -84,7 +85,9 @@ static void options_usage(FILE *f)
           "      --phase-threshold F    CSP at which a phase begins (default 0.05)\n"
           "      --sort time|csp        order rows by thread time or by CSP (default: csp with -i)\n"
           "      --role CLASS=lock|wait override a class's role\n"
-          "      --max-blockers N       size of the kernel blocker table (default 16384)\n"
+          "      --max-blockers N       size of the kernel blocker table (default 32768)\n"
+          "      --recycled-budget KIB  memory for recycled blockers' sites and stacks; past it, exited\n"
+          "                             processes' are folded per command (default 4096)\n"
           "      --self-stats           at exit, print parktrace's own CPU, memory and BPF run time\n"
           "      --probes sched|syscalls|uprobes\n"
           "                             time waits from the scheduler (default), at the futex calls, or\n"
@@ -231,7 +234,8 @@ int options_parse(int argc, char **argv, struct pt_options *o)
     o->kinds = (1u << PT_KIND_COUNT) - 1;
     o->top = 20;
     o->phase_threshold = 0.05;
-    o->max_blockers = 16384;
+    o->max_blockers = 32768;
+    o->recycled_budget = PT_RECYCLED_BUDGET;
     o->unwind_cache = PT_UNWIND_CACHE_DIR;
     o->stack_budget = PT_STACK_BUDGET;
     opterr = 0;
@@ -321,6 +325,11 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             if (parse_u64(optarg, &v) || v < 16 || v > (1u << 22))
                 return fail("invalid --max-blockers '%s' (16 .. 4194304)", optarg);
             o->max_blockers = (uint32_t)v;
+            break;
+        case OPT_RECYCLED_BUDGET:
+            if (parse_u64(optarg, &v) || v < 16 || v > (1u << 22))
+                return fail("invalid --recycled-budget '%s' (16 .. 4194304 KiB)", optarg);
+            o->recycled_budget = v << 10;
             break;
         case OPT_SELF_STATS:
             o->self_stats = true;

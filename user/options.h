@@ -51,6 +51,7 @@ struct pt_options {
     struct pt_role_override roles[PT_MAX_ROLES];
     int nroles;
     uint32_t max_blockers;
+    uint64_t recycled_budget; /* bytes recycled blockers' sites and stacks may take (retired.h) */
     bool self_stats;
     enum pt_probes probes;
     enum pt_sort sort;
@@ -61,6 +62,7 @@ struct pt_options {
 };
 
 #define PT_STACK_BUDGET 0.005             /* 0.5% of each CPU */
+#define PT_RECYCLED_BUDGET (4ull << 20)   /* 4 MiB */
 
 /* Parses argv. Returns 0 to run, 1 after printing help or the version (exit
  * 0), -1 after printing a one-line error (exit 1). */

@@ -5,7 +5,7 @@ contended blockers than the kernel's table holds keeps every wait.
 tools/workloads/churn_locks.c walks 60 000 mutexes, each locked once by a
 leader that holds it 200 us and once by a follower that blocks on it and
 times that lock() call: 60 000 contended blockers, each gone after a
-fraction of a millisecond, against a table of 16 384 slots."""
+fraction of a millisecond, against a table of 32 768 slots."""
 import json
 import os
 import re
@@ -14,7 +14,7 @@ from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
 CHURN = os.path.join(BUILD, "workloads", "churn_locks")
 LOCKS = 60000
-SLOTS = 16384   # --max-blockers' default
+SLOTS = 32768   # --max-blockers' default
 # The follower times whole lock() calls: a futex wait and a microsecond or
 # so around it (the trylock, the syscall), 0.5% of a 200 us wait at most.
 TOLERANCE = 0.02
@@ -97,6 +97,38 @@ def exited_processes_leave_the_table_and_the_stack_cache():
         rows = [b for b in final["blockers"] if b["pid"] == w["pid"] and b["class"] == "pthread_mutex"]
         check(len(rows) == 1, f"child {w['pid']}: {len(rows)} pthread_mutex rows (want 1)")
         within(rows[0]["thread_time_ns"], w["blocked_ns"], 0.05, f"child {w['pid']}'s pthread_mutex time")
+
+
+@test
+def exited_processes_fold_past_the_recycled_budget():
+    """What recycled blockers of exited processes counted is kept within
+    --recycled-budget: past it, their sites fold together under pid 0, per
+    command (or, still over, per class), and their totals stay exact. Eight
+    churn_locks children, one after another, with a budget of 16 KiB
+    (a few sites' worth)."""
+    runs, locks = 8, 300
+    reports = [os.path.join(TMP, f"fold-{i}.json") for i in range(runs)]
+    script = "; ".join(f"{CHURN} -p 2 -n {locks} -u 200 -r {r}" for r in reports) + "; sleep 2"
+    p = run_pt(["-f", "json", "--top", "0", "--by", "class", "--self-stats", "--recycled-budget", "16", "--",
+                "sh", "-c", script], timeout=120)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    wls = [json.load(open(r)) for r in reports]
+    final = final_of(json_reports(p.stdout))
+    m = re.search(r"retired_kb=(\d+) retired_budget_kb=(\d+) retired_folds=(\d+)", p.stderr)
+    check(m, f"--self-stats printed no retired_folds: {p.stderr[-800:]}")
+    check(int(m.group(2)) == 16, f"retired_budget_kb {m.group(2)} (asked for 16)")
+    check(int(m.group(3)) > 0, f"no fold with {runs} exited children's sites over a 16 KiB budget")
+    folded = [b for b in final["blockers"] if b["pid"] == 0 and b["class"] == "pthread_mutex"]
+    check(folded, "no pid 0 (exited, folded) pthread_mutex row: " +
+          json.dumps([(b["pid"], b["comm"], b["class"]) for b in final["blockers"]]))
+    check(all(b["comm"] in ("churn_locks", "[exited]") for b in folded),
+          f"folded rows name {[b['comm'] for b in folded]} (want the command, or [exited] past the budget)")
+    rows = [b for b in final["blockers"] if b["class"] == "pthread_mutex"]
+    within(sum(b["thread_time_ns"] for b in rows), sum(w["blocked_ns"] for w in wls), 0.05,
+           "pthread_mutex time of every child, folded or not")
+    check(sum(b["parks"] for b in rows) >= sum(w["blocked"] for w in wls),
+          f"pthread_mutex parks {sum(b['parks'] for b in rows)} < the children's blocked lock() calls "
+          f"{sum(w['blocked'] for w in wls)}")
 
 
 if __name__ == "__main__":

@@ -309,6 +309,7 @@ def errors_are_one_line():
     error_case(["--bogus"], 1, "unknown option '--bogus'")
     error_case(["-p", "abc"], 1, "invalid PID 'abc'")
     error_case(["--format", "xml"], 1, "invalid format")
+    error_case(["--recycled-budget", "4"], 1, "invalid --recycled-budget '4'")
     error_case(["-o", "/nonexistent-dir/x", "-d", "1"], 2, "cannot write /nonexistent-dir/x")
 
 

@@ -4,8 +4,10 @@
 #include <bpf/libbpf.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,7 +47,8 @@ void collector_init(struct collector *c, struct tracer *t, struct pt_services *s
     c->jvm = jvm;
     c->o = o;
     /* Zeroed and untouched until used: the table is sized for the kernel's
-     * (16 384 blockers by default, 20 MiB), nearly all of it never used. */
+     * (32 768 blockers by default), whose recycled slots are handed out
+     * first, so only as many as the peak of live blockers are touched. */
     c->b = calloc(t->nslots, sizeof(*c->b));
     c->retiring = calloc(t->nslots, sizeof(*c->retiring));
     c->retiring_since = calloc(t->nslots, sizeof(*c->retiring_since));
@@ -191,6 +194,25 @@ static void forget_dead_processes(struct collector *c, uint64_t now)
         }
 }
 
+static bool process_alive(int pid)
+{
+    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/* What recycled blockers' sites and stacks may take (--recycled-budget)
+ * before those of exited processes are folded together: a machine that
+ * starts processes all day would otherwise keep every one's. */
+static void keep_retired_in_budget(struct collector *c)
+{
+    if (retired_bytes(&c->retired) <= c->o->recycled_budget)
+        return;
+    retired_fold(&c->retired, process_alive, true);
+    /* Still over a quarter of it: exited processes keep their totals per
+     * kind and class, not their commands, sites and frames. */
+    if (retired_bytes(&c->retired) > c->o->recycled_budget / 4 * 3)
+        retired_fold(&c->retired, process_alive, false);
+}
+
 void collector_tick(struct collector *c)
 {
     uint64_t now = monotonic_ns();
@@ -198,6 +220,7 @@ void collector_tick(struct collector *c)
     recycle(c, now);
     uint64_t t1 = monotonic_ns();
     forget_dead_processes(c, now);
+    keep_retired_in_budget(c);
     jvm_tracker_tick(c->jvm);
     uint64_t t2 = monotonic_ns();
     stacks_poll_samples(c->stacks);
@@ -355,6 +378,20 @@ static void feed_phase(struct collector *c, struct blocker *b, const struct pt_r
     else
         phases_feed(&c->phases, &cur, 0, 0, NULL, NULL, 0, c->o->phase_threshold, win);
     b->phase = cur + 1;
+}
+
+/* A long run's phases within PHASES_KEEP closed ones: the blockers' open
+ * phases move with them. */
+static void trim_phases(struct collector *c)
+{
+    int *map = malloc((size_t)(c->phases.n ? c->phases.n : 1) * sizeof(*map));
+    if (map && phases_trim(&c->phases, map)) {
+        uint32_t used = tracer_used_slots(c->t);
+        for (uint32_t i = 0; i < used; i++)
+            if (c->b[i].phase)
+                c->b[i].phase = map[c->b[i].phase - 1] + 1;
+    }
+    free(map);
 }
 
 /* CSP for every lock-role row; in interval reports, phases too. */
@@ -771,47 +808,24 @@ void collector_recycle(struct collector *c)
     recycle(c, monotonic_ns());
 }
 
-static void recycle(struct collector *c, uint64_t now)
+/* Hands the slots folded into c->retired (state 2) back to the kernel,
+ * once their entries in the stack, waker, thread and sample tables are
+ * gone: those tables are read whole, so this runs at most every
+ * ENTRIES_EVERY_NS while the table has room, for all such slots at once. */
+#define ENTRIES_EVERY_NS 250000000ULL
+
+static void return_slots(struct collector *c, uint32_t n)
 {
-    /* How late recycling ran (--self-stats): the table fills while it
-     * does not. */
-    if (c->slow.last_recycle && now - c->slow.last_recycle > RECYCLE_LATE_NS)
-        c->slow.late++;
-    if (c->slow.last_recycle)
-        note_max(&c->slow.gap_ns, now - c->slow.last_recycle);
-    c->slow.last_recycle = now;
-    uint32_t n = tracer_used_slots(c->t), nslots = c->t->nslots;
-    /* By the slots taken at the last tick, live or on their way out: n,
-     * the slots ever handed out, never falls, and once half the table had
-     * been used every idle blocker left, over and over. */
-    uint64_t idle_ns = c->occupied >= nslots / 2   ? RECYCLE_HOT_NS
-                       : c->occupied >= nslots / 4 ? RECYCLE_IDLE_NS
-                       : c->occupied >= nslots / 8 ? RECYCLE_COLD_NS
-                                                   : 0;
-    int index_fd = bpf_map__fd(c->t->skel->maps.slot_index), free_fd = bpf_map__fd(c->t->skel->maps.free_slots);
-    int ready = 0;
-    uint32_t live = 0, occupied = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        struct pt_slot *s = &c->t->slots[i];
-        int64_t parked = __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE);
-        live += !c->retiring[i] && slot_valid(s);
-        occupied += c->retiring[i] == 1 || slot_valid(s);
-        if (c->retiring[i] == 1) {
-            if (now - c->retiring_since[i] >= RECYCLE_GRACE_NS && parked == 0) {
-                retire_member(c, i, now);
-                c->retiring[i] = 2;
-                ready++;
-            }
-        } else if (idle_ns && slot_valid(s) && parked == 0 && s->last_ts && s->last_ts + idle_ns < now) {
-            unpublish(c, index_fd, i, now);
-        }
-    }
-    c->live_blockers = live;
-    c->occupied = occupied;
-    if (!ready)
-        return;
+    uint64_t t1 = monotonic_ns();
     retire_entries(c);
+    uint64_t t2 = monotonic_ns();
     stacks_forget_slots(c->stacks, slot_retiring, c);
+    note_max(&c->slow.entries_ns, t2 - t1);
+    note_max(&c->slow.forget_ns, monotonic_ns() - t2);
+    note_max(&c->slow.retired_max, c->folded);
+    c->folded = 0;
+    c->entries_ns = t1;
+    int free_fd = bpf_map__fd(c->t->skel->maps.free_slots);
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
     for (uint32_t i = 0; i < n; i++) {
@@ -834,12 +848,70 @@ static void recycle(struct collector *c, uint64_t now)
     }
 }
 
+static void recycle(struct collector *c, uint64_t now)
+{
+    /* How late recycling ran (--self-stats): the table fills while it
+     * does not. */
+    if (c->slow.last_recycle && now - c->slow.last_recycle > RECYCLE_LATE_NS)
+        c->slow.late++;
+    if (c->slow.last_recycle)
+        note_max(&c->slow.gap_ns, now - c->slow.last_recycle);
+    c->slow.last_recycle = now;
+    uint32_t n = tracer_used_slots(c->t), nslots = c->t->nslots;
+    /* By the slots taken at the last tick, live or on their way out: n,
+     * the slots ever handed out, never falls, and once half the table had
+     * been used every idle blocker left, over and over. */
+    uint64_t idle_ns = c->occupied >= nslots / 2   ? RECYCLE_HOT_NS
+                       : c->occupied >= nslots / 4 ? RECYCLE_IDLE_NS
+                       : c->occupied >= nslots / 8 ? RECYCLE_COLD_NS
+                                                   : 0;
+    int index_fd = bpf_map__fd(c->t->skel->maps.slot_index);
+    uint32_t live = 0, occupied = 0;
+    /* Twenty times a second over every slot: the first cache line of each
+     * (valid, last_ts, parked_now) and the dense retiring[] only. */
+    for (uint32_t i = 0; i < n; i++) {
+        struct pt_slot *s = &c->t->slots[i];
+        uint8_t state = c->retiring[i];
+        if (state == 2) {
+            occupied++;
+            continue;
+        }
+        bool valid = slot_valid(s);
+        occupied += state == 1 || valid;
+        if (state == 1) {
+            if (now - c->retiring_since[i] >= RECYCLE_GRACE_NS &&
+                __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE) == 0) {
+                retire_member(c, i, now);
+                c->retiring[i] = 2;
+                c->folded++;
+            }
+            continue;
+        }
+        if (!valid)
+            continue;
+        live++;
+        uint64_t last = s->last_ts;
+        if (idle_ns && last && last + idle_ns < now && __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE) == 0)
+            unpublish(c, index_fd, i, now);
+    }
+    c->live_blockers = live;
+    c->occupied = occupied;
+    note_max(&c->slow.fold_ns, monotonic_ns() - now);
+    /* Folded slots go back together: at once when a report is due (its
+     * rows must not count them twice) or the table is three quarters
+     * taken, else every ENTRIES_EVERY_NS. */
+    if (c->folded && (c->flush || occupied >= nslots / 4 * 3 || now - c->entries_ns >= ENTRIES_EVERY_NS))
+        return_slots(c, n);
+    c->flush = false;
+}
+
 const struct pt_model *collector_report(struct collector *c, enum pt_report_type type, unsigned what)
 {
     uint64_t now = monotonic_ns();
     bool interval = type == PT_REPORT_INTERVAL;
     struct pt_model *r = &c->model;
 
+    c->flush = true;
     collector_tick(c);
     model_clear(r);
     r->type = type;
@@ -958,6 +1030,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         r->nrows = rank_rows(r->rows, r->nrows, key, r->idle_last, c->o->top, c->order, c->sorted);
     }
     r->rows = c->sorted;
+    trim_phases(c);
     for (int i = 0; i < c->phases.n; i++) {
         const struct phase *p = &c->phases.p[i];
         *model_add_phase(r) = (struct pt_model_phase){.pid = p->pid, .id = p->id, .cls = p->cls,
@@ -974,6 +1047,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     stacks_tally(c->stacks, c->t->stack_time_fd, &r->totals.stacks, &r->totals.truncated_stacks);
     r->totals.live_blockers = c->live_blockers;
     r->totals.recycled_blockers = c->retired.count;
+    r->totals.phases_forgotten = c->phases.forgotten;
     if (c->t->stacks_sampled) {
         r->totals.stack_budget = c->o->stack_budget;
         r->totals.stack_samples = c->t->skel->bss->stack_samples;
@@ -1011,9 +1085,14 @@ void collector_self_stats(const struct collector *c, FILE *f)
 {
     struct mallinfo2 mi = mallinfo2();
     fprintf(f, "parktrace: self retired_sites=%d retired_stacks=%d retired_frames_kb=%" PRIu64
-               " phases=%d heap_used_kb=%zu heap_free_kb=%zu heap_mmap_kb=%zu recycle_gap_max_ms=%.1f"
-               " recycle_late=%" PRIu64 " recycle_max_ms=%.1f jvm_tick_max_ms=%.1f samples_max_ms=%.1f\n",
-            c->retired.n, c->retired.nstacks, c->retired.frames_bytes / 1024, c->phases.n, mi.uordblks / 1024,
+               " retired_kb=%" PRIu64 " retired_budget_kb=%" PRIu64 " retired_folds=%" PRIu64 " phases=%d heap_used_kb=%zu heap_free_kb=%zu heap_mmap_kb=%zu recycle_gap_max_ms=%.1f"
+               " recycle_late=%" PRIu64 " recycle_max_ms=%.1f jvm_tick_max_ms=%.1f samples_max_ms=%.1f"
+               " recycle_fold_max_ms=%.1f recycle_entries_max_ms=%.1f recycle_forget_max_ms=%.1f"
+               " recycle_batch_max=%" PRIu64 "\n",
+            c->retired.n, c->retired.nstacks, c->retired.frames_bytes / 1024, retired_bytes(&c->retired) / 1024,
+            c->o->recycled_budget / 1024, c->retired.folds, c->phases.n, mi.uordblks / 1024,
             mi.fordblks / 1024, mi.hblkhd / 1024, (double)c->slow.gap_ns / 1e6, c->slow.late,
-            (double)c->slow.recycle_ns / 1e6, (double)c->slow.jvm_ns / 1e6, (double)c->slow.samples_ns / 1e6);
+            (double)c->slow.recycle_ns / 1e6, (double)c->slow.jvm_ns / 1e6, (double)c->slow.samples_ns / 1e6,
+            (double)c->slow.fold_ns / 1e6, (double)c->slow.entries_ns / 1e6, (double)c->slow.forget_ns / 1e6,
+            c->slow.retired_max);
 }

@@ -65,6 +65,9 @@ struct collector {
     uint8_t *retiring;
     uint64_t *retiring_since;
     struct retired retired;    /* what the recycled blockers counted */
+    uint32_t folded;           /* slots in state 2, not yet given back */
+    uint64_t entries_ns;       /* when they last were (return_slots) */
+    bool flush;                /* give them back at this recycling, a report is due */
     uint32_t live_blockers;    /* published slots not being recycled, at the last tick */
     uint32_t occupied;         /* those and the ones being recycled */
     uint64_t forgot_ns;        /* when exited processes' stacks were last let go */
@@ -75,6 +78,9 @@ struct collector {
      * 200 ms, and the longest recycling, JVM tick and stack-copy poll. */
     struct {
         uint64_t last_recycle, gap_ns, late, recycle_ns, jvm_ns, samples_ns;
+        /* The longest recycling pass's parts: naming and folding the
+         * retiring blockers, their table entries, the stack cache. */
+        uint64_t fold_ns, entries_ns, forget_ns, retired_max;
     } slow;
     /* Whether a stack waits for work, by stack and naming: one stack is
      * the first of thousands of short-lived blockers. */

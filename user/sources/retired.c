@@ -145,38 +145,49 @@ static void grow_chained(void **v, int **next, int *cap, size_t size)
     *next = n;
 }
 
-static unsigned site_bucket(int pid, const char *kind, const char *cls, const char *site)
+/* Sites of exited processes folded together (retired_fold) are told
+ * apart by command (pid 0); the others by pid. */
+static unsigned site_bucket(int pid, const char *comm, const char *kind, const char *cls, const char *site)
 {
     uint64_t h = hash_str(hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(unsigned)pid, kind), cls), site);
+    if (pid == PT_RETIRED_EXITED)
+        h = hash_str(h, comm);
     return (unsigned)(h % RETIRED_BUCKETS);
+}
+
+/* The site of (PID, COMM, KIND, CLS, SITE), made when new. */
+static struct retired_site *site_of(struct retired *r, int pid, const char *comm, const char *kind, const char *cls,
+                                    const char *site)
+{
+    unsigned b = site_bucket(pid, comm, kind, cls, site);
+    int i;
+    for (i = r->site_head[b] - 1; i >= 0; i = r->site_next[i] - 1) {
+        const struct retired_site *s = &r->v[i];
+        if (s->pid == pid && strcmp(s->kind, kind) == 0 && strcmp(s->cls, cls) == 0 && strcmp(s->site, site) == 0 &&
+            (pid != PT_RETIRED_EXITED || strcmp(s->comm, comm) == 0))
+            return &r->v[i];
+    }
+    if (r->n == r->cap)
+        grow_chained((void **)&r->v, &r->site_next, &r->cap, sizeof(*r->v));
+    i = r->n++;
+    struct retired_site *s = &r->v[i];
+    memset(s, 0, sizeof(*s));
+    s->pid = pid;
+    s->kind = kind;
+    snprintf(s->cls, sizeof(s->cls), "%s", cls);
+    snprintf(s->site, sizeof(s->site), "%s", site);
+    snprintf(s->comm, sizeof(s->comm), "%s", comm);
+    /* Chained under what it holds (a copy, cut to its size). */
+    b = site_bucket(s->pid, s->comm, s->kind, s->cls, s->site);
+    r->site_next[i] = r->site_head[b];
+    r->site_head[b] = i + 1;
+    r->bytes += sizeof(*s) + 2 * sizeof(int);
+    return s;
 }
 
 void retired_add(struct retired *r, const struct retired_member *m)
 {
-    unsigned b = site_bucket(m->pid, m->kind, m->cls, m->site);
-    int i;
-    for (i = r->site_head[b] - 1; i >= 0; i = r->site_next[i] - 1) {
-        const struct retired_site *s = &r->v[i];
-        if (s->pid == m->pid && strcmp(s->kind, m->kind) == 0 && strcmp(s->cls, m->cls) == 0 &&
-            strcmp(s->site, m->site) == 0)
-            break;
-    }
-    if (i < 0) {
-        if (r->n == r->cap)
-            grow_chained((void **)&r->v, &r->site_next, &r->cap, sizeof(*r->v));
-        i = r->n++;
-        struct retired_site *s = &r->v[i];
-        memset(s, 0, sizeof(*s));
-        s->pid = m->pid;
-        s->kind = m->kind;
-        snprintf(s->cls, sizeof(s->cls), "%s", m->cls);
-        snprintf(s->site, sizeof(s->site), "%s", m->site);
-        /* Chained under what it holds (a copy, cut to its size). */
-        b = site_bucket(s->pid, s->kind, s->cls, s->site);
-        r->site_next[i] = r->site_head[b];
-        r->site_head[b] = i + 1;
-    }
-    struct retired_site *s = &r->v[i];
+    struct retired_site *s = site_of(r, m->pid, m->comm, m->kind, m->cls, m->site);
     uint64_t ns = m->final.thread_ns;
     if (!s->objects || ns > s->heaviest_ns) {
         s->heaviest_ns = ns;
@@ -198,11 +209,14 @@ void retired_add(struct retired *r, const struct retired_member *m)
 
 /* A site's copy of the class LEAF, which outlives its blocker (looked for
  * once per new retired stack). */
-static const char *site_class(const struct retired *r, const char *leaf)
+static const char *site_class(struct retired *r, const char *leaf)
 {
+    size_t m = hash_str(0, leaf) % (sizeof(r->class_memo) / sizeof(r->class_memo[0]));
+    if (r->class_memo[m].cls && strcmp(r->class_memo[m].cls, leaf) == 0)
+        return r->class_memo[m].cls;
     for (int i = 0; i < r->n; i++)
         if (strcmp(r->v[i].cls, leaf) == 0)
-            return r->v[i].cls;
+            return r->class_memo[m].cls = r->v[i].cls;
     return "[recycled]";
 }
 
@@ -246,6 +260,7 @@ void retired_add_stack(struct retired *r, const char *root, const struct pt_stac
         e->wait = who->wait;
         e->name = *name ? strdup(name) : NULL;
         snprintf(e->id, sizeof(e->id), "[recycled]");
+        r->bytes += sizeof(*e) + sizeof(int) + (e->name ? strlen(e->name) + 1 : 0);
         r->stack_next[i] = r->stack_head[b];
         r->stack_head[b] = i + 1;
     }
@@ -289,6 +304,67 @@ int retired_rows(const struct retired *r, bool interval, uint64_t from_t, uint64
         n++;
     }
     return n;
+}
+
+uint64_t retired_bytes(const struct retired *r)
+{
+    return r->bytes + r->frames_bytes;
+}
+
+/* The stack exited processes' stacks become when their shapes go. */
+static struct pt_frame exited_frame = {.name = "[exited process]"};
+static const struct pt_stack exited_stack = {.n = 1, .frames = &exited_frame};
+
+/* Adds site O (of another struct retired) to S, in R. */
+static void merge_site(struct retired *r, struct retired_site *s, const struct retired_site *o, bool shapes)
+{
+    if (!s->objects || o->heaviest_ns > s->heaviest_ns) {
+        s->heaviest_ns = o->heaviest_ns;
+        snprintf(s->thread, sizeof(s->thread), "%s", o->thread);
+        s->wait = o->wait;
+        s->first_stack = intern(r, shapes || s->pid != PT_RETIRED_EXITED ? o->first_stack : &exited_stack);
+    }
+    s->idle = s->objects ? s->idle && o->idle : o->idle;
+    add_counters(&s->cur, &o->cur);
+    add_counters(&s->prev, &o->prev);
+    add_extra(&s->whole, &o->whole);
+    add_extra(&s->win, &o->win);
+    s->objects += o->objects;
+    s->win_objects += o->win_objects;
+}
+
+void retired_fold(struct retired *r, bool (*alive)(int pid), bool shapes)
+{
+    struct retired *to = calloc(1, sizeof(*to));
+    if (!to) {
+        fprintf(stderr, "parktrace: out of memory for recycled blockers\n");
+        exit(1);
+    }
+    /* Whether each pid lives, asked once per run of its sites or stacks. */
+    int last_pid = -1;
+    bool last_gone = false;
+#define GONE(p) ((p) == PT_RETIRED_EXITED || ((p) == last_pid ? last_gone : (last_pid = (p), last_gone = !alive(p))))
+    for (int i = 0; i < r->n; i++) {
+        const struct retired_site *o = &r->v[i];
+        bool gone = GONE(o->pid);
+        const char *comm = !gone || shapes ? o->comm : "[exited]";
+        const char *site = !gone || shapes ? o->site : "[exited]";
+        merge_site(to, site_of(to, gone ? PT_RETIRED_EXITED : o->pid, comm, o->kind, o->cls, site), o, shapes);
+    }
+    for (int i = 0; i < r->nstacks; i++) {
+        const struct pt_model_stack *e = &r->stacks[i];
+        bool gone = GONE(e->pid);
+        struct pt_model_stack who = {.leaf = e->leaf, .pid = gone ? PT_RETIRED_EXITED : e->pid, .kind = e->kind,
+                                     .wait = e->wait, .name = e->name};
+        retired_add_stack(to, !gone || shapes ? e->root : "[exited]", !gone || shapes ? e->stack : &exited_stack,
+                          &who, e->count, e->ns, e->own_count, e->own_ns);
+    }
+#undef GONE
+    to->count = r->count;
+    to->folds = r->folds + 1;
+    retired_free(r);
+    *r = *to;
+    free(to);
 }
 
 void retired_roll(struct retired *r)

@@ -35,6 +35,10 @@ struct retired_site {
 
 #define RETIRED_BUCKETS 4096
 
+/* The pid of sites and stacks of processes that have exited, folded
+ * together per command once the budget is reached (retired_fold). */
+#define PT_RETIRED_EXITED 0
+
 /* A stack a retired site or stack points to: a copy of its own, one per
  * distinct content, so that the stack cache can let the entries of recycled
  * slots go. */
@@ -57,6 +61,11 @@ struct retired {
     int stack_head[RETIRED_BUCKETS], *stack_next;
     struct retired_frames *frames[RETIRED_BUCKETS];
     uint64_t frames_bytes;            /* what the copies take */
+    uint64_t bytes;                   /* what the sites and stacks take */
+    uint64_t folds;                   /* retired_fold calls so far */
+    /* The copy of a class name by the name: a site's, found once per
+     * distinct class rather than by a walk over all sites. */
+    struct { const char *cls; } class_memo[256];
     /* The copy of a stack by its address and naming: the same few stacks
      * are the first of thousands of short-lived blockers. */
     struct { const struct pt_stack *st; uint64_t naming; const struct pt_stack *copy; } memo[1024];
@@ -75,6 +84,17 @@ void retired_add_stack(struct retired *r, const char *root, const struct pt_stac
  * show. WAITS and BLOCKERS are added to. */
 int retired_rows(const struct retired *r, bool interval, uint64_t from_t, uint64_t now, struct pt_row *rows,
                  uint64_t *waits, uint64_t *blockers);
+
+/* What the sites, stacks and stack copies take, in bytes. */
+uint64_t retired_bytes(const struct retired *r);
+
+/* Folds the sites and stacks of processes ALIVE says have exited into one
+ * site per (command, kind, class, site) and their stacks under pid
+ * PT_RETIRED_EXITED, keeping every count and time. Without SHAPES, their
+ * commands, sites and stack frames go too (one site per kind and class,
+ * one "[exited process]" stack per leaf): what a budget still too small
+ * after the first fold comes to. */
+void retired_fold(struct retired *r, bool (*alive)(int pid), bool shapes);
 
 /* A new window begins. */
 void retired_roll(struct retired *r);
