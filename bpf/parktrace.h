@@ -9,6 +9,12 @@
 #endif
 
 #define PT_HIST_SLOTS 40        /* log2(ns) buckets: 1 ns .. 2^39 ns, last is open */
+
+/* --self-stats: the run times of the programs every traced thread pays for,
+ * four buckets per power of two (bucket 4 * log2(ns) + the next two bits),
+ * for their 99th percentiles. */
+enum pt_timed { PT_TIMED_SWITCH, PT_TIMED_WAKING, PT_TIMED_COUNT };
+#define PT_RUN_BUCKETS (4 * PT_HIST_SLOTS)
 #define PT_COMM_LEN 16
 #define PT_STACK_SAMPLE 8192    /* bytes of user stack copied once per (process, stack) */
 #define PT_STACK_CHUNK 512

@@ -105,9 +105,8 @@ static __always_inline bool sleeping_in_futex(struct task_struct *prev, __u64 *u
     return false;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-             unsigned int prev_state)
+static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struct *prev, struct task_struct *next,
+                                     unsigned int prev_state)
 {
     __u64 now = 0;
 
@@ -170,6 +169,17 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
     return 0;
 }
 
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+             unsigned int prev_state)
+{
+    __u64 t0 = time_runs ? bpf_ktime_get_ns() : 0;
+    int ret = on_switch(ctx, preempt, prev, next, prev_state);
+    if (time_runs)
+        note_run(PT_TIMED_SWITCH, t0);
+    return ret;
+}
+
 /* How the wait will end, decided as it is woken: woken by its own
  * hrtimer_sleeper's callback, it timed out; with a signal pending it was interrupted;
  * otherwise another thread woke it (FUTEX_WAKE, or the kernel's futex wake
@@ -191,8 +201,7 @@ static __always_inline __u32 wake_end(struct task_struct *p)
     return PT_END_WOKEN;
 }
 
-SEC("tp_btf/sched_waking")
-int BPF_PROG(sched_waking, struct task_struct *p)
+static __always_inline int on_waking(__u64 *ctx, struct task_struct *p)
 {
     struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
     if (!w)
@@ -213,6 +222,16 @@ int BPF_PROG(sched_waking, struct task_struct *p)
     if (w->end == PT_END_WOKEN)
         note_waker(ctx, w, p->tgid);
     return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sched_waking, struct task_struct *p)
+{
+    __u64 t0 = time_runs ? bpf_ktime_get_ns() : 0;
+    int ret = on_waking(ctx, p);
+    if (time_runs)
+        note_run(PT_TIMED_WAKING, t0);
+    return ret;
 }
 
 #endif

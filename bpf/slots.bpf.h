@@ -130,6 +130,18 @@ static __always_inline __u32 log2_slot(__u64 v)
     return r < PT_HIST_SLOTS ? r : PT_HIST_SLOTS - 1;
 }
 
+__u64 run_hist[PT_TIMED_COUNT][PT_RUN_BUCKETS];
+
+/* One run of program PROG, begun at T0 (time_runs). */
+static __always_inline void note_run(__u32 prog, __u64 t0)
+{
+    __u64 d = bpf_ktime_get_ns() - t0;
+    __u32 b = log2_slot(d);
+    __u32 i = 4 * b + (b >= 2 ? (__u32)(d >> (b - 2)) & 3 : 0);
+    if (prog < PT_TIMED_COUNT && i < PT_RUN_BUCKETS)
+        __sync_fetch_and_add(&run_hist[prog][i], 1);
+}
+
 /* Finds the blocker's slot, creating it on the first wait. */
 static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u32 *idx_out,
                                                 __u64 uaddr, __u64 pid_tgid, __u64 now)

@@ -111,6 +111,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     /* --stacks sampled: stack walks within a budget per CPU. */
     t->stacks_sampled = !o->stacks_all;
     skel->rodata->stack_budget_ns = o->stacks_all ? 0 : (uint64_t)(o->stack_budget * 1e9);
+    skel->rodata->time_runs = o->self_stats;
     skel->rodata->follow_children = follow;
     skel->rodata->cfi_unwind = o->unwind == PT_UNWIND_CFI;
     bpf_program__set_autoload(skel->progs.exec_unwind, o->unwind == PT_UNWIND_CFI);

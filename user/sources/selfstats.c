@@ -54,6 +54,23 @@ static unsigned long maps_kb(struct tracer *t)
     return total / 1024;
 }
 
+/* The upper bound of the bucket holding the 99th percentile of H's runs
+ * (parktrace.h: four buckets per power of two), 0 when none ran. */
+static uint64_t run_p99_ns(const __u64 *h)
+{
+    uint64_t all = 0, seen = 0;
+    for (int i = 0; i < PT_RUN_BUCKETS; i++)
+        all += h[i];
+    for (int i = 0; i < PT_RUN_BUCKETS && all; i++) {
+        seen += h[i];
+        if (seen * 100 >= all * 99) {
+            int b = i / 4, sub = i % 4;
+            return b < 2 ? (uint64_t)1 << (b + 1) : (uint64_t)(5 + sub) << (b - 2);
+        }
+    }
+    return 0;
+}
+
 void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct stacks *stacks,
                      const struct jvm_tracker *jvm, double elapsed_s)
 {
@@ -80,6 +97,10 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
         ns += info.run_time_ns;
     }
     fprintf(f, " bpf_runs=%" PRIu64 " bpf_ns_per_run=%" PRIu64, runs, runs ? ns / runs : 0);
+    /* The hot programs' tails, from their own clock (two reads a run, in
+     * the means above too). */
+    fprintf(f, " sched_switch_p99_ns=%" PRIu64 " sched_waking_p99_ns=%" PRIu64,
+            run_p99_ns(t->skel->bss->run_hist[PT_TIMED_SWITCH]), run_p99_ns(t->skel->bss->run_hist[PT_TIMED_WAKING]));
     struct unwind_tables_usage u;
     unwind_tables_usage(sv->tables, &u);
     uint64_t walks = (uint64_t)t->skel->bss->unwind_walks;

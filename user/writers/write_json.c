@@ -117,9 +117,12 @@ int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
     fprintf(f, ",\"window_ns\":%" PRIu64, m->window_ns);
     fprintf(f, ",\"totals\":{\"waits\":%" PRIu64 ",\"blockers\":%" PRIu64 ",\"dropped_events\":%" PRIu64
                ",\"dropped_stacks\":%" PRIu64 ",\"stacks\":%" PRIu64 ",\"truncated_stacks\":%" PRIu64
-               ",\"live_blockers\":%" PRIu64 ",\"recycled_blockers\":%" PRIu64 ",\"phases_forgotten\":%" PRIu64,
+               ",\"live_blockers\":%" PRIu64 ",\"recycled_blockers\":%" PRIu64,
             t->waits, t->blockers, t->dropped_events, t->dropped_stacks, t->stacks, t->truncated_stacks,
-            t->live_blockers, t->recycled_blockers, t->phases_forgotten);
+            t->live_blockers, t->recycled_blockers);
+    /* A long run's oldest closed phases, let go (only when some were). */
+    if (t->phases_forgotten)
+        fprintf(f, ",\"phases_forgotten\":%" PRIu64, t->phases_forgotten);
     fprintf(f, ",\"stacks_mode\":\"%s\"", t->stack_budget > 0 ? "sampled" : "all");
     if (t->stack_budget > 0)
         fprintf(f, ",\"stack_budget_pct\":%g,\"stack_samples\":%" PRIu64 ",\"stack_samples_lost\":%" PRIu64,
