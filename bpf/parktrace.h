@@ -132,15 +132,18 @@ struct pt_slot {
  * same call site with the same frame gives the same stack, so the kernel's
  * stack walk and hashing are skipped when a thread waits (or wakes) again
  * from where it did last time. */
-#define PT_CACHE_CHECKS 4
+#define PT_CACHE_CHECKS 10
 struct pt_stack_cache {
     __u64 ip, sp;          /* ip 0: empty */
     __s32 sid;
     __u32 noted_slot;      /* slot + 1 this stack was last noted for, 0: none */
-    /* A kernel-unwound stack also checks its return addresses at frames 2,
-     * 4, 8 and 12 (address 0: no check), which tells callers apart that
-     * reach the same instruction at the same depth. */
+    /* A kernel-unwound stack also checks words it read (address 0: no
+     * check): native return addresses at frames 2, 4, 8 and 12, and those
+     * of the first six Java frames, where a lock's library code meets its
+     * callers (an interpreted frame's Method* too). That tells callers apart
+     * that reach the same instruction at the same depth. */
     __u64 chk_addr[PT_CACHE_CHECKS], chk_val[PT_CACHE_CHECKS];
+    __u32 nchecks;         /* of them, being remembered by a walk */
 };
 
 /* A thread's wait in progress, in task-local storage: what the end of the
@@ -155,10 +158,16 @@ struct pt_wait {
     __s32 waker_stack;     /* the user stack of the thread that woke it, or -1 */
     __u32 waker_tgid;
     __u64 nvcsw;           /* --probes uprobes: voluntary switches when the park began */
-    struct pt_stack_cache wait_st;   /* this thread's stack when it waits */
-    struct pt_stack_cache wake_st;   /* and when it wakes another */
-    __s32 wake_seen_stack;           /* waiter stack and process of the last */
-    __u32 wake_seen_tgid;            /* waker entry made */
+    /* This thread's last two stacks when it waits, and when it wakes
+     * another: a thread alternating between two call paths walks neither
+     * again. *_mru: the index of the most recent. */
+    struct pt_stack_cache wait_st[2];
+    struct pt_stack_cache wake_st[2];
+    __u32 wait_mru, wake_mru;
+    __s32 wake_seen_stack;           /* waiter stack, process and waker stack */
+    __u32 wake_seen_tgid;            /* of the last waker entry made */
+    __s32 wake_seen_sid;
+    __u32 wake_seen_slot;            /* its slot + 1, 0: none */
     __u32 counted_slot;              /* slot + 1 and window generation this */
     __u32 counted_gen;               /* thread was last counted in `threads` for */
     __u64 early_sw;                  /* sched probes: a waking seen before the switch */

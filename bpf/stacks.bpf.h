@@ -177,11 +177,20 @@ static __always_inline void budget_close(struct pt_budget *b, __u64 start)
  * leaves anything in it. Kernel-unwound (CFI) stacks first; the kernel's
  * frame-pointer walk for processes without tables. *ODDS: those it was
  * taken with (budget_odds); PT_SID_OVER_BUDGET when left out. */
-static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c, struct pt_regs *regs, __u32 *odds,
-                                            bool naming)
+static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pair, __u32 *mru,
+                                            struct pt_regs *regs, __u32 *odds, bool naming,
+                                            struct pt_stack_cache **used)
 {
     __u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
     *odds = PT_ODDS_ONE;
+    bool second = *mru & 1;
+    struct pt_stack_cache *c = second ? &pair[1] : &pair[0], *other = second ? &pair[0] : &pair[1];
+    *used = c;
+    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
+        return c->sid;
+    /* The other path: it becomes the most recent; a walk replaces it. */
+    *used = c = other;
+    *mru = !second;
     if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
         return c->sid;
     __u64 start = bpf_ktime_get_ns();
@@ -221,10 +230,11 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *c,
 static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, struct pt_wait *w,
                                           struct pt_regs *regs, bool naming)
 {
-    __s32 sid = cached_stackid(ctx, &w->wait_st, regs, &w->odds, naming);
-    if (sid >= 0 && w->wait_st.noted_slot != idx + 1) {
+    struct pt_stack_cache *c;
+    __s32 sid = cached_stackid(ctx, w->wait_st, &w->wait_mru, regs, &w->odds, naming, &c);
+    if (sid >= 0 && c->noted_slot != idx + 1) {
         note_stack(idx, sid, pid_tgid);
-        w->wait_st.noted_slot = idx + 1;
+        c->noted_slot = idx + 1;
     }
     return sid;
 }
@@ -264,7 +274,8 @@ static __always_inline __s32 waker_stack(void *ctx, struct pt_wait *w, struct pt
     *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!*mine)
         return -1;
-    return cached_stackid(ctx, &(*mine)->wake_st, regs, odds, false);
+    struct pt_stack_cache *c;
+    return cached_stackid(ctx, (*mine)->wake_st, &(*mine)->wake_mru, regs, odds, false, &c);
 }
 
 /* The thread waking a waiter from its own FUTEX_WAKE (an unlock, a signal,
@@ -285,13 +296,14 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
                               .waker_stack = sid, .waker_tgid = pid_tgid >> 32 };
     /* The same waiter stack on the same blocker as last time: the entry exists. */
     __u32 seen = w->slot + 1;
-    if (mine->wake_st.noted_slot == seen && mine->wake_seen_stack == w->stack_id &&
+    if (mine->wake_seen_sid == sid && mine->wake_seen_slot == seen && mine->wake_seen_stack == w->stack_id &&
         mine->wake_seen_tgid == waiter_tgid) {
         w->waker_stack = sid;
         w->waker_tgid = pid_tgid >> 32;
         return;
     }
-    mine->wake_st.noted_slot = seen;
+    mine->wake_seen_slot = seen;
+    mine->wake_seen_sid = sid;
     mine->wake_seen_stack = w->stack_id;
     mine->wake_seen_tgid = waiter_tgid;
     if (!bpf_map_lookup_elem(&waker_time, &k)) {

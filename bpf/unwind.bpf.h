@@ -159,17 +159,25 @@ __noinline int urow_find(__u32 bin, __u32 pc, struct pt_urow *out)
 /* One frame step by frame pointer, for code without tables (another
  * runtime's JIT code, HotSpot's stubs and frames that keep rbp): rbp must
  * point a little above sp. */
-/* Remembers where frame NR's return address VAL lives (ADDR), at a few
- * depths, native or Java, so the thread's stack cache can tell a different
- * caller at the same ip and sp (a Java thread taking two paths into one
- * lock had the other path's stack when only native frames were checked). */
-static __always_inline void remember_check(struct uwalk *w, __u32 nr, __u64 addr, __u64 val)
+/* Remembers a word the walk read (VAL at ADDR: frame NR's return address,
+ * or an interpreted frame's Method*) for the thread's stack cache, which
+ * reads it again to tell a different caller at the same ip and sp: native
+ * frames 2, 4, 8 and 12 and the first six Java frames (JAVA), where a
+ * lock's library code meets its callers. With checks at fixed depths only,
+ * a Java thread taking two paths into one lock got the other path's stack
+ * a third of the time: shares 10 points off the workload's. */
+static __always_inline void remember_check(struct uwalk *w, __u32 nr, __u64 addr, __u64 val, bool java)
 {
     struct pt_stack_cache *c = w->cache;
-    if (c && (nr == 2 || nr == 4 || nr == 8 || nr == 12)) {
-        int j = nr == 2 ? 0 : nr == 4 ? 1 : nr == 8 ? 2 : 3;
+    if (!c || !(java ? w->java_frames <= 6 : (nr == 2 || nr == 4 || nr == 8 || nr == 12)))
+        return;
+    /* Counted in the cache (map memory), not in the walk's state: a count
+     * the verifier tracks exactly multiplies the states it explores. */
+    __u32 j = c->nchecks;
+    if (j < PT_CACHE_CHECKS) {
         c->chk_addr[j] = addr;
         c->chk_val[j] = val;
+        c->nchecks = j + 1;
     }
 }
 
@@ -245,7 +253,7 @@ static long unwind_step(__u32 i, void *ctx)
         }
         w->bp = bp;
     }
-    remember_check(w, nr, cfa - 8, ra);
+    remember_check(w, nr, cfa - 8, ra, false);
     w->sp = cfa;
     w->ip = ra;
     return 0;
@@ -306,6 +314,7 @@ __noinline int unwind_user(__u64 ip, __u64 sp, __u64 bp, struct pt_stack_cache *
     st->flags = 0;
     for (int j = 0; j < PT_CACHE_CHECKS; j++)
         c->chk_addr[j] = 0;
+    c->nchecks = 0;
     struct uwalk w = {
         .ip = ip, .sp = sp, .bp = bp,
         .hash = 0xcbf29ce484222325ull, .proc = p, .st = st, .cache = c,
@@ -336,18 +345,21 @@ __noinline int unwind_user(__u64 ip, __u64 sp, __u64 bp, struct pt_stack_cache *
     return id;
 }
 
-/* The return addresses the last walk saw are still in place: the same call
- * path, not another caller that reached the same ip at the same depth. */
-static __always_inline bool ustack_cache_holds(const struct pt_stack_cache *c)
+/* The words the last walk checked are still in place: the same call path,
+ * not another caller that reached the same ip at the same depth. Global,
+ * so the verifier checks its loop once, not at every call site. */
+__noinline int ustack_cache_holds(const struct pt_stack_cache *c)
 {
+    if (!c)
+        return 0;
     for (int j = 0; j < PT_CACHE_CHECKS; j++) {
         __u64 v;
         if (!c->chk_addr[j])
             break;
         if (bpf_probe_read_user(&v, sizeof(v), (void *)c->chk_addr[j]) || v != c->chk_val[j])
-            return false;
+            return 0;
     }
-    return true;
+    return 1;
 }
 
 #endif

@@ -117,11 +117,14 @@ static __always_inline long java_step(struct uwalk *w, const struct pt_jvm_layou
         w->sp = fr[j];          /* fp - 8: the sender's sp */
         w->bp = fr[j + 1];
         w->ip = fr[j + 2];
-        remember_check(w, nr, base + 8ull * (j + 2), w->ip);
+        /* Its caller's return address is the interpreter's whatever the
+         * call site: its Method* tells which method this frame runs. */
+        remember_check(w, nr, base, method, true);
+        remember_check(w, nr, base + 8ull * (j + 2), w->ip, true);
         return 0;
     }
     if ((l->preserve_fp || w->ip == l->call_stub_ra) && fp_step(w)) {
-        remember_check(w, nr, w->sp - 8, w->ip);
+        remember_check(w, nr, w->sp - 8, w->ip, true);
         return 0;
     }
     __s32 words = blob_frame_words(l, w->ip);
@@ -133,11 +136,11 @@ static __always_inline long java_step(struct uwalk *w, const struct pt_jvm_layou
             w->sp = sender;
             w->bp = fr[0];
             w->ip = fr[1];
-            remember_check(w, nr, sender - 8, w->ip);
+            remember_check(w, nr, sender - 8, w->ip, true);
             return 0;
         }
     } else if (w->java_frames == 1 && fp_step(w)) {
-        remember_check(w, nr, w->sp - 8, w->ip);
+        remember_check(w, nr, w->sp - 8, w->ip, true);
         return 0;      /* the frame that left Java code keeps rbp (a native wrapper) */
     }
     st->flags |= PT_USTACK_TRUNCATED;

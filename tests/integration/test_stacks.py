@@ -550,14 +550,14 @@ def java_mixed_paths_keep_their_shares():
     """StackLocks mixed: every thread takes both paths in turn. Each path's
     share of the lock's park time should be the workload's share of its
     lock() time within 5 points, with every stack walked; then, within a
-    budget, the same. Every stack walked, the shares come out 5-15 points
-    off on this JVM, either way from run to run, though every line names
-    one path and its frames in order, and within a budget up to 23 points
-    (under investigation: issue 16)."""
+    budget, the same. (With its cache checking return addresses at fixed
+    depths only, and one stack per thread, a thread's stack cache gave the
+    other path's stack: 10 points off, 23 within a budget.)"""
     def run(extra):
         folded = os.path.join(TMP, "java-stacks-mixed.txt")
         p = run_pt(["-f", "json", "--top", "0", "--kinds", "jvm-park", *extra, "--collapsed", folded, "--",
-                    "java", "-Xmx128m", "-cp", JAVA_CP, "StackLocks", "4", "1000", "mixed"], timeout=90)
+                    "java", "-Xmx128m", "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,StackLocks::*",
+                    "-cp", JAVA_CP, "StackLocks", "4", "1000", "mixed"], timeout=90)
         check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
         own = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"paths"')]
         check(own, f"StackLocks printed no report: {p.stdout[-500:]}")
@@ -572,18 +572,15 @@ def java_mixed_paths_keep_their_shares():
                     got[m] += n
         return final_of(json_reports(p.stdout))["totals"], want, got
     _, want, got = run(["--stacks", "all"])
-    try:
-        check_shares("java, every stack", want, got)
-    except AssertionError as e:
-        known_gap("java_mixed_paths_shares_off", str(e))
+    check_shares("java, every stack", want, got)
     totals, want, got = run(["--stack-budget", "0.1"])
     sampled_totals_say_so(totals, "java")
     try:
         check_shares("java, within a budget", want, got)
     except AssertionError as e:
-        # The same gap: a run whose exact shares happened to fall within 5
-        # points came out 93/7 against 70/30 within the budget.
-        known_gap("java_mixed_paths_shares_off", str(e))
+        # Exact with every stack walked; within a budget, 8-17 points off
+        # in either direction: too few weighted samples (issue 16).
+        known_gap("java_sampled_shares_noisy", str(e))
 
 
 if __name__ == "__main__":

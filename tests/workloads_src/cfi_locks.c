@@ -10,8 +10,9 @@
  * waits on a condition variable that notify_thread() signals every 5 ms.
  *
  * usage: cfi_locks [-t THREADS>=2] [-s SECONDS] [-r REPORT.json] [-w DELAY_MS] [-m]
- * -m (mixed): every thread takes both paths in turn, so that a thread's
- * stack changes from one wait to the next (no stack cache holds it).
+ * -m (mixed): every thread takes both paths in turn, each through 0 to 2
+ * extra frames (via), so that a thread's stack changes from one wait to the
+ * next among six (more than a thread's stack cache holds).
  * DELAY_MS holds the threads back at first: main makes one 1 ms futex wait
  * that times out (a tracer that builds a process's unwind tables at its
  * first wait starts on them then) and sleeps, so that the tables are in
@@ -111,12 +112,22 @@ FRAME int await_batch(void)
     return more;
 }
 
+/* PATH(ID) through DEPTH more frames of its own. */
+FRAME void via(unsigned depth, void (*path)(unsigned), unsigned id)
+{
+    if (depth)
+        via(depth - 1, path, id);
+    else
+        path(id);
+    KEEP_FRAME();
+}
+
 FRAME void *ingest_thread(void *arg)
 {
     unsigned id = (unsigned)(uintptr_t)arg;
     for (unsigned i = 0; !stop; i++) {
-        if (mixed && i % 2)
-            flush_batch(id);
+        if (mixed)
+            via(i / 2 % 3, i % 2 ? flush_batch : ingest_record, id);
         else
             ingest_record(id);
         sleep_us(500 + 150 * (long)id);
@@ -129,8 +140,8 @@ FRAME void *flush_thread(void *arg)
 {
     unsigned id = (unsigned)(uintptr_t)arg;
     for (unsigned i = 0; !stop; i++) {
-        if (mixed && i % 2)
-            ingest_record(id);
+        if (mixed)
+            via(i / 2 % 3, i % 2 ? ingest_record : flush_batch, id);
         else
             flush_batch(id);
         sleep_us(1000 + 150 * (long)id);

@@ -135,13 +135,26 @@ void Stage::finish()
     KEEP_FRAME();
 }
 
-static bool mixed;     // -m: every thread takes both paths in turn
+static bool mixed;     // -m: every thread takes both paths in turn, through 0-2 extra frames
+
+// push_item or drain_batch (DRAIN) through DEPTH more frames of its own:
+// six stacks per thread, more than its stack cache holds.
+FRAME void via(unsigned depth, Stage *s, bool drain, unsigned id)
+{
+    if (depth)
+        via(depth - 1, s, drain, id);
+    else if (drain)
+        s->drain_batch(id);
+    else
+        s->push_item(id);
+    KEEP_FRAME();
+}
 
 FRAME void producer_main(Stage *s, unsigned id)
 {
     for (unsigned i = 0; !s->stop; i++) {
-        if (mixed && i % 2)
-            s->drain_batch(id);
+        if (mixed)
+            via(i / 2 % 3, s, i % 2, id);
         else
             s->push_item(id);
         sleep_us(500 + 150 * (long)id);
@@ -152,8 +165,8 @@ FRAME void producer_main(Stage *s, unsigned id)
 FRAME void flusher_main(Stage *s, unsigned id)
 {
     for (unsigned i = 0; !s->stop; i++) {
-        if (mixed && i % 2)
-            s->push_item(id);
+        if (mixed)
+            via(i / 2 % 3, s, !(i % 2), id);
         else
             s->drain_batch(id);
         sleep_us(1000 + 150 * (long)id);

@@ -8,7 +8,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *  paths within the first second. DELAY_MS holds the threads back at first,
  *  so that a tracer that recognises JVMs after a while sees every park.
  *  With "mixed", every thread takes reserveStock() twice and restockShelf()
- *  once in turn, so a thread's stack changes from one park to the next.
+ *  once in turn, through 0 to 2 more frames, so a thread's stack changes
+ *  from one park to the next among six.
  *  usage: java StackLocks [SECONDS] [DELAY_MS] [mixed]
  *  prints {"paths":{"reserveStock":LOCK_NS,"restockShelf":LOCK_NS},"threads":N} */
 public class StackLocks {
@@ -40,9 +41,20 @@ public class StackLocks {
 
     static void reserveLoop(long end) { while (System.nanoTime() < end) reserveStock(); }
     static void restockLoop(long end) { while (System.nanoTime() < end) restockShelf(); }
+    /** A path through one or two more frames (run with viaOne and viaTwo
+     *  not inlined: -XX:CompileCommand=dontinline,StackLocks::*, which keeps each
+     *  path its own frame too: JIT code is named by its outer method). */
+    static void viaOne(boolean restock) { if (restock) restockShelf(); else reserveStock(); }
+    static void viaTwo(boolean restock) { viaOne(restock); }
     static void mixedLoop(long end) {
         for (int i = 0; System.nanoTime() < end; i++) {
-            if (i % 3 == 2)
+            boolean restock = i % 3 == 2;
+            int depth = i / 3 % 3;
+            if (depth == 0)
+                viaOne(restock);
+            else if (depth == 1)
+                viaTwo(restock);
+            else if (restock)
                 restockShelf();
             else
                 reserveStock();
