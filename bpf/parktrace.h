@@ -213,6 +213,16 @@ struct pt_stack_val {
     __u64 count;
     __u64 ns;
 };
+/* A (waiter stack, waker stack) pair's waits, weighed twice when stacks
+ * are sampled: count and ns by both stacks' odds (the waker's share),
+ * line_count and line_ns by the waiter's alone (its own line's share, so
+ * that a waiter line's weight does not multiply by its waker's odds). */
+struct pt_waker_val {
+    __u64 count;
+    __u64 ns;
+    __u64 line_count;
+    __u64 line_ns;
+};
 
 /* Time and count per (blocker, waiter stack, waker stack): where a wait
  * occurred and which code ended it by waking the waiter. */

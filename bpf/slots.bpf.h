@@ -84,7 +84,7 @@ struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, 65536);
     __type(key, struct pt_waker_key);
-    __type(value, struct pt_stack_val);
+    __type(value, struct pt_waker_val);
 } waker_time SEC(".maps");
 
 /* Processes to trace when filtering; fork-following adds children. */
@@ -333,68 +333,85 @@ static __always_inline void reclaim_stale(struct pt_wait *w, __u64 now)
     count_drop(PT_DROP_WAITING);
 }
 
-/* Charges COUNT waits of NS ns in all to their waiter stack's entry in
- * stack_time, or, with a known waker (WAKER >= 0), to their (waiter stack,
- * waker stack) entry in waker_time; user space adds those to the waiter
- * stack's own line, which keeps the rest. A waiter stack's entry was made
- * when the stack was taken (note_stack); a waker entry is made here the
- * first time when its waker did not make it (--probes uprobes, samples). */
+/* Charges a wait to its waiter stack's entry in stack_time, or, with a
+ * known waker (WAKER >= 0), to their (waiter stack, waker stack) entry in
+ * waker_time; user space adds those to the waiter stack's own line, which
+ * keeps the rest. V: the waits and ns it stands for, on its waiter's line
+ * (line_*) and for the pair. A waiter stack's entry was made when the stack was taken
+ * (note_stack); a waker entry is made here the first time when its waker
+ * did not make it (--probes uprobes, samples). */
 static __always_inline bool charge_stack(__u32 slot, __s32 stack_id, __u32 tgid, __s32 waker,
-                                         __u32 waker_tgid, __u64 count, __u64 ns)
+                                         __u32 waker_tgid, const struct pt_waker_val *v)
 {
-    struct pt_stack_val *sv;
     if (waker >= 0) {
         struct pt_waker_key wk = { .slot = slot, .stack_id = stack_id, .tgid = tgid,
                                    .waker_stack = waker, .waker_tgid = waker_tgid };
-        sv = bpf_map_lookup_elem(&waker_time, &wk);
-        if (!sv) {
-            struct pt_stack_val zero = {};
+        struct pt_waker_val *pv = bpf_map_lookup_elem(&waker_time, &wk);
+        if (!pv) {
+            struct pt_waker_val zero = {};
             if (bpf_map_update_elem(&waker_time, &wk, &zero, BPF_NOEXIST) == 0)
-                sv = bpf_map_lookup_elem(&waker_time, &wk);
+                pv = bpf_map_lookup_elem(&waker_time, &wk);
             else
                 count_drop(PT_DROP_STACKAGG);
         }
-        if (sv) {
-            __sync_fetch_and_add(&sv->count, count);
-            __sync_fetch_and_add(&sv->ns, ns);
+        if (pv) {
+            __sync_fetch_and_add(&pv->count, v->count);
+            __sync_fetch_and_add(&pv->ns, v->ns);
+            __sync_fetch_and_add(&pv->line_count, v->line_count);
+            __sync_fetch_and_add(&pv->line_ns, v->line_ns);
             return true;
         }
         /* No waker entry could be made (counted): the waiter's own line. */
     }
     struct pt_stack_key sk = { .slot = slot, .stack_id = stack_id, .tgid = tgid };
-    sv = bpf_map_lookup_elem(&stack_time, &sk);
+    struct pt_stack_val *sv = bpf_map_lookup_elem(&stack_time, &sk);
     if (!sv)
         return false;
-    __sync_fetch_and_add(&sv->count, count);
-    __sync_fetch_and_add(&sv->ns, ns);
+    __sync_fetch_and_add(&sv->count, v->line_count);
+    __sync_fetch_and_add(&sv->ns, v->line_ns);
     return true;
 }
 
-/* Charges wait W of D ns to its stacks. A stack taken with lower odds
- * (over the walk budget) stands for 2^24 / odds waits and their time, the
- * count rounded up or down at random in proportion so that it stays
- * unbiased; a wait whose own stack or waker's stack was left out over
- * budget is charged nowhere (the odds charge the others more). User space scales
- * a blocker's stacks to its exact totals (stack_weights.c). */
-static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker, __u32 tgid, __u64 d)
+/* D ns taken with ODDS (2^-24ths, below PT_ODDS_ONE) stand for 2^24 / ODDS
+ * waits and their time, the count rounded up or down at random in
+ * proportion so that it stays unbiased. */
+static __always_inline void weigh(__u64 odds, __u64 d, __u64 *count, __u64 *ns)
 {
-    __u64 odds = w->odds;
-    if (waker >= 0)
-        odds = odds * w->waker_odds >> 24;
-    /* Odds 0: its own stack was left out over budget. */
-    if (!w->odds || (w->flags & PT_WAIT_WAKER_LOST)) {
-        __sync_fetch_and_add(&stack_samples_lost, 1);
-        return;
-    }
     if (odds >= PT_ODDS_ONE) {
-        charge_stack(w->slot, w->stack_id, tgid, waker, w->waker_tgid, 1, d);
+        *count = 1;
+        *ns = d;
         return;
     }
     if (!odds)
         odds = 1;
-    __u64 count = (PT_ODDS_ONE + bpf_get_prandom_u32() % odds) / odds;
-    __u64 ns = d < (1ull << 39) ? (d << 24) / odds : (d / odds) << 24;
-    if (charge_stack(w->slot, w->stack_id, tgid, waker, w->waker_tgid, count, ns)) {
+    *count = (PT_ODDS_ONE + bpf_get_prandom_u32() % odds) / odds;
+    *ns = d < (1ull << 39) ? (d << 24) / odds : (d / odds) << 24;
+}
+
+/* Charges wait W of D ns to its stacks, each weighed by the odds it was
+ * taken with (over the walk budget, a stack is taken at random): its
+ * waiter's line by the waiter stack's odds, its (waiter, waker) pair by
+ * both. A wait whose own stack was left out is charged nowhere; one whose
+ * waker's stack was left out counts on its waiter's own line. User space
+ * scales a blocker's stacks to its exact totals (stack_weights.c). */
+static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker, __u32 tgid, __u64 d)
+{
+    if (!w->odds) {
+        __sync_fetch_and_add(&stack_samples_lost, 1);
+        return;
+    }
+    if (w->flags & PT_WAIT_WAKER_LOST)
+        waker = -1;
+    struct pt_waker_val v;
+    weigh(w->odds, d, &v.line_count, &v.line_ns);
+    if (waker >= 0 && w->waker_odds < PT_ODDS_ONE)
+        weigh((__u64)w->odds * w->waker_odds >> 24, d, &v.count, &v.ns);
+    else {
+        v.count = v.line_count;
+        v.ns = v.line_ns;
+    }
+    if (charge_stack(w->slot, w->stack_id, tgid, waker, w->waker_tgid, &v) &&
+        (w->odds < PT_ODDS_ONE || (waker >= 0 && w->waker_odds < PT_ODDS_ONE))) {
         __sync_fetch_and_add(&stack_samples, 1);
         __sync_fetch_and_add(&stack_sampled_ns, d);
     }

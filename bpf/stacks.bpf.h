@@ -307,7 +307,7 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
     mine->wake_seen_stack = w->stack_id;
     mine->wake_seen_tgid = waiter_tgid;
     if (!bpf_map_lookup_elem(&waker_time, &k)) {
-        struct pt_stack_val zero = {};
+        struct pt_waker_val zero = {};
         long err = bpf_map_update_elem(&waker_time, &k, &zero, BPF_NOEXIST);
         if (!err) {
             if (!(sid & PT_USTACK_ID))

@@ -204,13 +204,17 @@ static bool process_alive(int pid)
  * starts processes all day would otherwise keep every one's. */
 static void keep_retired_in_budget(struct collector *c)
 {
-    if (retired_bytes(&c->retired) <= c->o->recycled_budget)
+    uint64_t bytes = retired_bytes(&c->retired);
+    if (bytes <= c->o->recycled_budget || bytes <= c->refold_bytes)
         return;
     retired_fold(&c->retired, process_alive, true);
-    /* Still over a quarter of it: exited processes keep their totals per
-     * kind and class, not their commands, sites and frames. */
+    /* Still over three quarters of it: exited processes keep their totals
+     * per kind and class, not their commands, sites and frames. */
     if (retired_bytes(&c->retired) > c->o->recycled_budget / 4 * 3)
         retired_fold(&c->retired, process_alive, false);
+    /* Live processes' sites alone over it: not again before they grow by a
+     * quarter (each fold rebuilds them all). */
+    c->refold_bytes = retired_bytes(&c->retired) / 4 * 5;
 }
 
 void collector_tick(struct collector *c)
@@ -307,22 +311,40 @@ static void roll_window(struct collector *c, uint32_t nused, uint64_t now)
 }
 
 /* Makes the reused buffers hold N rows. */
-static void reserve_rows(struct collector *c, uint32_t n)
+static void *realloc_or_die(void *p, size_t n)
 {
-    if (n <= c->rows_cap)
-        return;
-    uint32_t cap = c->rows_cap ? c->rows_cap : 64;
-    while (cap < n)
-        cap *= 2;
-    c->rows = realloc(c->rows, cap * sizeof(*c->rows));
-    c->sorted = realloc(c->sorted, cap * sizeof(*c->sorted));
-    c->order = realloc(c->order, cap * sizeof(*c->order));
-    c->top = realloc(c->top, cap * sizeof(*c->top));
-    if (!c->rows || !c->sorted || !c->order || !c->top) {
-        fprintf(stderr, "parktrace: out of memory for %u report rows\n", n);
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fprintf(stderr, "parktrace: out of memory for %zu bytes of report rows\n", n);
         exit(1);
     }
+    return q;
+}
+
+/* Room for N rows (and their sorting), by the live blockers: sized by the
+ * slots ever handed out, a burst's peak kept 40 MiB of rows for good. A
+ * table four times larger than needed shrinks (nothing in it is kept from
+ * one report to the next). */
+static void reserve_rows(struct collector *c, uint32_t n)
+{
+    uint32_t cap = 64;
+    while (cap < n)
+        cap *= 2;
+    if (cap <= c->rows_cap && (c->rows_cap <= 4096 || c->rows_cap < 4 * cap))
+        return;
+    c->rows = realloc_or_die(c->rows, cap * sizeof(*c->rows));
+    c->sorted = realloc_or_die(c->sorted, cap * sizeof(*c->sorted));
+    c->order = realloc_or_die(c->order, cap * sizeof(*c->order));
     c->rows_cap = cap;
+}
+
+/* The waker table's top entry per slot, for the slots ever handed out. */
+static void reserve_top(struct collector *c, uint32_t nused)
+{
+    if (nused > c->top_cap) {
+        c->top = realloc_or_die(c->top, (size_t)nused * sizeof(*c->top));
+        c->top_cap = nused;
+    }
 }
 
 /* Thread time per process spent in wait-role waits in the window. */
@@ -480,7 +502,8 @@ static struct woken_sum *woken_sums(const struct wakers *w, int *n)
         exit(1);
     }
     for (int i = 0; i < w->n; i++)
-        s[i] = (struct woken_sum){w->e[i].k.slot, w->e[i].k.tgid, w->e[i].k.stack_id, w->e[i].count, w->e[i].ns};
+        s[i] = (struct woken_sum){w->e[i].k.slot, w->e[i].k.tgid, w->e[i].k.stack_id, w->e[i].line_count,
+                                  w->e[i].line_ns};
     qsort(s, (size_t)w->n, sizeof(*s), by_waiter);
     int m = 0;
     for (int i = 0; i < w->n; i++) {
@@ -517,7 +540,7 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
     if (c->t->stacks_sampled && stack_weights_begin(&c->weights, c->t->nslots) == 0) {
         sw = &c->weights;
         for (int i = 0; i < w->n; i++)
-            stack_weights_add(sw, w->e[i].k.slot, &(struct pt_stack_val){w->e[i].count, w->e[i].ns});
+            stack_weights_add(sw, w->e[i].k.slot, &(struct pt_stack_val){w->e[i].line_count, w->e[i].line_ns});
         for (uint32_t i = 0; i < st.n; i++)
             stack_weights_add(sw, ((const struct pt_stack_key *)st.keys)[i].slot, (const struct pt_stack_val *)st.vals + i);
         stack_weights_end(sw, c->t->slots, c->t->nslots, NULL, NULL);
@@ -755,21 +778,33 @@ static void read_retiring(struct collector *c, int fd, size_t key_size, size_t v
 /* Hands the retiring slots' waiter stacks (with their waits that had a
  * known waker) to the retired ones, scaled when sampled, and deletes their
  * entries in stack_time and waker_time. */
+/* Entry I of D (of table T: 0 stack_time, 1 waker_time) as its waiter's
+ * line weighs it. */
+static struct pt_stack_val line_val(const struct map_dump *d, int t, uint32_t i)
+{
+    if (!t)
+        return ((const struct pt_stack_val *)d->vals)[i];
+    const struct pt_waker_val *v = (const struct pt_waker_val *)d->vals + i;
+    return (struct pt_stack_val){v->line_count, v->line_ns};
+}
+
 static void retire_stacks(struct collector *c)
 {
     struct map_dump *own = &c->scratch, *woken = &c->scratch2;
-    const size_t vsz = sizeof(struct pt_stack_val);
+    const size_t vsz[2] = {sizeof(struct pt_stack_val), sizeof(struct pt_waker_val)};
     const size_t ksz[2] = {sizeof(struct pt_stack_key), sizeof(struct pt_waker_key)};
     struct map_dump *d[2] = {own, woken};
     int fd[2] = {c->t->stack_time_fd, c->t->waker_time_fd};
     for (int t = 0; t < 2; t++)
-        read_retiring(c, fd[t], ksz[t], vsz, d[t]);
+        read_retiring(c, fd[t], ksz[t], vsz[t], d[t]);
     struct stack_weights *sw = NULL;
     if (c->t->stacks_sampled && stack_weights_begin(&c->weights, c->t->nslots) == 0) {
         sw = &c->weights;
         for (int t = 0; t < 2; t++)
-            for (uint32_t i = 0; i < d[t]->n; i++)
-                stack_weights_add(sw, entry_key(d[t], ksz[t], i).slot, (const struct pt_stack_val *)d[t]->vals + i);
+            for (uint32_t i = 0; i < d[t]->n; i++) {
+                struct pt_stack_val v = line_val(d[t], t, i);
+                stack_weights_add(sw, entry_key(d[t], ksz[t], i).slot, &v);
+            }
         stack_weights_end(sw, c->t->slots, c->t->nslots, slot_retiring, c);
         c->retired_sampled_ns += sw->sampled_ns;
         c->retired_unsampled_ns += sw->unsampled_ns;
@@ -777,7 +812,8 @@ static void retire_stacks(struct collector *c)
     for (int t = 0; t < 2; t++) {
         for (uint32_t i = 0; i < d[t]->n; i++) {
             struct pt_stack_key k = entry_key(d[t], ksz[t], i);
-            retire_stack(c, k.slot, k.tgid, k.stack_id, (const struct pt_stack_val *)d[t]->vals + i, t == 0, sw);
+            struct pt_stack_val v = line_val(d[t], t, i);
+            retire_stack(c, k.slot, k.tgid, k.stack_id, &v, t == 0, sw);
         }
         map_delete_keys(fd[t], d[t]->keys, ksz[t], d[t]->n);
     }
@@ -813,6 +849,11 @@ void collector_recycle(struct collector *c)
  * gone: those tables are read whole, so this runs at most every
  * ENTRIES_EVERY_NS while the table has room, for all such slots at once. */
 #define ENTRIES_EVERY_NS 250000000ULL
+/* At most this many blockers fold at a tick, and their slots go back then:
+ * a pass over 18 830 took 0.4 s on a loaded machine, the table filling
+ * meanwhile (80 000 a second at a 50 ms tick is three times a soak's
+ * churn). */
+#define RECYCLE_BATCH 4096u
 
 static void return_slots(struct collector *c, uint32_t n)
 {
@@ -879,7 +920,7 @@ static void recycle(struct collector *c, uint64_t now)
         bool valid = slot_valid(s);
         occupied += state == 1 || valid;
         if (state == 1) {
-            if (now - c->retiring_since[i] >= RECYCLE_GRACE_NS &&
+            if (c->folded < RECYCLE_BATCH && now - c->retiring_since[i] >= RECYCLE_GRACE_NS &&
                 __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE) == 0) {
                 retire_member(c, i, now);
                 c->retiring[i] = 2;
@@ -900,7 +941,8 @@ static void recycle(struct collector *c, uint64_t now)
     /* Folded slots go back together: at once when a report is due (its
      * rows must not count them twice) or the table is three quarters
      * taken, else every ENTRIES_EVERY_NS. */
-    if (c->folded && (c->flush || occupied >= nslots / 4 * 3 || now - c->entries_ns >= ENTRIES_EVERY_NS))
+    if (c->folded && (c->flush || c->folded >= RECYCLE_BATCH || occupied >= nslots / 4 * 3 ||
+                      now - c->entries_ns >= ENTRIES_EVERY_NS))
         return_slots(c, n);
     c->flush = false;
 }
@@ -916,8 +958,14 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     model_clear(r);
     r->type = type;
     clock_gettime(CLOCK_REALTIME, &r->wall);
-    uint32_t nused = tracer_used_slots(c->t);
-    reserve_rows(c, nused + (uint32_t)c->retired.n + 1);
+    uint32_t nused = tracer_used_slots(c->t), live = 0;
+    for (uint32_t i = 0; i < nused; i++)
+        live += slot_valid(&c->t->slots[i]);
+    /* Slots published from here on have 256 rows (more wait for the
+     * next report, their windows still open). */
+    uint32_t room = live + (uint32_t)c->retired.n + 1 + 256;
+    reserve_rows(c, room);
+    reserve_top(c, nused);
     r->rows = c->rows;
     r->window_ns = now - (interval ? c->window_start : c->start_ns);
     r->sees_fast_parks = c->o->probes == PT_PROBES_UPROBES;
@@ -956,6 +1004,8 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
                                              s->win_first_ts, s->last_ts};
         else
             extra = (struct pt_window_extra){s->peak, s->max_ns, s->threads, s->first_ts, s->last_ts};
+        if ((uint32_t)r->nrows + c->retired.n + 1 >= room)
+            break;
         struct pt_row *row = &r->rows[r->nrows];
         memset(row, 0, sizeof(*row));
         /* A blocker's counters start at zero, so a new one's window starts

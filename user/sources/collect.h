@@ -58,7 +58,7 @@ struct collector {
     struct pt_row *rows, *sorted;
     struct pt_row **order;
     struct waker_entry *top;
-    uint32_t rows_cap;
+    uint32_t rows_cap, top_cap;
     struct pt_model model;     /* the last report's */
     /* Slots recycled (metrics.md, "Blockers that come and go"): per slot 0,
      * or unpublished (1, since retiring_since[]) or being retired (2). */
@@ -66,6 +66,7 @@ struct collector {
     uint64_t *retiring_since;
     struct retired retired;    /* what the recycled blockers counted */
     uint32_t folded;           /* slots in state 2, not yet given back */
+    uint64_t refold_bytes;     /* retired_bytes past which to fold again */
     uint64_t entries_ns;       /* when they last were (return_slots) */
     bool flush;                /* give them back at this recycling, a report is due */
     uint32_t live_blockers;    /* published slots not being recycled, at the last tick */

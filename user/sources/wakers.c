@@ -13,17 +13,18 @@ void wakers_read(int fd, struct wakers *w)
     memset(w, 0, sizeof(*w));
     if (fd < 0)
         return;
-    map_dump(fd, sizeof(struct pt_waker_key), sizeof(struct pt_stack_val), &d);
+    map_dump(fd, sizeof(struct pt_waker_key), sizeof(struct pt_waker_val), &d);
     w->e = malloc((size_t)(d.n ? d.n : 1) * sizeof(*w->e));
     if (!w->e) {
         fprintf(stderr, "parktrace: out of memory for the waker table\n");
         exit(1);
     }
     const struct pt_waker_key *keys = d.keys;
-    const struct pt_stack_val *vals = d.vals;
+    const struct pt_waker_val *vals = d.vals;
     for (uint32_t i = 0; i < d.n; i++)
-        if (vals[i].count)
-            w->e[w->n++] = (struct waker_entry){keys[i], vals[i].count, vals[i].ns};
+        if (vals[i].count || vals[i].line_count)
+            w->e[w->n++] = (struct waker_entry){keys[i], vals[i].count, vals[i].ns, vals[i].line_count,
+                                                vals[i].line_ns};
     map_dump_free(&d);
 }
 

@@ -7,7 +7,8 @@
 
 struct waker_entry {
     struct pt_waker_key k;
-    uint64_t count, ns;
+    uint64_t count, ns;              /* weighed for the pair (the waker's share) */
+    uint64_t line_count, line_ns;    /* weighed for the waiter's line */
 };
 
 struct wakers {
