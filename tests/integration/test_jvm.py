@@ -4,6 +4,7 @@ blockers' classes read from the live JVM."""
 import glob
 import json
 import os
+import re
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
@@ -139,6 +140,34 @@ def system_wide_finds_a_jvm_started_later():
     check("TimedParks$Gate" in rows, f"the JVM started after parktrace was not found: {sorted(rows)}")
     check(rows["TimedParks$Gate"]["parks"] >= 0.85 * wl["gate_parks"],
           f"{rows['TimedParks$Gate']['parks']} of {wl['gate_parks']} parks seen")
+
+
+@test
+def jvms_one_after_another_reuse_the_jvm_table():
+    """A machine starts JVMs all day: each one tracked takes a 130 KiB entry
+    of the JVM table, and an exited JVM's entry must be taken again rather
+    than a fresh one touched per JVM (a soak's RSS grew by 8 MiB so). Three
+    JVMs one after another, 3 s apart; each one's parks are still counted."""
+    runs = 3
+    script = "; sleep 3; ".join(f"java -Xmx128m -cp {JAVA_CP} TimedParks 1" for _ in range(runs)) + "; sleep 3"
+    p = run_pt(["-f", "json", "--top", "0", "--self-stats", "--", "sh", "-c", script], timeout=120)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    own = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{") and not l.startswith('{"type":')]
+    final = final_of(json_reports(p.stdout))
+    check(len(own) == runs, f"{len(own)} of {runs} JVMs reported")
+    gate = {}
+    for b in jvm_rows(final):
+        if b["class"] == "TimedParks$Gate":
+            gate[b["pid"]] = gate.get(b["pid"], 0) + b["parks"]
+    check(len(gate) == runs, f"TimedParks$Gate rows of {len(gate)} JVMs (want {runs}): {gate}")
+    for w in own:
+        # Half at least: a JVM's first parks go by before it is found, a
+        # larger share of a one-second run (parks_of_... checks the count).
+        check(gate.get(w["pid"], 0) >= 0.5 * w["gate_parks"],
+              f"JVM {w['pid']}: {gate.get(w['pid'], 0)} of its {w['gate_parks']} gate parks seen")
+    m = re.search(r"jvm_entries=(\d+)", p.stderr)
+    check(m, f"--self-stats printed no jvm_entries: {p.stderr[-600:]}")
+    check(int(m.group(1)) < runs, f"{m.group(1)} JVM table entries used for {runs} JVMs one after another")
 
 
 NONFAIR = "java.util.concurrent.locks.ReentrantLock$NonfairSync"

@@ -140,6 +140,17 @@ int main(void)
             elfsyms_set_debug_root(cmd);
             expect_names(sv.maps, stripped, "stripped+build-id");
         }
+        /* The programs named have exited: their maps go, not at once (their
+         * stacks may still be named) but PROCMAPS_GONE_NS after. */
+        size_t before, found, after, bytes;
+        procmaps_usage(sv.maps, &before, &bytes);
+        procmaps_forget_exited(sv.maps, 1000);
+        procmaps_usage(sv.maps, &found, &bytes);
+        procmaps_forget_exited(sv.maps, 1000 + PROCMAPS_GONE_NS);
+        procmaps_usage(sv.maps, &after, &bytes);
+        CHECK(before > 0 && found == before && after == 0,
+              "exited programs' maps are kept while just exited (%zu of %zu) and let go after (%zu left)", found,
+              before, after);
     }
 
     if (have_sv)

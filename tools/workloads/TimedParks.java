@@ -3,7 +3,7 @@ import java.util.concurrent.locks.LockSupport;
 /** Threads that park for 1 ms at a time until the deadline: two with the
  *  blocker TimedParks$Gate and two with no blocker. Every park ends by its
  *  timeout. Prints the number of parks of each kind it made and the time
- *  they took, as it measured them.
+ *  they took, as it measured them, and its pid.
  *  usage: java TimedParks [SECONDS] */
 public class TimedParks {
     static final class Gate {}
@@ -32,6 +32,7 @@ public class TimedParks {
         for (Thread t : ts)
             t.join();
         System.out.println("{\"gate_parks\":" + (counts[0] + counts[1]) + ",\"free_parks\":" + (counts[2] + counts[3])
-                + ",\"gate_ns\":" + (nanos[0] + nanos[1]) + ",\"free_ns\":" + (nanos[2] + nanos[3]) + "}");
+                + ",\"gate_ns\":" + (nanos[0] + nanos[1]) + ",\"free_ns\":" + (nanos[2] + nanos[3])
+                + ",\"pid\":" + ProcessHandle.current().pid() + "}");
     }
 }

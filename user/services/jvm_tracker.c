@@ -86,6 +86,7 @@ void jvm_tracker_stats(const struct jvm_tracker *jt, struct jvm_tracker_stats *s
 {
     *s = jt->stats;
     s->tracked = 0;
+    s->entries = jt->njvms;
     for (int i = 0; i < jt->njvms; i++)
         s->tracked += jt->jvms[i].live;
 }
@@ -202,6 +203,12 @@ static struct tracked *slot_for(struct jvm_tracker *jt, uid_t uid)
             most_uid = jt->jvms[i].uid;
         }
     }
+    /* An entry let go is taken before a fresh one: each is 130 KiB, and a
+     * machine starting JVMs all day touched a fresh one per JVM until the
+     * table's 33 MiB were resident. */
+    for (int i = 0; i < jt->njvms && mine < MAX_JVMS_PER_UID; i++)
+        if (jt->jvms[i].uid == (uid_t)-1)
+            return &jt->jvms[i];
     if (mine < MAX_JVMS_PER_UID && jt->njvms < MAX_JVMS)
         return &jt->jvms[jt->njvms++];
     uid_t from = mine >= MAX_JVMS_PER_UID ? uid : most_uid;

@@ -45,6 +45,7 @@ bool jvm_tracker_frame_name(struct jvm_tracker *jt, int pid, uint64_t pc, uint64
  * its tables, so nothing is dropped without being counted here. */
 struct jvm_tracker_stats {
     int tracked;                  /* JVMs tracked now */
+    int entries;                  /* table entries ever used (130 KiB each) */
     uint64_t evicted;             /* live JVMs dropped for another (table or user share full) */
     uint64_t given_up;            /* live JVMs whose thread list could not be believed */
     uint64_t threads_refused;     /* Java threads over their user's share of the kernel's map */

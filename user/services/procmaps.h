@@ -34,6 +34,7 @@ struct pm_proc {
     int nmaps;
     int rereads;
     bool exited;
+    uint64_t gone_ns;         /* when it was first found exited (procmaps_forget_exited), or 0 */
 };
 
 /* The maps of the processes seen, a bounded number of them, their files'
@@ -43,6 +44,16 @@ void procmaps_free(struct procmaps *pm);
 
 /* The cached maps of PID, reading them on first use. Never NULL. */
 struct pm_proc *procmaps_get(struct procmaps *pm, int pid);
+
+/* Lets go of the processes found exited at least PROCMAPS_GONE_NS before
+ * NOW_NS (CLOCK_MONOTONIC), as seen by earlier calls: their stacks are
+ * named by then. Called about once a second. */
+#define PROCMAPS_GONE_NS 10000000000ULL
+void procmaps_forget_exited(struct procmaps *pm, uint64_t now_ns);
+
+/* How many processes' maps are held, and about how many bytes they take
+ * (--self-stats). */
+void procmaps_usage(const struct procmaps *pm, size_t *procs, size_t *bytes);
 
 /* Re-reads the maps of a live process (after a miss: dlopen, JIT). */
 void procmaps_refresh(struct pm_proc *p);

@@ -90,20 +90,27 @@ static void resolve(struct collector *c, uint32_t idx)
     bool named = true;
     uint32_t kind = s->key.kind & 0xff;
     if (kind != PT_KIND_FUTEX) {
-        /* The kernel publishes a slot a moment before its class: retried. */
-        if (!s->key.addr)
-            snprintf(b->java_class, sizeof(b->java_class), "<no blocker>");
-        else if (!b->java_class[0] && !jvm_tracker_class(c->jvm, b->pid, s->klass, b->java_class,
-                                                        sizeof(b->java_class), b->java_supers,
-                                                        sizeof(b->java_supers)))
-            b->java_class[0] = '\0';
-        named = b->java_class[0] != '\0';
-        classify_java(named ? b->java_class : "<unknown class>", b->java_supers, &b->cls);
-        /* Any object can be a monitor: the kind, not the class, gives the role. */
-        if (kind == PT_KIND_JVM_MONITOR)
-            b->cls.wait = false;
-        else if (kind == PT_KIND_JVM_WAIT)
-            b->cls.wait = true;
+        /* The kernel publishes a slot a moment before its class: retried.
+         * Once named, its role stays; the superclasses are needed only for
+         * that (768 bytes a slot kept them, 24 MiB over a full table). */
+        if (!b->java_class) {
+            char cls[256] = "", supers[512] = "";
+            if (!s->key.addr)
+                snprintf(cls, sizeof(cls), "<no blocker>");
+            else if (!jvm_tracker_class(c->jvm, b->pid, s->klass, cls, sizeof(cls), supers, sizeof(supers)))
+                cls[0] = '\0';
+            if (cls[0] && !(b->java_class = strdup(cls))) {
+                fprintf(stderr, "parktrace: out of memory for class names\n");
+                exit(1);
+            }
+            classify_java(b->java_class ? b->java_class : "<unknown class>", supers, &b->cls);
+            /* Any object can be a monitor: the kind, not the class, gives the role. */
+            if (kind == PT_KIND_JVM_MONITOR)
+                b->cls.wait = false;
+            else if (kind == PT_KIND_JVM_WAIT)
+                b->cls.wait = true;
+        }
+        named = b->java_class != NULL;
     } else {
         classify_futex(b->first_stack, &b->cls);
     }
@@ -162,6 +169,7 @@ static void forget_dead_processes(struct collector *c, uint64_t now)
     if (now - c->forgot_ns < FORGET_EVERY_NS)
         return;
     c->forgot_ns = now;
+    procmaps_forget_exited(c->sv->maps, now);
     int dead[64];
     bool named[64] = {false};
     int n = stacks_dead_processes(c->stacks, dead, 64);
@@ -192,6 +200,20 @@ static void forget_dead_processes(struct collector *c, uint64_t now)
             stacks_forget_process(c->stacks, dead[j]);
             jvm_tracker_process_gone(c->jvm, dead[j]);
         }
+}
+
+/* The heap's free pages go back to the system every TRIM_EVERY_NS: what a
+ * burst of recycled blockers' naming freed stayed resident for good (in
+ * 12 minutes of a soak, live allocations flat, the heap's resident pages
+ * 37 -> 54 MiB). */
+#define TRIM_EVERY_NS 10000000000ULL
+
+static void trim_heap(struct collector *c, uint64_t now)
+{
+    if (now - c->trimmed_ns < TRIM_EVERY_NS)
+        return;
+    c->trimmed_ns = now;
+    malloc_trim(0);
 }
 
 static bool process_alive(int pid)
@@ -225,6 +247,7 @@ void collector_tick(struct collector *c)
     uint64_t t1 = monotonic_ns();
     forget_dead_processes(c, now);
     keep_retired_in_budget(c);
+    trim_heap(c, now);
     jvm_tracker_tick(c->jvm);
     uint64_t t2 = monotonic_ns();
     stacks_poll_samples(c->stacks);
@@ -670,13 +693,15 @@ static void model_processes(struct collector *c, struct pt_model *r, const struc
  * blocker, one row, instead of a new slot (and its naming) each time. A
  * blocker used again after it left starts a new slot, its figures joining
  * its site. */
-/* Idle for this long, a blocker leaves once the table is 1/2, 1/4 or 1/8
+/* Idle for this long, a blocker leaves once the table is 1/2, 3/8 or 1/8
  * taken: the busier the table, the sooner. A machine busy enough to keep
  * parktrace off the CPU for a few hundred milliseconds must not find the
  * table full: at 26 000 new blockers a second (a soak's ZooKeeper clients
- * and churn at once) and only 1/2-idle-100 ms, it dropped waits. */
+ * and churn at once) and only 1/2-idle-100 ms, it dropped waits. The middle
+ * step is at 3/8, not 1/4: 10 000 blockers each used twice a second (a
+ * quarter of the default table) left and came back, over and over. */
 #define RECYCLE_HOT_NS 20000000ULL      /* table 1/2 taken */
-#define RECYCLE_IDLE_NS 100000000ULL    /* table 1/4 taken */
+#define RECYCLE_IDLE_NS 100000000ULL    /* table 3/8 taken */
 #define RECYCLE_COLD_NS 2000000000ULL   /* table 1/8 taken */
 #define RECYCLE_GRACE_NS 50000000ULL    /* unpublished for this long */
 
@@ -876,6 +901,7 @@ static void return_slots(struct collector *c, uint32_t n)
         if (b->phase)
             feed_phase(c, b, NULL, wall);
         free(b->name);
+        free(b->java_class);
         memset(b, 0, sizeof(*b));
         struct pt_slot *s = &c->t->slots[i];
         __atomic_store_n(&s->valid, 0, __ATOMIC_RELEASE);
@@ -903,7 +929,7 @@ static void recycle(struct collector *c, uint64_t now)
      * the slots ever handed out, never falls, and once half the table had
      * been used every idle blocker left, over and over. */
     uint64_t idle_ns = c->occupied >= nslots / 2   ? RECYCLE_HOT_NS
-                       : c->occupied >= nslots / 4 ? RECYCLE_IDLE_NS
+                       : c->occupied >= nslots / 8 * 3 ? RECYCLE_IDLE_NS
                        : c->occupied >= nslots / 8 ? RECYCLE_COLD_NS
                                                    : 0;
     int index_fd = bpf_map__fd(c->t->skel->maps.slot_index);
@@ -958,12 +984,11 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     model_clear(r);
     r->type = type;
     clock_gettime(CLOCK_REALTIME, &r->wall);
-    uint32_t nused = tracer_used_slots(c->t), live = 0;
-    for (uint32_t i = 0; i < nused; i++)
-        live += slot_valid(&c->t->slots[i]);
-    /* Slots published from here on have 256 rows (more wait for the
-     * next report, their windows still open). */
-    uint32_t room = live + (uint32_t)c->retired.n + 1 + 256;
+    uint32_t nused = tracer_used_slots(c->t);
+    /* The tick's scan counted the slots taken (every valid one among
+     * them); those published since have 256 rows (more wait for the next
+     * report, their windows still open). */
+    uint32_t room = c->occupied + (uint32_t)c->retired.n + 1 + 256;
     reserve_rows(c, room);
     reserve_top(c, nused);
     r->rows = c->rows;
@@ -1114,7 +1139,10 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
 void collector_free(struct collector *c)
 {
     for (uint32_t i = 0; i < c->t->nslots; i++)
+    {
         free(c->b[i].name);
+        free(c->b[i].java_class);
+    }
     free(c->b);
     free(c->retiring);
     free(c->retiring_since);
@@ -1138,11 +1166,11 @@ void collector_self_stats(const struct collector *c, FILE *f)
                " retired_kb=%" PRIu64 " retired_budget_kb=%" PRIu64 " retired_folds=%" PRIu64 " phases=%d heap_used_kb=%zu heap_free_kb=%zu heap_mmap_kb=%zu recycle_gap_max_ms=%.1f"
                " recycle_late=%" PRIu64 " recycle_max_ms=%.1f jvm_tick_max_ms=%.1f samples_max_ms=%.1f"
                " recycle_fold_max_ms=%.1f recycle_entries_max_ms=%.1f recycle_forget_max_ms=%.1f"
-               " recycle_batch_max=%" PRIu64 "\n",
+               " recycle_batch_max=%" PRIu64 " slots_touched=%" PRIu32 "\n",
             c->retired.n, c->retired.nstacks, c->retired.frames_bytes / 1024, retired_bytes(&c->retired) / 1024,
             c->o->recycled_budget / 1024, c->retired.folds, c->phases.n, mi.uordblks / 1024,
             mi.fordblks / 1024, mi.hblkhd / 1024, (double)c->slow.gap_ns / 1e6, c->slow.late,
             (double)c->slow.recycle_ns / 1e6, (double)c->slow.jvm_ns / 1e6, (double)c->slow.samples_ns / 1e6,
             (double)c->slow.fold_ns / 1e6, (double)c->slow.entries_ns / 1e6, (double)c->slow.forget_ns / 1e6,
-            c->slow.retired_max);
+            c->slow.retired_max, tracer_used_slots(c->t));
 }

@@ -25,8 +25,7 @@ struct blocker {
     char comm[PT_COMM_LEN + 1];
     char thread[PT_COMM_LEN + 1];
     char *name;
-    char java_class[256];
-    char java_supers[512];     /* its superclasses, nearest first, ';'-separated */
+    char *java_class;          /* a Java blocker's class once known (its own copy) */
     struct pt_class cls;
     const struct pt_stack *first_stack;
     uint64_t idle_naming;      /* the first stack's naming `idle` was read off */
@@ -72,6 +71,7 @@ struct collector {
     uint32_t live_blockers;    /* published slots not being recycled, at the last tick */
     uint32_t occupied;         /* those and the ones being recycled */
     uint64_t forgot_ns;        /* when exited processes' stacks were last let go */
+    uint64_t trimmed_ns;       /* when the heap's free pages were last given back */
     struct map_dump scratch, scratch2;   /* kernel tables read whole while recycling */
     struct stack_weights weights;        /* sampled stacks' scales (stack_weights.h) */
     uint64_t retired_sampled_ns, retired_unsampled_ns;   /* its sums over retired blockers */

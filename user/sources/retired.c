@@ -185,25 +185,39 @@ static struct retired_site *site_of(struct retired *r, int pid, const char *comm
     return s;
 }
 
+/* The stack exited processes' stacks become when their shapes go. */
+static struct pt_frame exited_frame = {.name = "[exited process]"};
+static const struct pt_stack exited_stack = {.n = 1, .frames = &exited_frame};
+
+/* Adds site O (of another struct retired) to S, in R. */
+static void merge_site(struct retired *r, struct retired_site *s, const struct retired_site *o, bool shapes)
+{
+    if (!s->objects || o->heaviest_ns > s->heaviest_ns) {
+        s->heaviest_ns = o->heaviest_ns;
+        if (s->pid != PT_RETIRED_EXITED)     /* pid 0's sites are told apart by command */
+            snprintf(s->comm, sizeof(s->comm), "%s", o->comm);
+        snprintf(s->thread, sizeof(s->thread), "%s", o->thread);
+        s->wait = o->wait;
+        s->first_stack = intern(r, shapes || s->pid != PT_RETIRED_EXITED ? o->first_stack : &exited_stack);
+    }
+    s->idle = s->objects ? s->idle && o->idle : o->idle;
+    add_counters(&s->cur, &o->cur);
+    add_counters(&s->prev, &o->prev);
+    add_extra(&s->whole, &o->whole);
+    add_extra(&s->win, &o->win);
+    s->objects += o->objects;
+    s->win_objects += o->win_objects;
+}
+
 void retired_add(struct retired *r, const struct retired_member *m)
 {
-    struct retired_site *s = site_of(r, m->pid, m->comm, m->kind, m->cls, m->site);
-    uint64_t ns = m->final.thread_ns;
-    if (!s->objects || ns > s->heaviest_ns) {
-        s->heaviest_ns = ns;
-        snprintf(s->comm, sizeof(s->comm), "%s", m->comm);
-        snprintf(s->thread, sizeof(s->thread), "%s", m->thread);
-        s->wait = m->wait;
-        s->first_stack = intern(r, m->first_stack);
-    }
-    s->idle = s->objects ? s->idle && m->idle : m->idle;
-    add_counters(&s->cur, &m->final);
-    add_counters(&s->prev, &m->prev);
-    add_extra(&s->whole, &m->whole);
-    add_extra(&s->win, &m->win);
-    s->objects++;
-    if (m->final.parks != m->prev.parks || m->final.thread_ns != m->prev.thread_ns)
-        s->win_objects++;
+    struct retired_site one = {.heaviest_ns = m->final.thread_ns, .wait = m->wait, .idle = m->idle,
+                               .first_stack = m->first_stack, .cur = m->final, .prev = m->prev,
+                               .whole = m->whole, .win = m->win, .objects = 1,
+                               .win_objects = m->final.parks != m->prev.parks || m->final.thread_ns != m->prev.thread_ns};
+    snprintf(one.comm, sizeof(one.comm), "%s", m->comm);
+    snprintf(one.thread, sizeof(one.thread), "%s", m->thread);
+    merge_site(r, site_of(r, m->pid, m->comm, m->kind, m->cls, m->site), &one, true);
     r->count++;
 }
 
@@ -311,26 +325,22 @@ uint64_t retired_bytes(const struct retired *r)
     return r->bytes + r->frames_bytes;
 }
 
-/* The stack exited processes' stacks become when their shapes go. */
-static struct pt_frame exited_frame = {.name = "[exited process]"};
-static const struct pt_stack exited_stack = {.n = 1, .frames = &exited_frame};
+/* Whether PID has exited, asked once per run of one pid's sites or stacks
+ * (they come in runs: each process's were added together). */
+struct pid_memo {
+    int pid;
+    bool gone;
+};
 
-/* Adds site O (of another struct retired) to S, in R. */
-static void merge_site(struct retired *r, struct retired_site *s, const struct retired_site *o, bool shapes)
+static bool gone_pid(struct pid_memo *m, int pid, bool (*alive)(int pid))
 {
-    if (!s->objects || o->heaviest_ns > s->heaviest_ns) {
-        s->heaviest_ns = o->heaviest_ns;
-        snprintf(s->thread, sizeof(s->thread), "%s", o->thread);
-        s->wait = o->wait;
-        s->first_stack = intern(r, shapes || s->pid != PT_RETIRED_EXITED ? o->first_stack : &exited_stack);
+    if (pid == PT_RETIRED_EXITED)
+        return true;
+    if (pid != m->pid) {
+        m->pid = pid;
+        m->gone = !alive(pid);
     }
-    s->idle = s->objects ? s->idle && o->idle : o->idle;
-    add_counters(&s->cur, &o->cur);
-    add_counters(&s->prev, &o->prev);
-    add_extra(&s->whole, &o->whole);
-    add_extra(&s->win, &o->win);
-    s->objects += o->objects;
-    s->win_objects += o->win_objects;
+    return m->gone;
 }
 
 void retired_fold(struct retired *r, bool (*alive)(int pid), bool shapes)
@@ -340,26 +350,22 @@ void retired_fold(struct retired *r, bool (*alive)(int pid), bool shapes)
         fprintf(stderr, "parktrace: out of memory for recycled blockers\n");
         exit(1);
     }
-    /* Whether each pid lives, asked once per run of its sites or stacks. */
-    int last_pid = -1;
-    bool last_gone = false;
-#define GONE(p) ((p) == PT_RETIRED_EXITED || ((p) == last_pid ? last_gone : (last_pid = (p), last_gone = !alive(p))))
+    struct pid_memo memo = {.pid = -1};
     for (int i = 0; i < r->n; i++) {
         const struct retired_site *o = &r->v[i];
-        bool gone = GONE(o->pid);
+        bool gone = gone_pid(&memo, o->pid, alive);
         const char *comm = !gone || shapes ? o->comm : "[exited]";
         const char *site = !gone || shapes ? o->site : "[exited]";
         merge_site(to, site_of(to, gone ? PT_RETIRED_EXITED : o->pid, comm, o->kind, o->cls, site), o, shapes);
     }
     for (int i = 0; i < r->nstacks; i++) {
         const struct pt_model_stack *e = &r->stacks[i];
-        bool gone = GONE(e->pid);
+        bool gone = gone_pid(&memo, e->pid, alive);
         struct pt_model_stack who = {.leaf = e->leaf, .pid = gone ? PT_RETIRED_EXITED : e->pid, .kind = e->kind,
                                      .wait = e->wait, .name = e->name};
         retired_add_stack(to, !gone || shapes ? e->root : "[exited]", !gone || shapes ? e->stack : &exited_stack,
                           &who, e->count, e->ns, e->own_count, e->own_ns);
     }
-#undef GONE
     to->count = r->count;
     to->folds = r->folds + 1;
     retired_free(r);

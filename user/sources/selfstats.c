@@ -9,6 +9,7 @@
 #include "elfsyms.h"
 #include "jvm_tracker.h"
 #include "loader.h"
+#include "procmaps.h"
 #include "services.h"
 #include "stacks.h"
 #include "parktrace.skel.h"
@@ -111,11 +112,13 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
             walks ? (uint64_t)t->skel->bss->unwind_frames / walks : 0);
     size_t sym_bytes, sym_evicted;
     elfsyms_usage(sv->syms, &sym_bytes, &sym_evicted);
-    size_t st_entries, st_templates, st_bytes;
+    size_t st_entries, st_templates, st_bytes, procs, procs_bytes;
     stacks_usage(stacks, &st_entries, &st_templates, &st_bytes);
+    procmaps_usage(sv->maps, &procs, &procs_bytes);
     fprintf(f, "parktrace: self unwind_over_budget=%zu symbol_kb=%zu symbols_evicted=%zu bpf_maps_kb=%lu"
-               " stack_entries=%zu stack_templates=%zu stack_kb=%zu\n",
-            u.over_budget, sym_bytes / 1024, sym_evicted, maps_kb(t), st_entries, st_templates, st_bytes / 1024);
+               " stack_entries=%zu stack_templates=%zu stack_kb=%zu procmaps=%zu procmaps_kb=%zu\n",
+            u.over_budget, sym_bytes / 1024, sym_evicted, maps_kb(t), st_entries, st_templates, st_bytes / 1024,
+            procs, procs_bytes / 1024);
     /* What dropped_events and dropped_stacks are made of, and the waits
      * whose lost end was recovered rather than dropped. */
     static const char *const drop_names[PT_DROP_COUNT] = {
@@ -135,10 +138,10 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
             (uint64_t)t->skel->bss->drop_stacks_fp, (int64_t)t->skel->bss->drop_stacks_fp_err);
     struct jvm_tracker_stats js;
     jvm_tracker_stats(jvm, &js);
-    fprintf(f, "parktrace: self jvms=%d jvms_evicted=%" PRIu64 " jvms_given_up=%" PRIu64
+    fprintf(f, "parktrace: self jvms=%d jvm_entries=%d jvms_evicted=%" PRIu64 " jvms_given_up=%" PRIu64
                " java_threads_refused=%" PRIu64 " jvm_candidates_evicted=%" PRIu64 " jvm_probes_refused=%" PRIu64
                "\n",
-            js.tracked, js.evicted, js.given_up, js.threads_refused, js.candidates_evicted, js.probes_refused);
+            js.tracked, js.entries, js.evicted, js.given_up, js.threads_refused, js.candidates_evicted, js.probes_refused);
     if (u.binaries)
         unwind_tables_print(sv->tables, f);
 }
