@@ -114,6 +114,21 @@ def ten_workers_csp_is_their_share_of_waiting():
 
 
 @test
+def late_and_exited_process_keeps_its_csp():
+    # The ten workers again, in a process started 3 s into the run that
+    # exits 3 s before its end. Started late: its threads count as alive
+    # from their own start, not the run's (as if alive since then, 33
+    # thread-seconds more, its CSP fell to a third). Exited: its totals are
+    # frozen once it is gone and the kernel's entry for it is let go (a day
+    # of new processes filled that table, and CSP stopped for every process
+    # after the 8 192nd), and its recycled join waits stay idle time.
+    wl, reports = traced(["sh", "-c", f"sleep 3; {PINGPONG} -s 2 -t 10 -h 100 -o 400; sleep 3"])
+    rows = [b for b in final_of(reports)["blockers"] if b["class"] == "pthread_mutex" and b["pid"] == wl["pid"]]
+    check(len(rows) == 1 and rows[0]["csp"] is not None, f"no one mutex row with a CSP for the process: {rows}")
+    within(rows[0]["csp"], wl["lock_ns"] / wl["alive_ns"], 0.05, "the late, exited workers' CSP against their share")
+
+
+@test
 def fork_join_csp_follows_the_parallel_work():
     # Free Lunch's Fig. 3: a master and 4 workers, one monitor, wait/notifyAll;
     # each worker merges its result under the monitor (a fixed 200 us). The

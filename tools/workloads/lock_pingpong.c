@@ -102,7 +102,7 @@ int main(int argc, char **argv)
         pthread_join(t[i], NULL);
     for (int i = 0; i < idlers; i++)
         pthread_join(idle[i], NULL);
-    printf("{\"rounds\":%llu,\"lock_ns\":%llu,\"alive_ns\":%llu}\n", (unsigned long long)rounds,
-           (unsigned long long)lock_ns, (unsigned long long)alive_ns);
+    printf("{\"rounds\":%llu,\"lock_ns\":%llu,\"alive_ns\":%llu,\"pid\":%d}\n", (unsigned long long)rounds,
+           (unsigned long long)lock_ns, (unsigned long long)alive_ns, (int)getpid());
     return 0;
 }

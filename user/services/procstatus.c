@@ -60,10 +60,10 @@ int procstatus_read(int pid, struct procstatus *ps)
     return 0;
 }
 
-int procstatus_start_time(int pid, uint64_t *start)
+/* Field 22 of the stat file at PATH. */
+static int stat_start_time(const char *path, uint64_t *start)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    char buf[1024];
     FILE *f = fopen(path, "re");
     if (!f)
         return -1;
@@ -88,6 +88,20 @@ int procstatus_start_time(int pid, uint64_t *start)
         return -1;
     *start = v;
     return 0;
+}
+
+int procstatus_start_time(int pid, uint64_t *start)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    return stat_start_time(path, start);
+}
+
+int procstatus_thread_start_time(int pid, int tid, uint64_t *start)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+    return stat_start_time(path, start);
 }
 
 int procstatus_threads(int pid)

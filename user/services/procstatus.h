@@ -23,6 +23,9 @@ int procstatus_read(int pid, struct procstatus *ps);
  * been reused. 0, or -1 when there is no such process. */
 int procstatus_start_time(int pid, uint64_t *start);
 
+/* The same for thread TID of process PID. */
+int procstatus_thread_start_time(int pid, int tid, uint64_t *start);
+
 /* How many threads PID has now (from its task directory's link count), or
  * -1: a bound for any thread count read from its memory. */
 int procstatus_threads(int pid);

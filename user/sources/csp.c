@@ -2,11 +2,16 @@
 
 #include <bpf/bpf.h>
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../bpf/parktrace.h"
+#include "procstatus.h"
 
 void csp_init(struct csp *c, int procs_fd, volatile uint32_t *procs_gen, uint64_t run_start)
 {
@@ -17,22 +22,95 @@ void csp_init(struct csp *c, int procs_fd, volatile uint32_t *procs_gen, uint64_
     c->p = calloc(CSP_MAX_PROCS, sizeof(*c->p));
 }
 
+static unsigned bucket(int pid)
+{
+    return (unsigned)pid * 2654435761u % CSP_BUCKETS;
+}
+
 static struct csp_proc *find(const struct csp *c, int pid)
 {
-    for (int i = 0; i < c->n; i++)
-        if (c->p[i].pid == pid)
-            return &c->p[i];
+    for (int i = c->head[bucket(pid)]; i; i = c->p[i - 1].next)
+        if (c->p[i - 1].pid == pid)
+            return &c->p[i - 1];
     return NULL;
 }
 
-static int64_t count_threads(int pid)
+static void unlink_proc(struct csp *c, struct csp_proc *p)
+{
+    int idx = (int)(p - c->p) + 1;
+    for (int *at = &c->head[bucket(p->pid)]; *at; at = &c->p[*at - 1].next)
+        if (*at == idx) {
+            *at = p->next;
+            return;
+        }
+}
+
+/* The entry for a new process: a free one, else the exited process seen
+ * exiting longest ago (counted), else none (counted). An exited process
+ * whose pid is used again gives its entry to the new one. */
+static struct csp_proc *entry_for(struct csp *c, int pid)
+{
+    struct csp_proc *p = find(c, pid);
+    if (p) {
+        if (!p->exited)
+            return NULL;     /* watched already */
+        unlink_proc(c, p);
+    } else if (c->n < CSP_MAX_PROCS) {
+        p = &c->p[c->n++];
+    } else {
+        for (int i = 0; i < c->n; i++)
+            if (c->p[i].exited && (!p || c->p[i].exited_ns < p->exited_ns))
+                p = &c->p[i];
+        if (!p) {
+            c->refused++;
+            return NULL;
+        }
+        unlink_proc(c, p);
+        c->evicted++;
+    }
+    memset(p, 0, sizeof(*p));
+    p->pid = pid;
+    p->next = c->head[bucket(pid)];
+    c->head[bucket(pid)] = (int)(p - c->p) + 1;
+    return p;
+}
+
+/* CLOCK_MONOTONIC ns of a start time in clock ticks since boot (stat's
+ * field 22, taken on the boot-time clock). */
+static uint64_t ticks_to_monotonic(uint64_t ticks)
+{
+    struct timespec mono, boot;
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    int64_t asleep = ((int64_t)boot.tv_sec - mono.tv_sec) * 1000000000LL + (boot.tv_nsec - mono.tv_nsec);
+    long hz = sysconf(_SC_CLK_TCK);
+    uint64_t ns = ticks * (1000000000ULL / (uint64_t)(hz > 0 ? hz : 100));
+    return ns > (uint64_t)asleep ? ns - (uint64_t)asleep : 0;
+}
+
+/* PID's threads now, and the thread time they were alive in the run before
+ * NOW: each from its own start or the run's, whichever is later (a process
+ * started mid-run was counted as if its threads had lived since the run's
+ * start: a CSP 10% low). At most CSP_MAX_THREADS are looked at one by one. */
+#define CSP_MAX_THREADS 4096
+static int64_t count_threads(int pid, uint64_t run_start, uint64_t now, uint64_t *alive_ns)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/task", pid);
     DIR *d = opendir(path);
     int64_t n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += e->d_name[0] != '.';
+    *alive_ns = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        uint64_t ticks, from = run_start;
+        if (n < CSP_MAX_THREADS && procstatus_thread_start_time(pid, atoi(e->d_name), &ticks) == 0) {
+            uint64_t born = ticks_to_monotonic(ticks);
+            from = born > from ? born : from;
+        }
+        *alive_ns += now > from ? now - from : 0;
+        n++;
+    }
     if (d)
         closedir(d);
     return n;
@@ -40,7 +118,8 @@ static int64_t count_threads(int pid)
 
 void csp_watch(struct csp *c, int pid, uint64_t now)
 {
-    if (!c->p || c->n == CSP_MAX_PROCS || find(c, pid))
+    const struct csp_proc *seen = c->p ? find(c, pid) : NULL;
+    if (!c->p || (seen && !seen->exited))
         return;
     /* Entered before the threads are counted, so a thread born in between
      * is counted by the kernel rather than lost. */
@@ -48,7 +127,8 @@ void csp_watch(struct csp *c, int pid, uint64_t now)
     uint32_t key = (uint32_t)pid;
     if (bpf_map_update_elem(c->fd, &key, &pr, BPF_NOEXIST))
         return;
-    int64_t n = count_threads(pid);
+    uint64_t before_ns;
+    int64_t listed = count_threads(pid, c->run_start, now, &before_ns), n = listed;
     if (n <= 0) {
         bpf_map_delete_elem(c->fd, &key);
         return;
@@ -62,9 +142,14 @@ void csp_watch(struct csp *c, int pid, uint64_t now)
     cur.threads += n;
     cur.births_ns += (uint64_t)n * now;
     bpf_map_update_elem(c->fd, &key, &cur, BPF_EXIST);
-    struct csp_proc *p = &c->p[c->n++];
-    p->pid = pid;
-    p->before_ns = (uint64_t)(n > 0 ? n : 0) * (now > c->run_start ? now - c->run_start : 0);
+    struct csp_proc *p = entry_for(c, pid);
+    if (!p) {
+        bpf_map_delete_elem(c->fd, &key);
+        return;
+    }
+    /* The threads the kernel saw born meanwhile are its to count: the
+     * listed threads' alive time, for as many as were there before. */
+    p->before_ns = n > 0 ? (uint64_t)((double)before_ns * (double)n / (double)listed) : 0;
     p->window_alive = p->window_sleep = 0;
     /* Its threads read procs again at their next sleep. */
     if (c->gen)
@@ -82,6 +167,11 @@ static uint64_t open_sum(int64_t n, uint64_t now, uint64_t plus, uint64_t minus)
 static bool alive_now(const struct csp *c, const struct csp_proc *p, uint64_t now, uint64_t *alive,
                       uint64_t *sleep)
 {
+    if (p->exited) {
+        *alive = p->final_alive;
+        *sleep = p->final_sleep;
+        return true;
+    }
     struct pt_proc pr;
     uint32_t key = (uint32_t)p->pid;
     if (bpf_map_lookup_elem(c->fd, &key, &pr))
@@ -121,6 +211,25 @@ bool csp_alive_window(struct csp *c, int pid, uint64_t now, uint64_t *alive, uin
     *alive = a > p->window_alive ? a - p->window_alive : 0;
     *sleep = s > p->window_sleep ? s - p->window_sleep : 0;
     return true;
+}
+
+void csp_forget_exited(struct csp *c, uint64_t now)
+{
+    for (int i = 0; c->p && i < c->n; i++) {
+        struct csp_proc *p = &c->p[i];
+        /* Gone for good (reaped): every thread's exit was counted. */
+        if (p->exited || kill(p->pid, 0) == 0 || errno != ESRCH)
+            continue;
+        uint64_t alive, sleep;
+        if (!alive_now(c, p, now, &alive, &sleep))
+            continue;
+        p->final_alive = alive;
+        p->final_sleep = sleep;
+        p->exited = true;
+        p->exited_ns = now;
+        uint32_t key = (uint32_t)p->pid;
+        bpf_map_delete_elem(c->fd, &key);
+    }
 }
 
 void csp_roll(struct csp *c, uint64_t now)

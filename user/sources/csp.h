@@ -9,12 +9,18 @@
 #include <stdint.h>
 
 #define CSP_MAX_PROCS 8192
+#define CSP_BUCKETS 4096
 
 struct csp_proc {
     int pid;
+    int next;                /* the next in its hash chain (index + 1, 0 ends it) */
     uint64_t before_ns;      /* estimated alive time between run start and registration */
     uint64_t window_alive;   /* alive time at the current window's start */
     uint64_t window_sleep;   /* idle sleep time then */
+    /* Once its process has exited: its totals, which no longer move (the
+     * kernel's entry is let go), and when that was seen. */
+    bool exited;
+    uint64_t final_alive, final_sleep, exited_ns;
 };
 
 #define CSP_MEMO 64
@@ -25,6 +31,9 @@ struct csp {
     uint64_t run_start;
     struct csp_proc *p;
     int n;
+    int head[CSP_BUCKETS];   /* hash chains by pid (index + 1) */
+    uint64_t evicted;        /* exited processes let go for new ones (their rows lose CSP) */
+    uint64_t refused;        /* processes not watched: the table held live ones only */
     /* A report asks for the same process once per row, at the same NOW:
      * answers are kept by pid (direct-mapped), one map read per process. */
     struct csp_memo {
@@ -48,6 +57,12 @@ bool csp_alive(struct csp *c, int pid, uint64_t now, uint64_t *alive, uint64_t *
 
 /* The same since the current window began. */
 bool csp_alive_window(struct csp *c, int pid, uint64_t now, uint64_t *alive, uint64_t *sleep);
+
+/* Freezes the totals of watched processes that have exited and lets their
+ * kernel entries go (the kernel's table holds live processes only); a full
+ * table later lets the oldest of them go for a new process. Called about
+ * once a second. */
+void csp_forget_exited(struct csp *c, uint64_t now);
 
 /* Starts a new window at NOW for every watched process. */
 void csp_roll(struct csp *c, uint64_t now);
