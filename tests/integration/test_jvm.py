@@ -162,7 +162,8 @@ def jvms_one_after_another_reuse_the_jvm_table():
     check(len(gate) == runs, f"TimedParks$Gate rows of {len(gate)} JVMs (want {runs}): {gate}")
     for w in own:
         # Half at least: a JVM's first parks go by before it is found, a
-        # larger share of a one-second run (parks_of_... checks the count).
+        # larger share of a one-second run (system_wide_finds_a_jvm_started_later
+        # checks the count).
         check(gate.get(w["pid"], 0) >= 0.5 * w["gate_parks"],
               f"JVM {w['pid']}: {gate.get(w['pid'], 0)} of its {w['gate_parks']} gate parks seen")
     m = re.search(r"jvm_entries=(\d+)", p.stderr)

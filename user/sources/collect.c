@@ -1145,8 +1145,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
 
 void collector_free(struct collector *c)
 {
-    for (uint32_t i = 0; i < c->t->nslots; i++)
-    {
+    for (uint32_t i = 0; i < c->t->nslots; i++) {
         free(c->b[i].name);
         free(c->b[i].java_class);
     }
