@@ -35,6 +35,12 @@ struct entry {
     bool retrying;           /* on the retry list (retry_names) */
     bool jvm_seen;           /* its process was a live JVM at a retry */
     uint64_t since_ns;       /* when it joined the retry list */
+    /* A blocker's entry of a kernel-unwound stack names from its process's
+     * template (TMPL); a template counts those entries (REFS) and, when
+     * none is left, since when (IDLE_NS): see stacks_trim_templates. */
+    struct entry *tmpl;
+    uint32_t refs;
+    uint64_t idle_ns;
     struct pt_stack st;
 };
 
@@ -67,6 +73,8 @@ struct stacks {
     struct map_dump tally_dump;   /* the stack table, read for the tally */
     uint64_t lost;            /* kernel-unwound stacks gone before they could be copied */
     uint64_t namings;         /* stacks named so far: each naming's pt_stack.naming */
+    uint64_t trimmed_ns;      /* when stacks_trim_templates last looked */
+    uint64_t templates_trimmed;
 };
 
 static const struct pt_stack empty;
@@ -184,10 +192,14 @@ static struct entry *lookup(struct stacks *s, uint32_t slot, int tgid, int stack
     e->next = s->table[h];
     s->table[h] = e;
     if (kernel_unwound(stack_id)) {
-        if (slot == KSTACK_TEMPLATE)
+        if (slot == KSTACK_TEMPLATE) {
+            e->idle_ns = monotonic_ns();
             load_ustack(s, e);
-        else
-            e->truncated = lookup(s, KSTACK_TEMPLATE, tgid, stack_id)->truncated;
+        } else {
+            e->tmpl = lookup(s, KSTACK_TEMPLATE, tgid, stack_id);
+            e->tmpl->refs++;
+            e->truncated = e->tmpl->truncated;
+        }
     }
     return e;
 }
@@ -445,7 +457,11 @@ const struct pt_stack *stacks_resolve(struct stacks *s, uint32_t slot, int tgid,
 {
     if (stack_id < 0)
         return &empty;
-    struct entry *e = lookup(s, kernel_unwound(stack_id) ? KSTACK_TEMPLATE : slot, tgid, stack_id);
+    /* Through the blocker's own entry, whose reference keeps the template
+     * (and the pointer returned) while the blocker lives. */
+    struct entry *e = lookup(s, slot, tgid, stack_id);
+    if (e->tmpl)
+        e = e->tmpl;
     if (!e->named)
         name_entry(s, e);
     return &e->st;
@@ -519,6 +535,8 @@ void stacks_tally(struct stacks *s, int stack_time_fd, uint64_t *stacks, uint64_
 
 static void free_entry(struct entry *e)
 {
+    if (e->tmpl && !--e->tmpl->refs)
+        e->tmpl->idle_ns = monotonic_ns();
     unname(e);
     for (int i = 0; e->java && i < e->npcs; i++)
         free(e->java[i]);
@@ -536,15 +554,17 @@ static void forget(struct stacks *s, bool (*gone)(const void *ctx, uint32_t slot
         if (!gone(ctx, s->retry[i]->slot, s->retry[i]->tgid))
             s->retry[kept++] = s->retry[i];
     s->nretry = kept;
-    for (int h = 0; h < BUCKETS; h++)
-        for (struct entry **p = &s->table[h], *e; (e = *p);) {
-            if (gone(ctx, e->slot, e->tgid)) {
-                *p = e->next;
-                free_entry(e);
-            } else {
-                p = &e->next;
+    /* Blockers' entries first: they hold references to the templates. */
+    for (int templates = 0; templates < 2; templates++)
+        for (int h = 0; h < BUCKETS; h++)
+            for (struct entry **p = &s->table[h], *e; (e = *p);) {
+                if ((e->slot == KSTACK_TEMPLATE) == templates && gone(ctx, e->slot, e->tgid)) {
+                    *p = e->next;
+                    free_entry(e);
+                } else {
+                    p = &e->next;
+                }
             }
-        }
     for (int h = 0; h < CANON_BUCKETS; h++)
         for (struct canon **p = &s->canon[h], *c; (c = *p);) {
             if (gone(ctx, c->slot, c->tgid)) {
@@ -583,6 +603,46 @@ static bool process_gone(const void *ctx, uint32_t slot, int tgid)
 void stacks_forget_process(struct stacks *s, int tgid)
 {
     forget(s, process_gone, &tgid);
+}
+
+/* A process's template of a kernel-unwound stack that no blocker's entry
+ * has named for TEMPLATE_IDLE_NS goes: a long-lived JVM's stacks change as
+ * its JIT code does, and an hour's soak kept 4 000 such copies. Should it
+ * be needed again, it is loaded from the kernel's table, or stored there
+ * again by the next walk of it. Looked at every TRIM_TEMPLATES_NS. */
+#define TEMPLATE_IDLE_NS 60000000000ULL
+#define TRIM_TEMPLATES_NS 10000000000ULL
+
+static bool template_unused(const struct entry *e, uint64_t now)
+{
+    return e->slot == KSTACK_TEMPLATE && !e->refs && now - e->idle_ns > TEMPLATE_IDLE_NS;
+}
+
+void stacks_trim_templates(struct stacks *s, uint64_t now)
+{
+    if (now - s->trimmed_ns < TRIM_TEMPLATES_NS)
+        return;
+    s->trimmed_ns = now;
+    int kept = 0;
+    for (int i = 0; i < s->nretry; i++)
+        if (!template_unused(s->retry[i], now))
+            s->retry[kept++] = s->retry[i];
+    s->nretry = kept;
+    for (int h = 0; h < BUCKETS; h++)
+        for (struct entry **p = &s->table[h], *e; (e = *p);) {
+            if (template_unused(e, now)) {
+                *p = e->next;
+                free_entry(e);
+                s->templates_trimmed++;
+            } else {
+                p = &e->next;
+            }
+        }
+}
+
+uint64_t stacks_templates_trimmed(const struct stacks *s)
+{
+    return s->templates_trimmed;
 }
 
 int stacks_dead_processes(const struct stacks *s, int *tgids, int max)

@@ -68,7 +68,6 @@ int stacks_canonical(struct stacks *s, uint32_t slot, int tgid, int stack_id);
  * runs and its JIT code is in the perf map. */
 void stacks_name_kernel_stack(struct stacks *s, int tgid, int stack_id);
 
-/* Frees S and every stack it named. */
 /* Lets go of the entries of the blocker slots GONE says were recycled (and
  * their call-path marks): their stacks live on as the retired blockers'
  * own copies. A kernel-unwound stack's per-process copy stays. */
@@ -82,6 +81,13 @@ int stacks_dead_processes(const struct stacks *s, int *tgids, int max);
  * stacks too): for an exited process no live blocker names. */
 void stacks_forget_process(struct stacks *s, int tgid);
 
+/* Lets go of the templates of kernel-unwound stacks (one per process and
+ * stack) that no blocker's entry has named for a minute; at most every
+ * 10 s (NOW, CLOCK_MONOTONIC). How many went over the run. */
+void stacks_trim_templates(struct stacks *s, uint64_t now);
+uint64_t stacks_templates_trimmed(const struct stacks *s);
+
+/* Frees S and every stack it named. */
 void stacks_free(struct stacks *s);
 
 #endif

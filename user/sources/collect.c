@@ -46,9 +46,10 @@ void collector_init(struct collector *c, struct tracer *t, struct pt_services *s
     c->stacks = stacks;
     c->jvm = jvm;
     c->o = o;
-    /* Zeroed and untouched until used: the table is sized for the kernel's
-     * (32 768 blockers by default), whose recycled slots are handed out
-     * first, so only as many as the peak of live blockers are touched. */
+    /* A pointer a slot: a record is allocated when its slot is first
+     * named and freed when the slot goes back to the kernel, so records
+     * follow the live blockers (512 B each calloc'd per slot stayed
+     * resident up to the most slots ever taken: 12 MiB on a soak). */
     c->b = calloc(t->nslots, sizeof(*c->b));
     c->retiring = calloc(t->nslots, sizeof(*c->retiring));
     c->retiring_since = calloc(t->nslots, sizeof(*c->retiring_since));
@@ -68,9 +69,19 @@ static bool slot_valid(const struct pt_slot *s)
 
 /* Names a blocker: process, global variable, first stack, class and role.
  * Retried while the first stack has not been unwound yet. */
+/* Slot IDX's record, allocated at its first use. */
+static struct blocker *record(struct collector *c, uint32_t idx)
+{
+    if (!c->b[idx] && !(c->b[idx] = calloc(1, sizeof(struct blocker)))) {
+        fprintf(stderr, "parktrace: out of memory for the blocker table\n");
+        exit(1);
+    }
+    return c->b[idx];
+}
+
 static void resolve(struct collector *c, uint32_t idx)
 {
-    struct blocker *b = &c->b[idx];
+    struct blocker *b = record(c, idx);
     const struct pt_slot *s = &c->t->slots[idx];
 
     if (b->resolved)
@@ -135,7 +146,7 @@ struct blocker *collector_blocker(struct collector *c, uint32_t idx)
     if (idx >= tracer_used_slots(c->t) || !slot_valid(&c->t->slots[idx]))
         return NULL;
     resolve(c, idx);
-    return &c->b[idx];
+    return c->b[idx];
 }
 
 static void recycle(struct collector *c, uint64_t now);
@@ -171,6 +182,7 @@ static void forget_dead_processes(struct collector *c, uint64_t now)
     c->forgot_ns = now;
     procmaps_forget_exited(c->sv->maps, now);
     csp_forget_exited(&c->csp, now);
+    stacks_trim_templates(c->stacks, now);
     int dead[64];
     bool named[64] = {false};
     int n = stacks_dead_processes(c->stacks, dead, 64);
@@ -183,7 +195,7 @@ static void forget_dead_processes(struct collector *c, uint64_t now)
         if (!slot_valid(s) && !c->retiring[i])
             continue;
         for (int j = 0; j < n; j++) {
-            if (dead[j] != (int)s->first_tgid && dead[j] != c->b[i].pid)
+            if (dead[j] != (int)s->first_tgid && !(c->b[i] && dead[j] == c->b[i]->pid))
                 continue;
             named[j] = true;
             /* A blocker of an exited process waits for no one any more: it
@@ -271,12 +283,11 @@ void collector_tick(struct collector *c)
             settled = false;
             continue;
         }
-        if (!c->b[i].resolved)
-            resolve(c, i);
+        resolve(c, i);
         /* Its process's alive time is counted while it lives. */
-        if (!c->b[i].watched) {
-            csp_watch(&c->csp, c->b[i].pid, now);
-            c->b[i].watched = true;
+        if (!c->b[i]->watched) {
+            csp_watch(&c->csp, c->b[i]->pid, now);
+            c->b[i]->watched = true;
         }
         if (settled)
             c->settled = i + 1;
@@ -434,8 +445,8 @@ static void trim_phases(struct collector *c)
     if (map && phases_trim(&c->phases, map)) {
         uint32_t used = tracer_used_slots(c->t);
         for (uint32_t i = 0; i < used; i++)
-            if (c->b[i].phase)
-                c->b[i].phase = map[c->b[i].phase - 1] + 1;
+            if (c->b[i] && c->b[i]->phase)
+                c->b[i]->phase = map[c->b[i]->phase - 1] + 1;
     }
     free(map);
 }
@@ -460,7 +471,7 @@ static void apply_csp(struct collector *c, struct pt_model *r, const struct idle
         row->has_csp = csp_value(row->fig.thread_time_ns, alive, idle_ns, &row->csp);
         if (!interval || !row->has_csp || row->src == UINT32_MAX)
             continue;
-        struct blocker *b = &c->b[row->src];
+        struct blocker *b = record(c, row->src);
         feed_phase(c, b, row, win);
         b->phase_seen = true;
     }
@@ -469,13 +480,15 @@ static void apply_csp(struct collector *c, struct pt_model *r, const struct idle
     /* A lock in a phase that saw no waits this interval has CSP 0: it ends. */
     uint32_t nused = tracer_used_slots(c->t);
     for (uint32_t i = 0; i < nused; i++) {
-        struct blocker *b = &c->b[i];
+        struct blocker *b = c->b[i];
+        if (!b)
+            continue;
         if (b->phase && !b->phase_seen)
             feed_phase(c, b, NULL, win);
         b->phase_seen = false;
     }
     for (int i = 0; i < r->nrows; i++)
-        r->rows[i].in_phase = r->rows[i].src != UINT32_MAX && c->b[r->rows[i].src].phase != 0;
+        r->rows[i].in_phase = r->rows[i].src != UINT32_MAX && record(c, r->rows[i].src)->phase != 0;
 }
 
 /* The name of process TGID for a stack of blocker B's, copied into OUT. */
@@ -714,9 +727,9 @@ static const char *retiring_class(const struct blocker *b)
 
 static void retire_member(struct collector *c, uint32_t i, uint64_t now)
 {
-    struct blocker *b = &c->b[i];
     const struct pt_slot *s = &c->t->slots[i];
     resolve(c, i);
+    struct blocker *b = c->b[i];
     struct retired_member m = {
         .pid = b->pid,
         .kind = pt_kind_names[s->key.kind & 0xff],
@@ -772,7 +785,7 @@ static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int3
                                : *raw;
     if (!v.count)
         return;
-    const struct blocker *b = &c->b[slot];
+    const struct blocker *b = record(c, slot);
     char root[PT_MODEL_COMM];
     comm_of(c, (int)tgid, b, root);
     struct pt_model_stack who = {.leaf = retiring_class(b)};
@@ -898,12 +911,15 @@ static void return_slots(struct collector *c, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         if (c->retiring[i] != 2)
             continue;
-        struct blocker *b = &c->b[i];
-        if (b->phase)
+        struct blocker *b = c->b[i];
+        if (b && b->phase)
             feed_phase(c, b, NULL, wall);
-        free(b->name);
-        free(b->java_class);
-        memset(b, 0, sizeof(*b));
+        if (b) {
+            free(b->name);
+            free(b->java_class);
+            free(b);
+            c->b[i] = NULL;
+        }
         struct pt_slot *s = &c->t->slots[i];
         __atomic_store_n(&s->valid, 0, __ATOMIC_RELEASE);
         memset(s, 0, sizeof(*s));
@@ -1021,7 +1037,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         const struct pt_slot *s = &c->t->slots[i];
         if (!slot_valid(s))
             continue;
-        struct blocker *b = &c->b[i];
+        struct blocker *b = record(c, i);
         struct pt_counters cur, zero = {.t = c->start_ns};
         snapshot(s, now, &cur);
         struct pt_window_extra extra;
@@ -1145,10 +1161,12 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
 
 void collector_free(struct collector *c)
 {
-    for (uint32_t i = 0; i < c->t->nslots; i++) {
-        free(c->b[i].name);
-        free(c->b[i].java_class);
-    }
+    for (uint32_t i = 0; i < c->t->nslots; i++)
+        if (c->b[i]) {
+            free(c->b[i]->name);
+            free(c->b[i]->java_class);
+            free(c->b[i]);
+        }
     free(c->b);
     free(c->retiring);
     free(c->retiring_since);

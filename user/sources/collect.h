@@ -45,7 +45,7 @@ struct collector {
     struct stacks *stacks;     /* the run's stack cache (main.c's) */
     struct jvm_tracker *jvm;   /* the run's JVM tracker (main.c's) */
     const struct pt_options *o;
-    struct blocker *b;         /* indexed like the kernel's slots */
+    struct blocker **b;        /* indexed like the kernel's slots; NULL while free */
     uint64_t start_ns;         /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
     uint64_t window_start;     /* start of the current interval */
     uint64_t cpu_start_ns, cpu_window_ns;   /* parktrace's own CPU time then */
