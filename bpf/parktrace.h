@@ -144,6 +144,7 @@ struct pt_stack_cache {
      * that reach the same instruction at the same depth. */
     __u64 chk_addr[PT_CACHE_CHECKS], chk_val[PT_CACHE_CHECKS];
     __u32 nchecks;         /* of them, being remembered by a walk */
+    __u32 early;           /* walked through Java code before its JVM was known */
 };
 
 /* A thread's wait in progress, in task-local storage: what the end of the
@@ -290,7 +291,7 @@ struct pt_proc {
 #define PT_UNWIND_BINS 4096        /* distinct binaries with tables */
 #define PT_USTACK_ID 0x40000000    /* stack ids of kernel-unwound stacks have this bit */
 #define PT_USTACK_TRUNCATED 0x1u   /* the walk stopped before the thread's first frame */
-#define PT_USTACK_EARLY 0x2u       /* Java code met before the JVM was known: not cached */
+#define PT_USTACK_EARLY 0x2u       /* Java code met before the JVM was known: walked again once it is */
 /* An interpreted Java frame is kept as its Method*, marked by this bit (user
  * addresses never have it). */
 #define PT_FRAME_METHOD (1ull << 63)

@@ -200,6 +200,7 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pa
         return PT_SID_OVER_BUDGET;
     for (int j = 0; j < PT_CACHE_CHECKS; j++)
         c->chk_addr[j] = 0;
+    c->early = 0;
     __s32 sid = cfi_unwind ? unwind_user(ip, sp, BPF_CORE_READ(regs, bp), c) : UNWIND_BY_FP;
     if (sid == UNWIND_FAILED) {
         budget_close(b, start);

@@ -41,8 +41,8 @@ static __always_inline struct pt_jvm_layout *java_code(struct uwalk *w, __u64 pc
         __u32 tgid = bpf_get_current_pid_tgid() >> 32;
         w->jvm = bpf_map_lookup_elem(&jvm_layouts, &tgid);
         if (!w->jvm) {
-            /* Java code before the JVM is known: named poorly, so not kept
-             * in the thread's cache. */
+            /* Java code before the JVM is known: named poorly, so walked
+             * again once it is (ustack_cache_holds). */
             if (w->st)
                 w->st->flags |= PT_USTACK_EARLY;
             return NULL;
