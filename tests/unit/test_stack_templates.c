@@ -1,0 +1,120 @@
+/* The stack cache's copies of kernel-unwound stacks (templates) over a
+ * long run: kept while a blocker names them, let go a minute after the last
+ * one went, and loaded again from the kernel's table when needed again. A
+ * real BPF map stands for the kernel's ustacks table; the frames are this
+ * test's own functions, named from its own symbols. */
+#include <bpf/bpf.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../bpf/parktrace.h"
+#include "check.h"
+#include "monotonic.h"
+#include "services.h"
+#include "stacks.h"
+
+#define SEC_NS 1000000000ULL
+
+__attribute__((noinline)) int reserve_stock(int n) { return n * 3 + 1; }
+__attribute__((noinline)) int restock_shelf(int n) { return n * 5 + 2; }
+__attribute__((noinline)) int serve_order(int n) { return reserve_stock(n) + restock_shelf(n); }
+
+static uint32_t gone_slot;
+static bool slot_is_gone(void *ctx, uint32_t slot)
+{
+    (void)ctx;
+    return slot == gone_slot;
+}
+
+static void forget_slot(struct stacks *s, uint32_t slot)
+{
+    gone_slot = slot;
+    stacks_forget_slots(s, slot_is_gone, NULL);
+}
+
+static size_t templates(struct stacks *s)
+{
+    size_t entries, tmpl, bytes;
+    stacks_usage(s, &entries, &tmpl, &bytes);
+    return tmpl;
+}
+
+/* Stores a two-frame stack, its leaf in FN, under ID. */
+static int store(int fd, int id, void *fn)
+{
+    struct pt_ustack us;
+    memset(&us, 0, sizeof(us));
+    us.nr = 2;
+    us.hash = (uint64_t)id;
+    us.ip[0] = (uint64_t)(uintptr_t)fn + 4;
+    us.ip[1] = (uint64_t)(uintptr_t)serve_order + 8;   /* a return address: named as pc - 1 */
+    return bpf_map_update_elem(fd, &id, &us, BPF_ANY);
+}
+
+static bool leaf_is(const struct pt_stack *st, const char *name)
+{
+    return st->n >= 2 && st->frames[0].name && strcmp(st->frames[0].name, name) == 0;
+}
+
+int main(void)
+{
+    struct pt_services sv;
+    if (!REQUIRE(services_open(&sv, -1, -1, NULL) == 0, "makes the symbol services"))
+        goto done;
+    int fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "ustacks", 4, sizeof(struct pt_ustack), 64, NULL);
+    if (fd < 0) {
+        printf("SKIP %s: no BPF map (needs root)\n", __FILE__);
+        check_skipped++;
+        services_close(&sv);
+        goto done;
+    }
+    const int a = PT_USTACK_ID | 5, b = PT_USTACK_ID | 6, me = getpid();
+    REQUIRE(store(fd, a, reserve_stock) == 0 && store(fd, b, restock_shelf) == 0, "stores two stacks");
+    struct stacks *s = stacks_new(-1, -1, fd, NULL, &sv);
+
+    /* Blocker 3 waits on path A, blocker 4 on path B. */
+    const struct pt_stack *sa = stacks_resolve(s, 3, me, a), *sb = stacks_resolve(s, 4, me, b);
+    CHECK(leaf_is(sa, "reserve_stock") && leaf_is(sb, "restock_shelf"), "each blocker's stack is named from its template");
+    CHECK(templates(s) == 2, "one template per process and stack (%zu)", templates(s));
+    CHECK(stacks_resolve(s, 9, me, a) == sa, "a second blocker on path A names from the same template");
+    forget_slot(s, 9);
+
+    uint64_t t0 = monotonic_ns();
+    stacks_trim_templates(s, t0 + 120 * SEC_NS);
+    CHECK(templates(s) == 2 && stacks_templates_trimmed(s) == 0,
+          "templates that live blockers name stay, however old (%zu)", templates(s));
+
+    /* Blocker 3 is recycled: A is named by no one from now. */
+    forget_slot(s, 3);
+    uint64_t t1 = monotonic_ns();
+    stacks_trim_templates(s, t1 + 30 * SEC_NS);
+    CHECK(templates(s) == 2, "a template unused for 30 s stays (%zu)", templates(s));
+    stacks_trim_templates(s, t1 + 45 * SEC_NS);
+    CHECK(templates(s) == 2, "a template unused for 45 s stays (%zu)", templates(s));
+    stacks_trim_templates(s, t1 + 70 * SEC_NS);
+    CHECK(templates(s) == 1 && stacks_templates_trimmed(s) == 1,
+          "a template unused for a minute goes, the one blocker 4 names stays (%zu, %llu trimmed)", templates(s),
+          (unsigned long long)stacks_templates_trimmed(s));
+    CHECK(leaf_is(sb, "restock_shelf"), "blocker 4's stack still reads whole");
+
+    /* Path A waits again, on a new blocker: loaded from the kernel's table. */
+    const struct pt_stack *again = stacks_resolve(s, 5, me, a);
+    CHECK(leaf_is(again, "reserve_stock") && !again->truncated && stacks_lost(s) == 0,
+          "a stack needed again is loaded from the kernel's table");
+
+    /* Both tables let it go: counted as lost, shown cut short. */
+    forget_slot(s, 5);
+    bpf_map_delete_elem(fd, &a);
+    stacks_trim_templates(s, t1 + 200 * SEC_NS);
+    const struct pt_stack *lost = stacks_resolve(s, 6, me, a);
+    CHECK(lost->truncated && stacks_lost(s) == 1, "a stack neither table has reads cut short and is counted (%llu)",
+          (unsigned long long)stacks_lost(s));
+
+    stacks_free(s);
+    close(fd);
+    services_close(&sv);
+done:
+    printf("DONE %s: %d passed, %d failed, %d skipped\n", __FILE__, check_passed, check_failed, check_skipped);
+    return check_failed != 0;
+}
