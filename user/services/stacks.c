@@ -33,6 +33,8 @@ struct entry {
     bool jit_pending;        /* some JIT frame waits for a newer perf map */
     bool unclaimed;          /* some frame in anonymous memory no namer took (it reads [unknown]) */
     bool retrying;           /* on the retry list (retry_names) */
+    bool compact;            /* an unused template kept as pcs alone (stacks_trim_templates) */
+    bool doomed;             /* being let go by stacks_trim_templates */
     bool jvm_seen;           /* its process was a live JVM at a retry */
     uint64_t since_ns;       /* when it joined the retry list */
     /* A blocker's entry of a kernel-unwound stack names from its process's
@@ -75,6 +77,7 @@ struct stacks {
     uint64_t namings;         /* stacks named so far: each naming's pt_stack.naming */
     uint64_t trimmed_ns;      /* when stacks_trim_templates last looked */
     uint64_t templates_trimmed;
+    int ncompact;             /* templates kept as pcs alone */
 };
 
 static const struct pt_stack empty;
@@ -198,6 +201,10 @@ static struct entry *lookup(struct stacks *s, uint32_t slot, int tgid, int stack
         } else {
             e->tmpl = lookup(s, KSTACK_TEMPLATE, tgid, stack_id);
             e->tmpl->refs++;
+            if (e->tmpl->compact) {    /* in use again: compacted again only once unused */
+                e->tmpl->compact = false;
+                s->ncompact--;
+            }
             e->truncated = e->tmpl->truncated;
         }
     }
@@ -560,6 +567,7 @@ static void forget(struct stacks *s, bool (*gone)(const void *ctx, uint32_t slot
             for (struct entry **p = &s->table[h], *e; (e = *p);) {
                 if ((e->slot == KSTACK_TEMPLATE) == templates && gone(ctx, e->slot, e->tgid)) {
                     *p = e->next;
+                    s->ncompact -= e->compact;
                     free_entry(e);
                 } else {
                     p = &e->next;
@@ -608,14 +616,62 @@ void stacks_forget_process(struct stacks *s, int tgid)
 /* A process's template of a kernel-unwound stack that no blocker's entry
  * has named for TEMPLATE_IDLE_NS goes: a long-lived JVM's stacks change as
  * its JIT code does, and an hour's soak kept 4 000 such copies. Should it
- * be needed again, it is loaded from the kernel's table, or stored there
- * again by the next walk of it. Looked at every TRIM_TEMPLATES_NS. */
+ * be needed again, it is loaded from the kernel's table. When the kernel's
+ * table has let it go, it is the only copy (a thread's cache may still
+ * give its id: a cache hit does not refresh the kernel's LRU), so it stays
+ * as its pcs and Java names, unnamed (named again if needed), up to
+ * COMPACT_MAX such; past that the longest unused go, and one needed again
+ * reads cut short and counts in stacks_lost. Looked at every
+ * TRIM_TEMPLATES_NS. */
 #define TEMPLATE_IDLE_NS 60000000000ULL
 #define TRIM_TEMPLATES_NS 10000000000ULL
+#define COMPACT_MAX 8192
 
 static bool template_unused(const struct entry *e, uint64_t now)
 {
     return e->slot == KSTACK_TEMPLATE && !e->refs && now - e->idle_ns > TEMPLATE_IDLE_NS;
+}
+
+/* Whether the kernel's table still holds stack ID. */
+static bool kernel_holds(const struct stacks *s, int id)
+{
+    static struct pt_ustack us;   /* scratch, too big for the stack */
+    return s->ustacks_fd >= 0 && bpf_map_lookup_elem(s->ustacks_fd, &id, &us) == 0;
+}
+
+/* What trimming does with unused template E: 0 keep, 1 compact, 2 free. */
+static int trim_verdict(const struct stacks *s, const struct entry *e, uint64_t now, uint64_t oldest_kept)
+{
+    if (!template_unused(e, now))
+        return 0;
+    if (e->compact)
+        return e->idle_ns < oldest_kept || kernel_holds(s, e->stack_id) ? 2 : 0;
+    return !e->pcs || kernel_holds(s, e->stack_id) ? 2 : 1;
+}
+
+static int by_idle(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The idle time below which compact templates go to stay within COMPACT_MAX. */
+static uint64_t compact_cutoff(const struct stacks *s)
+{
+    if (s->ncompact <= COMPACT_MAX)
+        return 0;
+    uint64_t *idle = malloc((size_t)s->ncompact * sizeof(*idle));
+    if (!idle)
+        return 0;
+    int n = 0;
+    for (int h = 0; h < BUCKETS; h++)
+        for (const struct entry *e = s->table[h]; e && n < s->ncompact; e = e->next)
+            if (e->compact)
+                idle[n++] = e->idle_ns;
+    qsort(idle, (size_t)n, sizeof(*idle), by_idle);
+    uint64_t cut = n > COMPACT_MAX ? idle[n - COMPACT_MAX] : 0;
+    free(idle);
+    return cut;
 }
 
 void stacks_trim_templates(struct stacks *s, uint64_t now)
@@ -623,26 +679,46 @@ void stacks_trim_templates(struct stacks *s, uint64_t now)
     if (now - s->trimmed_ns < TRIM_TEMPLATES_NS)
         return;
     s->trimmed_ns = now;
-    int kept = 0;
-    for (int i = 0; i < s->nretry; i++)
-        if (!template_unused(s->retry[i], now))
-            s->retry[kept++] = s->retry[i];
-    s->nretry = kept;
+    uint64_t cut = compact_cutoff(s);
+    struct entry *doomed = NULL;
     for (int h = 0; h < BUCKETS; h++)
         for (struct entry **p = &s->table[h], *e; (e = *p);) {
-            if (template_unused(e, now)) {
+            int v = trim_verdict(s, e, now, cut);
+            if (v == 2) {
                 *p = e->next;
-                free_entry(e);
-                s->templates_trimmed++;
-            } else {
-                p = &e->next;
+                e->next = doomed;
+                doomed = e;
+                e->doomed = true;
+                continue;
             }
+            if (v == 1) {
+                unname(e);
+                e->compact = true;
+                s->ncompact++;
+            }
+            p = &e->next;
         }
+    int kept = 0;
+    for (int i = 0; i < s->nretry; i++)
+        if (!s->retry[i]->doomed)
+            s->retry[kept++] = s->retry[i];
+    s->nretry = kept;
+    for (struct entry *e = doomed, *next; e; e = next) {
+        next = e->next;
+        s->ncompact -= e->compact;
+        free_entry(e);
+        s->templates_trimmed++;
+    }
 }
 
 uint64_t stacks_templates_trimmed(const struct stacks *s)
 {
     return s->templates_trimmed;
+}
+
+int stacks_templates_compact(const struct stacks *s)
+{
+    return s->ncompact;
 }
 
 int stacks_dead_processes(const struct stacks *s, int *tgids, int max)

@@ -82,10 +82,13 @@ int stacks_dead_processes(const struct stacks *s, int *tgids, int max);
 void stacks_forget_process(struct stacks *s, int tgid);
 
 /* Lets go of the templates of kernel-unwound stacks (one per process and
- * stack) that no blocker's entry has named for a minute; at most every
- * 10 s (NOW, CLOCK_MONOTONIC). How many went over the run. */
+ * stack) that no blocker's entry has named for a minute, at most every
+ * 10 s (NOW, CLOCK_MONOTONIC); those the kernel's table no longer holds
+ * are kept as pcs alone (8 192 at most). How many went over the run, and
+ * how many are kept so. */
 void stacks_trim_templates(struct stacks *s, uint64_t now);
 uint64_t stacks_templates_trimmed(const struct stacks *s);
+int stacks_templates_compact(const struct stacks *s);
 
 /* Frees S and every stack it named. */
 void stacks_free(struct stacks *s);
