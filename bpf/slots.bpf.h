@@ -20,9 +20,6 @@
 
 /* Shared with user space through the skeleton's mmap of .bss/.data. */
 __u64 next_slot = 0;
-/* Slots published so far: less those user space gave back, the table's
- * occupancy, known without reading the slots. */
-__u64 slots_published = 0;
 __u64 drops[PT_DROP_COUNT];
 __u32 window_gen = 1;
 /* Waits whose switch back in was never seen, ended from the CPU time their
@@ -190,7 +187,6 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
             idx = *idxp;
         } else {
             s->valid = 1;
-            __sync_fetch_and_add(&slots_published, 1);
         }
     }
     *idx_out = idx;

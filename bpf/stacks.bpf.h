@@ -86,6 +86,10 @@ static __always_inline void take_sample(__u32 idx, __u32 tgid, __u32 tid, __s32 
         count_drop(PT_DROP_SAMPLES);
 }
 
+/* stack_time entries made so far: user space reads the table for its
+ * tally of stacks only when it has new ones. */
+__u64 stack_entries_made = 0;
+
 static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid)
 {
     struct pt_stack_key k = { .slot = idx, .stack_id = stack_id, .tgid = pid_tgid >> 32 };
@@ -95,6 +99,7 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
         return;
     long err = bpf_map_update_elem(&stack_time, &k, &zero, BPF_NOEXIST);
     if (!err) {
+        __sync_fetch_and_add(&stack_entries_made, 1);
         if (!(stack_id & PT_USTACK_ID))    /* kernel-unwound stacks need no copy */
             take_sample(idx, pid_tgid >> 32, (__u32)pid_tgid, stack_id);
     } else if (err != -17)

@@ -167,27 +167,33 @@ void merge_condvar_words(struct pt_model *r)
     int *slot = row_table(n, &cap);
     int out = 0;
     for (int i = 0; i < n; i++) {
-        struct pt_row row = r->rows[i];
-        if (strcmp(row.kind, "futex") != 0 || strcmp(row.cls, "pthread_cond") != 0 || row.src == UINT32_MAX) {
-            r->rows[out++] = row;
+        /* Rows are 640 bytes: moved only once a merge has left a gap. */
+        const struct pt_row *row = &r->rows[i];
+        if (strcmp(row->kind, "futex") != 0 || strcmp(row->cls, "pthread_cond") != 0 || row->src == UINT32_MAX) {
+            if (out != i)
+                r->rows[out] = *row;
+            out++;
             continue;
         }
-        uint64_t base = row.id & ~7ull;
-        size_t h = (size_t)((base >> 3) ^ ((uint64_t)(unsigned)row.pid * 0x9E3779B97F4A7C15ull)) & (cap - 1);
-        while (slot[h] >= 0 && !(r->rows[slot[h]].pid == row.pid && (r->rows[slot[h]].id & ~7ull) == base))
+        uint64_t base = row->id & ~7ull;
+        size_t h = (size_t)((base >> 3) ^ ((uint64_t)(unsigned)row->pid * 0x9E3779B97F4A7C15ull)) & (cap - 1);
+        while (slot[h] >= 0 && !(r->rows[slot[h]].pid == row->pid && (r->rows[slot[h]].id & ~7ull) == base))
             h = (h + 1) & (cap - 1);
         if (slot[h] < 0) {
             slot[h] = out;
-            r->rows[out++] = row;
+            if (out != i)
+                r->rows[out] = *row;
+            out++;
             continue;
         }
+        /* Its partner row is below OUT, which is at most I: ROW stays put. */
         struct pt_row *into = &r->rows[slot[h]];
-        uint64_t id = into->id < row.id ? into->id : row.id;
+        uint64_t id = into->id < row->id ? into->id : row->id;
         uint32_t objects = into->objects;
         /* One condition variable, one kind of waiter: a stack seen idle
          * on either word (the other's may be cut short) tells for both. */
-        bool idle = into->idle || row.idle;
-        merge_into(into, &row, PT_BY_OBJECT);
+        bool idle = into->idle || row->idle;
+        merge_into(into, row, PT_BY_OBJECT);
         into->id = id;
         into->objects = objects;
         into->idle = idle;

@@ -35,6 +35,8 @@ struct entry {
     bool retrying;           /* on the retry list (retry_names) */
     bool compact;            /* an unused template kept as pcs alone (stacks_trim_templates) */
     bool doomed;             /* being let go by stacks_trim_templates */
+    int canon_id;            /* stacks_canonical's answer, while the naming it read is */
+    uint64_t canon_naming;
     bool jvm_seen;           /* its process was a live JVM at a retry */
     uint64_t since_ns;       /* when it joined the retry list */
     /* A blocker's entry of a kernel-unwound stack names from its process's
@@ -460,18 +462,26 @@ static void name_entry(struct stacks *s, struct entry *e)
     e->named = true;
 }
 
-const struct pt_stack *stacks_resolve(struct stacks *s, uint32_t slot, int tgid, int stack_id)
+/* The blocker's own entry for STACK_ID, its stack named (in its template
+ * for a kernel-unwound stack) into *ST. */
+static struct entry *resolve_entry(struct stacks *s, uint32_t slot, int tgid, int stack_id,
+                                   const struct pt_stack **st)
 {
-    if (stack_id < 0)
-        return &empty;
     /* Through the blocker's own entry, whose reference keeps the template
      * (and the pointer returned) while the blocker lives. */
-    struct entry *e = lookup(s, slot, tgid, stack_id);
-    if (e->tmpl)
-        e = e->tmpl;
-    if (!e->named)
-        name_entry(s, e);
-    return &e->st;
+    struct entry *e = lookup(s, slot, tgid, stack_id), *named = e->tmpl ? e->tmpl : e;
+    if (!named->named)
+        name_entry(s, named);
+    *st = &named->st;
+    return e;
+}
+
+const struct pt_stack *stacks_resolve(struct stacks *s, uint32_t slot, int tgid, int stack_id)
+{
+    const struct pt_stack *st = &empty;
+    if (stack_id >= 0)
+        resolve_entry(s, slot, tgid, stack_id, &st);
+    return st;
 }
 
 const char *stacks_top_frame(const struct pt_stack *st)
@@ -503,9 +513,8 @@ static uint64_t names_hash(const struct pt_stack *st)
     return h;
 }
 
-int stacks_canonical(struct stacks *s, uint32_t slot, int tgid, int stack_id)
+static int canonical(struct stacks *s, uint32_t slot, int tgid, int stack_id, const struct pt_stack *st)
 {
-    const struct pt_stack *st = stacks_resolve(s, slot, tgid, stack_id);
     if (!st->n)
         return stack_id;
     uint64_t h = names_hash(st);
@@ -521,8 +530,28 @@ int stacks_canonical(struct stacks *s, uint32_t slot, int tgid, int stack_id)
     return stack_id;
 }
 
+int stacks_canonical(struct stacks *s, uint32_t slot, int tgid, int stack_id)
+{
+    if (stack_id < 0)
+        return stack_id;
+    /* Asked for every waker entry at every report: hashing the frames'
+     * names each time was a good part of a report at 10 000 blockers. */
+    const struct pt_stack *st;
+    struct entry *e = resolve_entry(s, slot, tgid, stack_id, &st);
+    if (!st->naming || e->canon_naming != st->naming) {
+        e->canon_id = canonical(s, slot, tgid, stack_id, st);
+        e->canon_naming = st->naming;
+    }
+    return e->canon_id;
+}
+
 void stacks_tally(struct stacks *s, int stack_time_fd, uint64_t *stacks, uint64_t *truncated)
 {
+    if (stack_time_fd < 0) {
+        *stacks = s->tally_n;
+        *truncated = s->tally_truncated;
+        return;
+    }
     /* Only keys are needed; the values land in the scratch dump too. */
     map_dump(stack_time_fd, sizeof(struct pt_stack_key), sizeof(struct pt_stack_val), &s->tally_dump);
     const struct pt_stack_key *keys = s->tally_dump.keys;

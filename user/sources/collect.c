@@ -166,7 +166,6 @@ static void unpublish(struct collector *c, int index_fd, uint32_t i, uint64_t no
     if (bpf_map_delete_elem(index_fd, &c->t->slots[i].key) == 0) {
         c->retiring[i] = 1;
         c->retiring_since[i] = now;
-        c->pending++;
     }
 }
 #define NAMING_BUDGET_NS 50000000ULL   /* of a tick's time, for new blockers */
@@ -719,7 +718,6 @@ static void model_processes(struct collector *c, struct pt_model *r, const struc
 #define RECYCLE_IDLE_NS 100000000ULL    /* table 3/8 taken */
 #define RECYCLE_COLD_NS 2000000000ULL   /* table 1/8 taken */
 #define RECYCLE_GRACE_NS 50000000ULL    /* unpublished for this long */
-#define SCAN_QUIET_NS 500000000ULL      /* the slots looked at, table under 1/8 taken */
 
 /* A retiring blocker's class, as its row says it (one not named yet: futex). */
 static const char *retiring_class(const struct blocker *b)
@@ -926,8 +924,6 @@ static void return_slots(struct collector *c, uint32_t n)
         __atomic_store_n(&s->valid, 0, __ATOMIC_RELEASE);
         memset(s, 0, sizeof(*s));
         c->retiring[i] = 0;
-        c->pending--;
-        c->returned++;
         if (i < c->settled)
             c->settled = i;
         uint32_t idx = i;
@@ -946,23 +942,13 @@ static void recycle(struct collector *c, uint64_t now)
         note_max(&c->slow.gap_ns, now - c->slow.last_recycle);
     c->slow.last_recycle = now;
     uint32_t n = tracer_used_slots(c->t), nslots = c->t->nslots;
-    /* By the slots taken now, live or on their way out (the kernel's count
-     * of slots published, less those given back): n, the slots ever handed
-     * out, never falls, and once half the table had been used every idle
-     * blocker left, over and over. */
-    uint64_t taken = __atomic_load_n(&c->t->skel->bss->slots_published, __ATOMIC_ACQUIRE) - c->returned;
-    uint64_t idle_ns = taken >= nslots / 2       ? RECYCLE_HOT_NS
-                       : taken >= nslots / 8 * 3 ? RECYCLE_IDLE_NS
-                       : taken >= nslots / 8     ? RECYCLE_COLD_NS
-                                                 : 0;
-    /* Every slot is looked at as often as that idle time needs, and at
-     * every tick while slots are on their way out or a report is due:
-     * 10 000 live blockers read twenty times a second were half of
-     * parktrace's CPU at that size. */
-    uint64_t every = idle_ns ? idle_ns / 4 : SCAN_QUIET_NS;
-    if (!c->flush && !c->pending && now - c->scanned_ns < every)
-        return;
-    c->scanned_ns = now;
+    /* By the slots taken at the last tick, live or on their way out: n,
+     * the slots ever handed out, never falls, and once half the table had
+     * been used every idle blocker left, over and over. */
+    uint64_t idle_ns = c->occupied >= nslots / 2   ? RECYCLE_HOT_NS
+                       : c->occupied >= nslots / 8 * 3 ? RECYCLE_IDLE_NS
+                       : c->occupied >= nslots / 8 ? RECYCLE_COLD_NS
+                                                   : 0;
     int index_fd = bpf_map__fd(c->t->skel->maps.slot_index);
     uint32_t live = 0, occupied = 0;
     /* Twenty times a second over every slot: the first cache line of each
@@ -1156,7 +1142,12 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     r->totals.dropped_events = drops[PT_DROP_BLOCKERS] + drops[PT_DROP_WAITING] + drops[PT_DROP_THREADS] +
                                drops[PT_DROP_STACKAGG] + drops[PT_DROP_EXECS];
     r->totals.dropped_stacks = drops[PT_DROP_STACKS] + drops[PT_DROP_SAMPLES] + stacks_lost(c->stacks);
-    stacks_tally(c->stacks, c->t->stack_time_fd, &r->totals.stacks, &r->totals.truncated_stacks);
+    /* The table, 65 536 buckets whatever it holds, is read only when the
+     * kernel has made entries since the last tally. */
+    uint64_t made = __atomic_load_n(&c->t->skel->bss->stack_entries_made, __ATOMIC_ACQUIRE);
+    stacks_tally(c->stacks, made != c->tallied_entries ? c->t->stack_time_fd : -1, &r->totals.stacks,
+                 &r->totals.truncated_stacks);
+    c->tallied_entries = made;
     r->totals.live_blockers = c->live_blockers;
     r->totals.recycled_blockers = c->retired.count;
     r->totals.phases_forgotten = c->phases.forgotten;

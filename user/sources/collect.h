@@ -70,9 +70,7 @@ struct collector {
     bool flush;                /* give them back at this recycling, a report is due */
     uint32_t live_blockers;    /* published slots not being recycled, at the last tick */
     uint32_t occupied;         /* those and the ones being recycled */
-    uint64_t returned;         /* slots given back to the kernel over the run */
-    uint32_t pending;          /* slots unpublished or folded, not yet given back */
-    uint64_t scanned_ns;       /* when recycle last looked at every slot */
+    uint64_t tallied_entries;  /* the kernel's stack_entries_made at the last tally */
     uint64_t forgot_ns;        /* when exited processes' stacks were last let go */
     uint64_t trimmed_ns;       /* when the heap's free pages were last given back */
     struct map_dump scratch, scratch2;   /* kernel tables read whole while recycling */
