@@ -233,12 +233,28 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pa
 
 /* Takes the waiter's user stack; only valid while the waiter is current.
  * W is its own record; REGS its user registers as the stack walk sees them. */
+/* Whether kernel-unwound stack SID is gone from the kernel's table: a
+ * thread's cache still gives its id (a hit does not refresh the table's
+ * LRU), but user space, asked for it on a new blocker, could copy it from
+ * nowhere once it had let its own copy go. Looked at only as a stack is
+ * noted for a new blocker, never on a cache hit's own path. */
+static __always_inline bool ustack_gone(__s32 sid)
+{
+    return (sid & PT_USTACK_ID) && !bpf_map_lookup_elem(&ustacks, &sid);
+}
+
 static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, struct pt_wait *w,
                                           struct pt_regs *regs, bool naming)
 {
     struct pt_stack_cache *c;
     __s32 sid = cached_stackid(ctx, w->wait_st, &w->wait_mru, regs, &w->odds, naming, &c);
     if (sid >= 0 && c->noted_slot != idx + 1) {
+        /* Walked (and stored) again at the thread's next wait: this wait
+         * goes without a stack, its blocker's others scaled to its total. */
+        if (ustack_gone(sid)) {
+            c->ip = 0;
+            return -1;
+        }
         note_stack(idx, sid, pid_tgid);
         c->noted_slot = idx + 1;
     }
@@ -308,11 +324,20 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
         w->waker_tgid = pid_tgid >> 32;
         return;
     }
+    bool new_pair = !bpf_map_lookup_elem(&waker_time, &k);
+    if (new_pair && ustack_gone(sid)) {
+        /* As for a waiter's stack (ustack_gone): walked again next time. */
+        if (mine->wake_st[0].sid == sid)
+            mine->wake_st[0].ip = 0;
+        if (mine->wake_st[1].sid == sid)
+            mine->wake_st[1].ip = 0;
+        return;
+    }
     mine->wake_seen_slot = seen;
     mine->wake_seen_sid = sid;
     mine->wake_seen_stack = w->stack_id;
     mine->wake_seen_tgid = waiter_tgid;
-    if (!bpf_map_lookup_elem(&waker_time, &k)) {
+    if (new_pair) {
         struct pt_waker_val zero = {};
         long err = bpf_map_update_elem(&waker_time, &k, &zero, BPF_NOEXIST);
         if (!err) {
