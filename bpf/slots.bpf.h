@@ -400,6 +400,10 @@ static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker
         __sync_fetch_and_add(&stack_samples_lost, 1);
         return;
     }
+    /* No stack (none could be taken): charged nowhere. A waker entry for
+     * waiter stack -1 printed the waker's frames as a waiter's line. */
+    if (w->stack_id < 0)
+        return;
     if (w->flags & PT_WAIT_WAKER_LOST)
         waker = -1;
     struct pt_waker_val v;

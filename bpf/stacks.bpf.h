@@ -253,6 +253,7 @@ static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, 
          * goes without a stack, its blocker's others scaled to its total. */
         if (ustack_gone(sid)) {
             c->ip = 0;
+            w->odds = 0;    /* left out, as over the budget */
             return -1;
         }
         note_stack(idx, sid, pid_tgid);
