@@ -79,6 +79,18 @@ static struct blocker *record(struct collector *c, uint32_t idx)
     return c->b[idx];
 }
 
+/* Frees slot IDX's record, if it has one. */
+static void free_record(struct collector *c, uint32_t idx)
+{
+    struct blocker *b = c->b[idx];
+    if (!b)
+        return;
+    free(b->name);
+    free(b->java_class);
+    free(b);
+    c->b[idx] = NULL;
+}
+
 static void resolve(struct collector *c, uint32_t idx)
 {
     struct blocker *b = record(c, idx);
@@ -914,12 +926,7 @@ static void return_slots(struct collector *c, uint32_t n)
         struct blocker *b = c->b[i];
         if (b && b->phase)
             feed_phase(c, b, NULL, wall);
-        if (b) {
-            free(b->name);
-            free(b->java_class);
-            free(b);
-            c->b[i] = NULL;
-        }
+        free_record(c, i);
         struct pt_slot *s = &c->t->slots[i];
         __atomic_store_n(&s->valid, 0, __ATOMIC_RELEASE);
         memset(s, 0, sizeof(*s));
@@ -1167,11 +1174,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
 void collector_free(struct collector *c)
 {
     for (uint32_t i = 0; i < c->t->nslots; i++)
-        if (c->b[i]) {
-            free(c->b[i]->name);
-            free(c->b[i]->java_class);
-            free(c->b[i]);
-        }
+        free_record(c, i);
     free(c->b);
     free(c->retiring);
     free(c->retiring_since);
