@@ -145,16 +145,24 @@ static __always_inline bool monitor_key(const struct pt_jvm_layout *l, __u64 jt,
 /* A Java thread sleeping on the futex inside its own JavaThread (its
  * Parker) is parked: the wait is charged to (tgid, parkBlocker object),
  * never to the futex. The blocker's Klass* names its class later. Other
- * sleeps of a known Java thread may be monitor entries or Object.wait. */
+ * sleeps of a known Java thread may be monitor entries or Object.wait.
+ * *PARK_JT: the thread's JavaThread as its last park found it; a park on a
+ * futex inside it needs no java_threads lookup (a thread's JavaThread can
+ * change only by detaching and attaching again, which moves its Parker). */
 static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uaddr,
-                                          __u64 pid_tgid)
+                                          __u64 pid_tgid, __u64 *park_jt)
 {
     __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
     struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
     if (!l)
         return false;
     bool parks = trace_jvm_park && !park_uprobes;
-    __u64 jt, *known = bpf_map_lookup_elem(&java_threads, &tid);
+    __u64 jt = *park_jt;
+    if (parks && jt && uaddr >= jt && uaddr < jt + l->thread_size) {
+        park_blocker_key(l, jt, tgid, key);
+        return true;
+    }
+    __u64 *known = bpf_map_lookup_elem(&java_threads, &tid);
     if (known) {
         jt = *known;
         if (uaddr < jt || uaddr >= jt + l->thread_size)
@@ -170,6 +178,7 @@ static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uadd
             return false;
         bpf_map_update_elem(&java_threads, &tid, &jt, BPF_ANY);
     }
+    *park_jt = jt;
     park_blocker_key(l, jt, tgid, key);
     return true;
 }

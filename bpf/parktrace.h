@@ -15,6 +15,18 @@
  * for their 99th percentiles. */
 enum pt_timed { PT_TIMED_SWITCH, PT_TIMED_WAKING, PT_TIMED_COUNT };
 #define PT_RUN_BUCKETS (4 * PT_HIST_SLOTS)
+
+/* Counters bumped at many events on every CPU, kept per CPU (user space
+ * sums them): one global line written from two CPUs at each event moved
+ * between them every time, and its cost counted in the figures it gave. */
+struct pt_hot_counts {
+    __u64 run_hist[PT_TIMED_COUNT][PT_RUN_BUCKETS];  /* --self-stats */
+    __u64 stack_budget_skips;   /* walks left out over --stack-budget */
+    /* Waits charged to a stack taken with lower odds, and their own time;
+     * waits left uncharged because their stack was left out. */
+    __u64 stack_samples, stack_sampled_ns, stack_samples_lost;
+    __u64 unwind_walks, unwind_walk_ns, unwind_frames;  /* kernel walks, --self-stats */
+};
 #define PT_COMM_LEN 16
 #define PT_STACK_SAMPLE 8192    /* bytes of user stack copied once per (process, stack) */
 #define PT_STACK_CHUNK 512
@@ -96,37 +108,49 @@ enum pt_end {
  * The kernel updates every counter with atomics (no bpf_spin_lock in tracing
  * programs). */
 struct pt_slot {
+    /* Grouped by how often each line is written: a blocker waited on from
+     * two CPUs moves every line both write to at each wait, so the words
+     * written at every wait share two lines, and those only read at every
+     * wait (written when a maximum rises, or per window) are apart. */
+    /* Line 0, written at every wait. Recycling also reads the key, valid,
+     * last_ts and parked_now of every slot twenty times a second. */
     struct pt_blocker_key key;
-    __u32 valid;            /* set once the key -> slot mapping is published */
+    __u32 valid;            /* 1 once the key -> slot mapping is published;
+                             * 2 once user space has begun to take it out */
     __u32 first_tid;
-    /* In the first cache line with the key and valid: recycling reads these
-     * three of every slot twenty times a second. */
     __u64 last_ts;          /* latest event */
     __s64 parked_now;       /* waiters right now */
-    __u32 first_tgid;
-    __s32 first_stack;      /* user stack id of the first waiter's first wait */
-    __u64 first_uaddr;      /* the address the first waiter passed */
-    __u64 klass;            /* jvm-park: the blocker's Klass*, for its class name */
-    char first_comm[PT_COMM_LEN];
-    __u64 first_ts;         /* first event on this blocker (ns, CLOCK_MONOTONIC) */
-    __u64 win_first_ts;     /* first event since user space last reset it */
-    __u64 parks;            /* waits completed (any end); begun = parks + parked_now */
-    __u64 attempts;         /* waits begun, kept only for --threshold */
-    __u64 ends[PT_END_COUNT];
     __u64 start_sum;        /* sum of the start times of the waits in progress,
                              * so their time so far is parked_now * now - start_sum */
     __u64 busy_start;       /* when parked_now last went 0 -> 1 */
-    __u64 real_ns;          /* closed busy periods (parked_now >= 1) */
+    /* Line 1, written at every wait's end. */
+    __u64 parks;            /* waits completed (any end); begun = parks + parked_now */
+    __u64 ends[PT_END_COUNT];
     __u64 thread_ns;        /* full durations of completed waits */
+    __u64 real_ns;          /* closed busy periods (parked_now >= 1) */
+    __u64 attempts;         /* waits begun, kept only for --threshold */
+    __u64 fast_parks;       /* --probes uprobes: parks that returned without sleeping */
+    /* Line 2, read at every wait's end, written rarely. */
     __u64 max_ns;           /* longest completed wait, whole run */
     __u64 max_win_ns;       /* longest completed wait since reset */
     __u64 peak;             /* most simultaneous waiters, whole run */
     __u64 peak_win;         /* the same since reset */
+    __u64 first_ts;         /* first event on this blocker (ns, CLOCK_MONOTONIC) */
+    __u64 win_first_ts;     /* first event since user space last reset it */
+    __u32 first_tgid;
+    __s32 first_stack;      /* user stack id of the first waiter's first wait */
+    __u64 first_uaddr;      /* the address the first waiter passed */
+    /* Line 3, cold. */
+    __u64 klass;            /* jvm-park: the blocker's Klass*, for its class name */
+    char first_comm[PT_COMM_LEN];
     __u64 threads;          /* distinct waiting threads, whole run */
     __u64 threads_win;      /* distinct waiting threads since reset */
-    __u64 hist[PT_HIST_SLOTS];
-    __u64 fast_parks;       /* --probes uprobes: parks that returned without sleeping */
+    __u32 reuses;           /* blockers this slot held before (kept by user space) */
+    __u64 hist[PT_HIST_SLOTS] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));   /* each slot's first line its own */
+_Static_assert(__builtin_offsetof(struct pt_slot, parks) == 64 &&
+               __builtin_offsetof(struct pt_slot, max_ns) == 128 &&
+               __builtin_offsetof(struct pt_slot, klass) == 192, "pt_slot's lines moved");
 
 /* A thread's last user stack id and the registers it was taken with: the
  * same call site with the same frame gives the same stack, so the kernel's
@@ -173,7 +197,8 @@ struct pt_wait {
     __u32 counted_gen;               /* thread was last counted in `threads` for */
     __u64 early_sw;                  /* sched probes: a waking seen before the switch */
     __u32 early_end;                 /* that puts it to sleep: its context switches */
-    __u32 early_pad;                 /* then, and how the wait will end */
+    __u32 last_slot;                 /* then, and how the wait will end; the
+                                      * slot + 1 it last waited on (slot_get) */
     __u64 sleep_start;               /* an idle sleep in progress began then (0: none) */
     __u32 watch_gen;                 /* procs_gen when `watched` was read */
     __u32 watched;                   /* its process is in procs: its idle sleeps count */
@@ -182,6 +207,7 @@ struct pt_wait {
      * random with lower odds, and its wait then stands for 2^24 / odds. */
     __u32 odds;
     __u32 waker_odds;
+    __u64 park_jt;         /* its JavaThread, as its last park found it (0: none) */
 };
 #define PT_WAIT_ACTIVE 0x1u       /* a wait is in progress */
 #define PT_WAIT_TIMED 0x2u        /* counted in parked_now and timed */
@@ -200,6 +226,7 @@ struct pt_pending_waker {
 /* (slot, tid) -> window generation in which the thread last waited. */
 struct pt_thread_key {
     __u32 slot;
+    __u32 reuses;     /* the slot's, so a recycled slot's old entries never match */
     __u32 tid;
 };
 

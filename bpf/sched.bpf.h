@@ -151,12 +151,12 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
         now = bpf_ktime_get_ns();
     end_stale_wait(w, prev, now);
     struct pt_blocker_key key;
-    if (!trace_java || !java_wait_key(&key, uaddr, pid_tgid)) {
+    if (!trace_java || !java_wait_key(&key, uaddr, pid_tgid, &w->park_jt)) {
         if (!trace_futex)
             return 0;
         futex_key(&key, uaddr, pid_tgid >> 32, private);
     }
-    struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now);
+    struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now, &w->last_slot);
     if (!s)
         return 0;
     note_klass(s, &key);

@@ -2,8 +2,8 @@
  * Included by parktrace.bpf.c, first.
  *
  * Owns: the globals user space reads through the skeleton (next_slot, drops,
- * window_gen, window_start_ns, lost_ends_recovered); the maps slots and
- * slot_index (the blocker table), free_slots (slots user space recycled),
+ * window_gen, window_start_ns, lost_ends_recovered); the per-CPU counters
+ * hot_counts (hot, HOT_ADD); the maps slots and slot_index (the blocker table), free_slots (slots user space recycled),
  * waits (each thread's wait record), thread_seen (distinct threads),
  * stack_time and waker_time (time per waiter stack, and per waiter and waker
  * stack), traced (the PID filter); count_drop, tgid_traced, slot_get,
@@ -26,10 +26,27 @@ __u32 window_gen = 1;
  * thread has run since (--self-stats). */
 __u64 lost_ends_recovered = 0;
 __u64 window_start_ns = 0;   /* when user space last started a window */
-/* Over the stack walk budget (--self-stats, the report's totals): waits
- * charged to a stack taken with lower odds, and their own time; waits left
- * uncharged because their waker's stack was left out. */
-__u64 stack_samples = 0, stack_sampled_ns = 0, stack_samples_lost = 0;
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct pt_hot_counts);
+} hot_counts SEC(".maps");
+
+/* This CPU's counters (per CPU, never NULL in practice). */
+static __always_inline struct pt_hot_counts *hot(void)
+{
+    __u32 zero = 0;
+    return bpf_map_lookup_elem(&hot_counts, &zero);
+}
+
+/* Bumps a counter of hot(): atomic, as programs can nest on one CPU. */
+#define HOT_ADD(field, v)                                                \
+    do {                                                                 \
+        struct pt_hot_counts *h_ = hot();                                \
+        if (h_)                                                          \
+            __sync_fetch_and_add(&h_->field, (v));                       \
+    } while (0)
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -130,8 +147,6 @@ static __always_inline __u32 log2_slot(__u64 v)
     return r < PT_HIST_SLOTS ? r : PT_HIST_SLOTS - 1;
 }
 
-__u64 run_hist[PT_TIMED_COUNT][PT_RUN_BUCKETS];
-
 /* One run of program PROG, begun at T0 (time_runs). */
 static __always_inline void note_run(__u32 prog, __u64 t0)
 {
@@ -139,13 +154,34 @@ static __always_inline void note_run(__u32 prog, __u64 t0)
     __u32 b = log2_slot(d);
     __u32 i = 4 * b + (b >= 2 ? (__u32)(d >> (b - 2)) & 3 : 0);
     if (prog < PT_TIMED_COUNT && i < PT_RUN_BUCKETS)
-        __sync_fetch_and_add(&run_hist[prog][i], 1);
+        HOT_ADD(run_hist[prog][i], 1);
 }
 
-/* Finds the blocker's slot, creating it on the first wait. */
-static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u32 *idx_out,
-                                                __u64 uaddr, __u64 pid_tgid, __u64 now)
+/* KEY's slot when it is slot LAST - 1, the one the thread waited on last,
+ * still published for KEY (valid 1: recycling marks a slot 2 before it
+ * takes its key out of the index); NULL otherwise. A thread waiting on one
+ * blocker again and again skips the index's hash. */
+static __always_inline struct pt_slot *last_slot(const struct pt_blocker_key *key, __u32 last, __u32 *idx)
 {
+    if (!last)
+        return NULL;
+    __u32 i = last - 1;
+    struct pt_slot *s = bpf_map_lookup_elem(&slots, &i);
+    if (!s || s->valid != 1 || s->key.addr != key->addr || s->key.ino != key->ino ||
+        s->key.owner != key->owner || s->key.kind != key->kind)
+        return NULL;
+    *idx = i;
+    return s;
+}
+
+/* Finds the blocker's slot, creating it on the first wait. LAST, when not
+ * NULL, is the thread's last slot + 1 (last_slot), updated here. */
+static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u32 *idx_out,
+                                                __u64 uaddr, __u64 pid_tgid, __u64 now, __u32 *last)
+{
+    struct pt_slot *hit = last ? last_slot(key, *last, idx_out) : NULL;
+    if (hit)
+        return hit;
     __u32 *idxp = bpf_map_lookup_elem(&slot_index, key);
     __u32 idx;
 
@@ -190,6 +226,8 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
         }
     }
     *idx_out = idx;
+    if (last)
+        *last = idx + 1;
     return bpf_map_lookup_elem(&slots, &idx);
 }
 
@@ -200,7 +238,7 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
 static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid, __u64 start,
                                         struct pt_wait *live)
 {
-    struct pt_thread_key tk = { .slot = idx, .tid = tid };
+    struct pt_thread_key tk = { .slot = idx, .reuses = s->reuses, .tid = tid };
     __u32 gen = window_gen;
     bool in_window = start >= window_start_ns;
 
@@ -397,7 +435,7 @@ static __always_inline void weigh(__u64 odds, __u64 d, __u64 *count, __u64 *ns)
 static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker, __u32 tgid, __u64 d)
 {
     if (!w->odds) {
-        __sync_fetch_and_add(&stack_samples_lost, 1);
+        HOT_ADD(stack_samples_lost, 1);
         return;
     }
     /* No stack (none could be taken): charged nowhere. A waker entry for
@@ -416,8 +454,11 @@ static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker
     }
     if (charge_stack(w->slot, w->stack_id, tgid, waker, w->waker_tgid, &v) &&
         (w->odds < PT_ODDS_ONE || (waker >= 0 && w->waker_odds < PT_ODDS_ONE))) {
-        __sync_fetch_and_add(&stack_samples, 1);
-        __sync_fetch_and_add(&stack_sampled_ns, d);
+        struct pt_hot_counts *h = hot();
+        if (h) {
+            __sync_fetch_and_add(&h->stack_samples, 1);
+            __sync_fetch_and_add(&h->stack_sampled_ns, d);
+        }
     }
 }
 

@@ -128,9 +128,6 @@ struct {
     __type(value, struct pt_budget);
 } stack_budget SEC(".maps");
 
-/* Walks left out over budget (--self-stats); the walks' own count and
- * time are unwind_walks and unwind_walk_ns. */
-__u64 stack_budget_skips = 0;
 #define PT_ODDS_FLOOR (PT_ODDS_ONE / 64)
 
 /* The odds (2^-24ths) of a walk beginning at NOW on this CPU; 0: none.
@@ -162,7 +159,7 @@ static __always_inline __u32 budget_odds(__u64 now, struct pt_budget **bp, bool 
         if ((bpf_get_prandom_u32() & (PT_ODDS_ONE - 1)) < odds)
             return odds;
     }
-    __sync_fetch_and_add(&stack_budget_skips, 1);
+    HOT_ADD(stack_budget_skips, 1);
     return 0;
 }
 
@@ -285,8 +282,9 @@ static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 
 
 /* The current thread's stack as the waker of W, when it wakes it from its
  * own futex call (not from the kernel, a timer or a signal); -1 otherwise.
- * *MINE is set to its own record. */
-static __always_inline __s32 waker_stack(void *ctx, struct pt_wait *w, struct pt_wait **mine, __u32 *odds)
+ * *MINE is set to its own record, *USED to the cache entry that gave it. */
+static __always_inline __s32 waker_stack(void *ctx, struct pt_wait *w, struct pt_wait **mine, __u32 *odds,
+                                         struct pt_stack_cache **used)
 {
     struct task_struct *cur = bpf_get_current_task_btf();
     if ((cur->flags & PF_KTHREAD) || !(w->flags & PT_WAIT_TIMED))
@@ -297,8 +295,7 @@ static __always_inline __s32 waker_stack(void *ctx, struct pt_wait *w, struct pt
     *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!*mine)
         return -1;
-    struct pt_stack_cache *c;
-    return cached_stackid(ctx, (*mine)->wake_st, &(*mine)->wake_mru, regs, odds, false, &c);
+    return cached_stackid(ctx, (*mine)->wake_st, &(*mine)->wake_mru, regs, odds, false, used);
 }
 
 /* The thread waking a waiter from its own FUTEX_WAKE (an unlock, a signal,
@@ -307,8 +304,9 @@ static __always_inline __s32 waker_stack(void *ctx, struct pt_wait *w, struct pt
 static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waiter_tgid)
 {
     struct pt_wait *mine;
+    struct pt_stack_cache *used = NULL;
     __u32 odds;
-    __s32 sid = waker_stack(ctx, w, &mine, &odds);
+    __s32 sid = waker_stack(ctx, w, &mine, &odds, &used);
     if (sid == PT_SID_OVER_BUDGET)
         w->flags |= PT_WAIT_WAKER_LOST;
     if (sid < 0)
@@ -328,10 +326,8 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
     bool new_pair = !bpf_map_lookup_elem(&waker_time, &k);
     if (new_pair && ustack_gone(sid)) {
         /* As for a waiter's stack (ustack_gone): walked again next time. */
-        if (mine->wake_st[0].sid == sid)
-            mine->wake_st[0].ip = 0;
-        if (mine->wake_st[1].sid == sid)
-            mine->wake_st[1].ip = 0;
+        if (used)
+            used->ip = 0;
         return;
     }
     mine->wake_seen_slot = seen;

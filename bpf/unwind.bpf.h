@@ -6,8 +6,7 @@
  *
  * Owns: the maps unwind_bins (one table per binary), unwind_procs (tgid ->
  * mappings with tables), unwind_asked, ustacks (stack id -> unwound stack),
- * ustack_scratch, check_span; the --self-stats globals unwind_walks, unwind_walk_ns,
- * unwind_frames; umap_find, urow_find, fp_step, unwind_step, ustack_store,
+ * ustack_scratch, check_span; umap_find, urow_find, fp_step, unwind_step, ustack_store,
  * unwind_user, ustack_cache_holds. Java frames: unwind_java.bpf.h.
  *
  * Shared: unwind_procs and unwind_asked with lifetimes.bpf.h (cleared at exec
@@ -80,9 +79,6 @@ struct {
     __type(key, __u32);
     __type(value, struct check_span_buf);
 } check_span SEC(".maps");
-
-/* Kernel walks so far, their time and frames, for --self-stats. */
-__u64 unwind_walks = 0, unwind_walk_ns = 0, unwind_frames = 0;
 
 /* Why stacks were dropped (--self-stats): the kernel-unwound stack table
  * refused one (its last error; 1: both of its ids held other stacks), or
@@ -336,9 +332,12 @@ __noinline int unwind_user(__u64 ip, __u64 sp, __u64 bp, struct pt_stack_cache *
     bpf_loop(PT_MAX_FRAMES + 1, unwind_step, &w, 0);
     /* Walks are rare (the thread's cache serves repeats): timing each one
      * gives --self-stats the cost of a stack. */
-    __sync_fetch_and_add(&unwind_walks, 1);
-    __sync_fetch_and_add(&unwind_walk_ns, bpf_ktime_get_ns() - t0);
-    __sync_fetch_and_add(&unwind_frames, st->nr);
+    struct pt_hot_counts *h = hot();
+    if (h) {
+        __sync_fetch_and_add(&h->unwind_walks, 1);
+        __sync_fetch_and_add(&h->unwind_walk_ns, bpf_ktime_get_ns() - t0);
+        __sync_fetch_and_add(&h->unwind_frames, st->nr);
+    }
     st->hash = (w.hash ^ st->flags) * 0x9E3779B97F4A7C15ull;
     bool fresh = false;
     __s32 id = ustack_store(st, &fresh);

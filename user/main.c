@@ -31,7 +31,7 @@
 
 #define HOUSEKEEPING_NS 200000000ULL  /* unwind new stacks while their owners live */
 #define NAMED_TICK_NS 50000000ULL     /* JVM discovery among -p/-- processes; recycling */
-#define PT_NICE (-5)                  /* see main() */
+#define PT_NICE (-10)                 /* see main() */
 #define LISTEN_EVERY_NS 10000000000ULL  /* --listen's pages renewed, without -i */
 
 struct run {

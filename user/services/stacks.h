@@ -33,10 +33,11 @@ struct pt_services;
 struct stacks *stacks_new(int stack_map_fd, int samples_map_fd, int ustacks_map_fd,
                           const struct stacks_java_namer *namer, struct pt_services *sv);
 
-/* Waiter stacks the kernel has counted (one per blocker, process and call
- * path), and how many of them were cut short, over the run so far; with
- * STACK_TIME_FD -1 (no new entries in it), as last counted. */
-void stacks_tally(struct stacks *s, int stack_time_fd, uint64_t *stacks, uint64_t *truncated);
+/* Counts the waiter stacks the kernel has made entries for in STACK_TIME_FD
+ * (one per blocker, process and call path) since the last tally. */
+void stacks_tally(struct stacks *s, int stack_time_fd);
+/* The stacks tallied over the run so far, and how many were cut short. */
+void stacks_tallied(const struct stacks *s, uint64_t *stacks, uint64_t *truncated);
 
 /* Kernel-unwound stacks that the kernel's table let go before they were
  * copied: shown as [truncated], counted in dropped_stacks. */

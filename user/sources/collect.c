@@ -175,9 +175,15 @@ static void note_max(uint64_t *max, uint64_t v)
  * it before are surely done with it (recycle). */
 static void unpublish(struct collector *c, int index_fd, uint32_t i, uint64_t now)
 {
-    if (bpf_map_delete_elem(index_fd, &c->t->slots[i].key) == 0) {
+    struct pt_slot *s = &c->t->slots[i];
+    /* Valid 2 first: a thread whose last wait was on this slot takes it
+     * again without the index only while it is 1 (last_slot). */
+    __atomic_store_n(&s->valid, 2, __ATOMIC_RELEASE);
+    if (bpf_map_delete_elem(index_fd, &s->key) == 0) {
         c->retiring[i] = 1;
         c->retiring_since[i] = now;
+    } else {
+        __atomic_store_n(&s->valid, 1, __ATOMIC_RELEASE);
     }
 }
 #define NAMING_BUDGET_NS 50000000ULL   /* of a tick's time, for new blockers */
@@ -875,9 +881,9 @@ static void retire_stacks(struct collector *c)
 static void retire_entries(struct collector *c)
 {
     retire_stacks(c);
-    struct map_dump *d = &c->scratch;
-    read_retiring(c, bpf_map__fd(c->t->skel->maps.thread_seen), sizeof(struct pt_thread_key), sizeof(uint32_t), d);
-    map_delete_keys(bpf_map__fd(c->t->skel->maps.thread_seen), d->keys, sizeof(struct pt_thread_key), d->n);
+    /* thread_seen is left alone: its keys hold the slot's reuses, which
+     * return_slots bumps, and its LRU lets the old ones go (reading it
+     * whole was a third of a pass that took 454 ms in a soak). */
 
     /* Stack copies (8 KiB each) not yet unwound: a few at most, keys only,
      * deleted after the walk (a walk from a deleted key starts over). */
@@ -929,7 +935,9 @@ static void return_slots(struct collector *c, uint32_t n)
         free_record(c, i);
         struct pt_slot *s = &c->t->slots[i];
         __atomic_store_n(&s->valid, 0, __ATOMIC_RELEASE);
+        uint32_t reuses = s->reuses;
         memset(s, 0, sizeof(*s));
+        s->reuses = reuses + 1;
         c->retiring[i] = 0;
         if (i < c->settled)
             c->settled = i;
@@ -1152,17 +1160,20 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     /* The table, 65 536 buckets whatever it holds, is read only when the
      * kernel has made entries since the last tally. */
     uint64_t made = __atomic_load_n(&c->t->skel->bss->stack_entries_made, __ATOMIC_ACQUIRE);
-    stacks_tally(c->stacks, made != c->tallied_entries ? c->t->stack_time_fd : -1, &r->totals.stacks,
-                 &r->totals.truncated_stacks);
+    if (made != c->tallied_entries)
+        stacks_tally(c->stacks, c->t->stack_time_fd);
     c->tallied_entries = made;
+    stacks_tallied(c->stacks, &r->totals.stacks, &r->totals.truncated_stacks);
     r->totals.live_blockers = c->live_blockers;
     r->totals.recycled_blockers = c->retired.count;
     r->totals.phases_forgotten = c->phases.forgotten;
     if (c->t->stacks_sampled) {
         r->totals.stack_budget = c->o->stack_budget;
-        r->totals.stack_samples = c->t->skel->bss->stack_samples;
-        r->totals.stack_sampled_ns = c->t->skel->bss->stack_sampled_ns;
-        r->totals.stack_samples_lost = c->t->skel->bss->stack_samples_lost;
+        struct pt_hot_counts h;
+        tracer_hot_counts(c->t, &h);
+        r->totals.stack_samples = h.stack_samples;
+        r->totals.stack_sampled_ns = h.stack_sampled_ns;
+        r->totals.stack_samples_lost = h.stack_samples_lost;
     }
     if (what & MODEL_STACKS) {
         model_stacks(c, r, &raw, what & MODEL_WAKERS);

@@ -16,6 +16,7 @@
 #include "sanitize.h"
 
 _Static_assert(sizeof(struct pt_slot) % 8 == 0, "slot must be 8-byte sized for the array map");
+_Static_assert(sizeof(struct pt_hot_counts) % sizeof(__u64) == 0, "hot counters are summed as words");
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -192,6 +193,21 @@ uint32_t tracer_used_slots(const struct tracer *t)
 uint64_t tracer_drop(const struct tracer *t, int which)
 {
     return __atomic_load_n(&t->skel->bss->drops[which], __ATOMIC_RELAXED);
+}
+
+void tracer_hot_counts(const struct tracer *t, struct pt_hot_counts *sum)
+{
+    memset(sum, 0, sizeof(*sum));
+    int ncpus = libbpf_num_possible_cpus();
+    struct pt_hot_counts *per = ncpus > 0 ? calloc((size_t)ncpus, sizeof(*per)) : NULL;
+    uint32_t zero = 0;
+    if (per && bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.hot_counts), &zero, per) == 0) {
+        /* Every field is a __u64: summed word by word. */
+        for (int c = 0; c < ncpus; c++)
+            for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
+                ((__u64 *)sum)[i] += ((const __u64 *)&per[c])[i];
+    }
+    free(per);
 }
 
 void tracer_start_window(struct tracer *t, uint64_t now)

@@ -57,6 +57,9 @@ volatile uint32_t *tracer_procs_gen(struct tracer *t);
 /* Number of slots the kernel has handed out (valid or not). */
 uint32_t tracer_used_slots(const struct tracer *t);
 uint64_t tracer_drop(const struct tracer *t, int which);
+/* The kernel's per-CPU hot counters, summed over the CPUs (zeros when they
+ * cannot be read). */
+void tracer_hot_counts(const struct tracer *t, struct pt_hot_counts *sum);
 /* Starts a new window at NOW for the kernel's per-window thread counting. */
 void tracer_start_window(struct tracer *t, uint64_t now);
 

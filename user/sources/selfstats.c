@@ -100,16 +100,18 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
     fprintf(f, " bpf_runs=%" PRIu64 " bpf_ns_per_run=%" PRIu64, runs, runs ? ns / runs : 0);
     /* The hot programs' tails, from their own clock (two reads a run, in
      * the means above too). */
+    struct pt_hot_counts h;
+    tracer_hot_counts(t, &h);
     fprintf(f, " sched_switch_p99_ns=%" PRIu64 " sched_waking_p99_ns=%" PRIu64,
-            run_p99_ns(t->skel->bss->run_hist[PT_TIMED_SWITCH]), run_p99_ns(t->skel->bss->run_hist[PT_TIMED_WAKING]));
+            run_p99_ns(h.run_hist[PT_TIMED_SWITCH]), run_p99_ns(h.run_hist[PT_TIMED_WAKING]));
     struct unwind_tables_usage u;
     unwind_tables_usage(sv->tables, &u);
-    uint64_t walks = (uint64_t)t->skel->bss->unwind_walks;
+    uint64_t walks = (uint64_t)h.unwind_walks;
     fprintf(f, " unwind_binaries=%zu unwind_no_cfi=%zu unwind_rows=%zu unwind_table_kb=%zu unwind_build_s=%.3f"
                " unwind_cached=%zu unwind_cache_stored=%zu unwind_walks=%" PRIu64 " unwind_ns_per_walk=%" PRIu64 " unwind_frames_per_walk=%" PRIu64 "\n",
             u.binaries, u.without_cfi, u.rows, u.bytes / 1024, u.build_seconds, u.cached, u.cache_stored, walks,
-            walks ? (uint64_t)t->skel->bss->unwind_walk_ns / walks : 0,
-            walks ? (uint64_t)t->skel->bss->unwind_frames / walks : 0);
+            walks ? (uint64_t)h.unwind_walk_ns / walks : 0,
+            walks ? (uint64_t)h.unwind_frames / walks : 0);
     size_t sym_bytes, sym_evicted;
     elfsyms_usage(sv->syms, &sym_bytes, &sym_evicted);
     size_t st_entries, st_templates, st_bytes, procs, procs_bytes;
@@ -132,7 +134,7 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
     for (int i = 0; i < PT_DROP_COUNT; i++)
         fprintf(f, " drop_%s=%" PRIu64, drop_names[i], tracer_drop(t, i));
     fprintf(f, " lost_ends_recovered=%" PRIu64, (uint64_t)t->skel->bss->lost_ends_recovered);
-    fprintf(f, " stack_budget_skips=%" PRIu64, (uint64_t)t->skel->bss->stack_budget_skips);
+    fprintf(f, " stack_budget_skips=%" PRIu64, (uint64_t)h.stack_budget_skips);
     fprintf(f, " stacks_lost=%" PRIu64, stacks_lost(stacks));
     fprintf(f, " drop_stacks_table=%" PRIu64 " drop_stacks_table_err=%" PRId64 " drop_stacks_fp=%" PRIu64
                " drop_stacks_fp_err=%" PRId64 "\n",
