@@ -83,6 +83,8 @@ static __always_inline __u64 javathread_of(const struct pt_jvm_layout *l, __u64 
 
 static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
                                              struct pt_blocker_key *key);
+static __always_inline void park_key_by_handle(const struct pt_jvm_layout *l, __u64 handle, __u32 tgid,
+                                               struct pt_blocker_key *key);
 
 static __always_inline __u64 object_klass(const struct pt_jvm_layout *l, __u64 obj)
 {
@@ -146,20 +148,21 @@ static __always_inline bool monitor_key(const struct pt_jvm_layout *l, __u64 jt,
  * Parker) is parked: the wait is charged to (tgid, parkBlocker object),
  * never to the futex. The blocker's Klass* names its class later. Other
  * sleeps of a known Java thread may be monitor entries or Object.wait.
- * *PARK_JT: the thread's JavaThread as its last park found it; a park on a
- * futex inside it needs no java_threads lookup (a thread's JavaThread can
- * change only by detaching and attaching again, which moves its Parker). */
+ * W: the thread's record, with its JavaThread as its last park found it; a
+ * park on a futex inside it needs no java_threads lookup, nor a read of the
+ * JavaThread's handle to its Thread (a thread's JavaThread can change only
+ * by detaching and attaching again, which moves its Parker). */
 static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uaddr,
-                                          __u64 pid_tgid, __u64 *park_jt)
+                                          __u64 pid_tgid, struct pt_wait *w)
 {
     __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
     struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
     if (!l)
         return false;
     bool parks = trace_jvm_park && !park_uprobes;
-    __u64 jt = *park_jt;
-    if (parks && jt && uaddr >= jt && uaddr < jt + l->thread_size) {
-        park_blocker_key(l, jt, tgid, key);
+    __u64 jt = w->park_jt;
+    if (parks && jt && w->park_handle && uaddr >= jt && uaddr < jt + l->thread_size) {
+        park_key_by_handle(l, w->park_handle, tgid, key);
         return true;
     }
     __u64 *known = bpf_map_lookup_elem(&java_threads, &tid);
@@ -178,8 +181,10 @@ static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uadd
             return false;
         bpf_map_update_elem(&java_threads, &tid, &jt, BPF_ANY);
     }
-    *park_jt = jt;
-    park_blocker_key(l, jt, tgid, key);
+    w->park_jt = jt;
+    w->park_handle = 0;
+    bpf_probe_read_user(&w->park_handle, sizeof(w->park_handle), (void *)(jt + l->thread_obj));
+    park_key_by_handle(l, w->park_handle, tgid, key);
     return true;
 }
 
@@ -187,8 +192,17 @@ static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uadd
 static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
                                              struct pt_blocker_key *key)
 {
-    __u64 handle = 0, thread_oop = 0, blocker = 0;
+    __u64 handle = 0;
     bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj));
+    park_key_by_handle(l, handle, tgid, key);
+}
+
+/* The same from the JavaThread's handle to its java.lang.Thread (the Thread
+ * object itself can move in a collection; the handle cannot). */
+static __always_inline void park_key_by_handle(const struct pt_jvm_layout *l, __u64 handle, __u32 tgid,
+                                               struct pt_blocker_key *key)
+{
+    __u64 thread_oop = 0, blocker = 0;
     if (handle)
         bpf_probe_read_user(&thread_oop, sizeof(thread_oop), (void *)handle);
     if (thread_oop)

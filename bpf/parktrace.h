@@ -207,7 +207,8 @@ struct pt_wait {
      * random with lower odds, and its wait then stands for 2^24 / odds. */
     __u32 odds;
     __u32 waker_odds;
-    __u64 park_jt;         /* its JavaThread, as its last park found it (0: none) */
+    __u64 park_jt;         /* its JavaThread, as its last park found it (0: none), */
+    __u64 park_handle;     /* and that JavaThread's handle to its java.lang.Thread */
 };
 #define PT_WAIT_ACTIVE 0x1u       /* a wait is in progress */
 #define PT_WAIT_TIMED 0x2u        /* counted in parked_now and timed */

@@ -83,20 +83,20 @@ int BPF_PROG(hrtimer_exit)
 static __always_inline bool sleeping_in_futex(struct task_struct *prev, __u64 *uaddr, bool *private)
 {
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-    long nr = BPF_CORE_READ(regs, orig_ax);
+    long nr = regs->orig_ax;    /* a BTF pointer: plain loads, no helper call each */
 
     if (nr == NR_FUTEX) {
-        int op = (int)BPF_CORE_READ(regs, si);
+        int op = (int)regs->si;
         if (!futex_wait_op(FUTEX_CMD(op)))
             return false;
-        *uaddr = BPF_CORE_READ(regs, di);
+        *uaddr = regs->di;
         *private = op & FUTEX_PRIVATE_FLAG;
         return true;
     }
     if (nr == NR_FUTEX_WAITV) {
         /* Charged to the first futex of the vector. */
         struct futex_waitv first;
-        if (bpf_probe_read_user(&first, sizeof(first), (void *)BPF_CORE_READ(regs, di)))
+        if (bpf_probe_read_user(&first, sizeof(first), (void *)regs->di))
             return false;
         *uaddr = first.uaddr;
         *private = first.flags & FUTEX2_PRIVATE;
@@ -151,7 +151,7 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
         now = bpf_ktime_get_ns();
     end_stale_wait(w, prev, now);
     struct pt_blocker_key key;
-    if (!trace_java || !java_wait_key(&key, uaddr, pid_tgid, &w->park_jt)) {
+    if (!trace_java || !java_wait_key(&key, uaddr, pid_tgid, w)) {
         if (!trace_futex)
             return 0;
         futex_key(&key, uaddr, pid_tgid >> 32, private);
@@ -212,7 +212,7 @@ static __always_inline int on_waking(__u64 *ctx, struct task_struct *p)
          * state but before its switch out (a timeout firing on another
          * CPU, say): the switch that starts the wait comes next, and takes
          * the end from here (matched by its context switch count). */
-        if (!(flags & PT_WAIT_UPROBE) && BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(p), orig_ax) == NR_FUTEX) {
+        if (!(flags & PT_WAIT_UPROBE) && ((struct pt_regs *)bpf_task_pt_regs(p))->orig_ax == NR_FUTEX) {
             w->early_end = wake_end(p);
             w->early_sw = p->nvcsw + p->nivcsw;
         }

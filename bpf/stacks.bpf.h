@@ -183,7 +183,9 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pa
                                             struct pt_regs *regs, __u32 *odds, bool naming,
                                             struct pt_stack_cache **used)
 {
-    __u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
+    /* REGS is a BTF pointer (or a uprobe's context): plain loads, each
+     * BPF_CORE_READ was a helper call on every wait and wakeup. */
+    __u64 ip = regs->ip, sp = regs->sp;
     *odds = PT_ODDS_ONE;
     bool second = *mru & 1;
     struct pt_stack_cache *c = second ? &pair[1] : &pair[0], *other = second ? &pair[0] : &pair[1];
@@ -203,7 +205,7 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pa
     for (int j = 0; j < PT_CACHE_CHECKS; j++)
         c->chk_addr[j] = 0;
     c->early = 0;
-    __s32 sid = cfi_unwind ? unwind_user(ip, sp, BPF_CORE_READ(regs, bp), c) : UNWIND_BY_FP;
+    __s32 sid = cfi_unwind ? unwind_user(ip, sp, regs->bp, c) : UNWIND_BY_FP;
     if (sid == UNWIND_FAILED) {
         budget_close(b, start);
         count_drop(PT_DROP_STACKS);
@@ -290,7 +292,7 @@ static __always_inline __s32 waker_stack(void *ctx, struct pt_wait *w, struct pt
     if ((cur->flags & PF_KTHREAD) || !(w->flags & PT_WAIT_TIMED))
         return -1;
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
-    if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX)
+    if (regs->orig_ax != NR_FUTEX)
         return -1;
     *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!*mine)
