@@ -162,7 +162,7 @@ struct pt_stack_cache {
     __s32 sid;
     __u32 noted_slot;      /* slot + 1 this stack was last noted for, 0: none */
     /* A kernel-unwound stack also checks words it read (address 0: no
-     * check): native return addresses at frames 2, 4, 8 and 12, and those
+     * check): native return addresses at frames 1 to 6, 8 and 12, and those
      * of the first six Java frames, where a lock's library code meets its
      * callers (an interpreted frame's Method* too). That tells callers apart
      * that reach the same instruction at the same depth. */
