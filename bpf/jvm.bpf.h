@@ -83,6 +83,7 @@ static __always_inline __u64 javathread_of(const struct pt_jvm_layout *l, __u64 
 
 static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
                                              struct pt_blocker_key *key);
+static __always_inline __u64 thread_handle(const struct pt_jvm_layout *l, __u64 jt);
 static __always_inline void park_key_by_handle(const struct pt_jvm_layout *l, __u64 handle, __u32 tgid,
                                                struct pt_blocker_key *key);
 
@@ -182,19 +183,24 @@ static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uadd
         bpf_map_update_elem(&java_threads, &tid, &jt, BPF_ANY);
     }
     w->park_jt = jt;
-    w->park_handle = 0;
-    bpf_probe_read_user(&w->park_handle, sizeof(w->park_handle), (void *)(jt + l->thread_obj));
+    w->park_handle = thread_handle(l, jt);
     park_key_by_handle(l, w->park_handle, tgid, key);
     return true;
+}
+
+/* JavaThread JT's handle to its java.lang.Thread (0 when unreadable). */
+static __always_inline __u64 thread_handle(const struct pt_jvm_layout *l, __u64 jt)
+{
+    __u64 handle = 0;
+    bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj));
+    return handle;
 }
 
 /* The key of JavaThread JT's current park: (tgid, its parkBlocker object). */
 static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
                                              struct pt_blocker_key *key)
 {
-    __u64 handle = 0;
-    bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj));
-    park_key_by_handle(l, handle, tgid, key);
+    park_key_by_handle(l, thread_handle(l, jt), tgid, key);
 }
 
 /* The same from the JavaThread's handle to its java.lang.Thread (the Thread

@@ -3,7 +3,8 @@
  *
  * Owns: the globals user space reads through the skeleton (next_slot, drops,
  * window_gen, window_start_ns, lost_ends_recovered); the per-CPU counters
- * hot_counts (hot, HOT_ADD); the maps slots and slot_index (the blocker table), free_slots (slots user space recycled),
+ * hot_counts (hot, HOT_ADD); the maps slots and slot_index (the blocker
+ * table), free_slots (slots user space recycled),
  * waits (each thread's wait record), thread_seen (distinct threads),
  * stack_time and waker_time (time per waiter stack, and per waiter and waker
  * stack), traced (the PID filter); count_drop, tgid_traced, slot_get,

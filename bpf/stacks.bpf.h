@@ -230,8 +230,6 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pa
     return sid;
 }
 
-/* Takes the waiter's user stack; only valid while the waiter is current.
- * W is its own record; REGS its user registers as the stack walk sees them. */
 /* Whether kernel-unwound stack SID is gone from the kernel's table: a
  * thread's cache still gives its id (a hit does not refresh the table's
  * LRU), but user space, asked for it on a new blocker, could copy it from
@@ -242,6 +240,8 @@ static __always_inline bool ustack_gone(__s32 sid)
     return (sid & PT_USTACK_ID) && !bpf_map_lookup_elem(&ustacks, &sid);
 }
 
+/* Takes the waiter's user stack; only valid while the waiter is current.
+ * W is its own record; REGS its user registers as the stack walk sees them. */
 static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, struct pt_wait *w,
                                           struct pt_regs *regs, bool naming)
 {
