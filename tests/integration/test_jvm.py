@@ -26,6 +26,21 @@ def jvm_rows(final, kind="jvm-park"):
     return [b for b in final["blockers"] if b["kind"] == kind]
 
 
+def hold_estimate_within(b, hold, what=""):
+    """avg_hold_ns (real time over waits) against the holds the workload
+    timed: 3% either way, plus two holds' worth over the waits upward. Real
+    time overshoots at the run's edges: at the start the third thread waits
+    behind two holds, and one late wake-up can span another. The 64 ms lock
+    has only 30-45 waits a run, so each such hold is +2-3.6% (measured:
+    +2.2% at 3 s and +3.5% at 2 s every run, once +7.2% under uprobes)."""
+    done = b["parks"] - b["parked_now"]
+    edge = 2 / done if done else 0
+    got, want = b["avg_hold_ns"], hold["mean_hold_ns"]
+    check(0.97 * want <= got <= (1.03 + edge) * want,
+          f"{what}{hold['preset_ms']} ms lock avg_hold_ns: parktrace {got} vs workload {want} "
+          f"({got / want - 1:+.1%}, allowed -3% to +{3 + 100 * edge:.1f}% over {done} waits)")
+
+
 @test
 def large_critical_section_locks_and_holds():
     # The thesis's Listing 5.1 pattern: ReentrantLocks held 4, 16 and 64 ms
@@ -37,7 +52,7 @@ def large_critical_section_locks_and_holds():
     locks.sort(key=lambda b: b["avg_hold_ns"])
     for b, hold in zip(locks, sorted(wl["holds"], key=lambda h: h["preset_ms"])):
         hold_ms = hold["preset_ms"]
-        within(b["avg_hold_ns"], hold["mean_hold_ns"], 0.03, f"{hold_ms} ms lock avg_hold_ns")
+        hold_estimate_within(b, hold)
         check(b["role"] == "lock", f"{hold_ms} ms lock role {b['role']}")
         check(b["name"] is None and b["id"] != "0x0", f"{hold_ms} ms lock: id is the object, no symbol name")
     top = max(locks, key=lambda b: b["thread_time_ns"])
@@ -282,12 +297,7 @@ def uprobe_probe_mode_times_parks_once_and_counts_fast_parks():
                    key=lambda b: b["avg_hold_ns"])
     check(len(locks) == 3, f"expected 3 lock rows, got {len(locks)}")
     for b, hold in zip(locks, sorted(wl["holds"], key=lambda h: h["preset_ms"])):
-        hold_ms = hold["preset_ms"]
-        # 6%, not the scheduler's 3%: a wait ends at Unsafe_Park's return,
-        # after the wake-up path (~11 us of uprobes a park and an unpark),
-        # and the 64 ms lock has some 30 waits in 2 s, so one late return
-        # on a busy machine moves its mean by 1-2%.
-        within(b["avg_hold_ns"], hold["mean_hold_ns"], 0.06, f"uprobes: {hold_ms} ms lock avg_hold_ns")
+        hold_estimate_within(b, hold, "uprobes: ")
         done = b["parks"] - b["parked_now"]
         check(b["wakeups"] >= 0.95 * done, f"uprobes: {b['wakeups']} unparked of {done} parks")
         check(b["top_waker"] and "Unsafe_Unpark" in b["top_waker"]["stack"],
