@@ -21,7 +21,7 @@ enum pt_timed { PT_TIMED_SWITCH, PT_TIMED_WAKING, PT_TIMED_COUNT };
  * between them every time, and its cost counted in the figures it gave. */
 struct pt_hot_counts {
     __u64 run_hist[PT_TIMED_COUNT][PT_RUN_BUCKETS];  /* --self-stats */
-    __u64 stack_budget_skips;   /* walks left out over --stack-budget */
+    __u64 stack_budget_skips;   /* stacks left out over --stack-budget */
     /* Waits charged to a stack taken with lower odds, and their own time;
      * waits left uncharged because their stack was left out. */
     __u64 stack_samples, stack_sampled_ns, stack_samples_lost;

@@ -108,15 +108,15 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
 
 #include "unwind.bpf.h"
 
-/* The stack walks' budget, per CPU (stack_budget_ns a second; 0: none,
- * --stacks all): ns of walking this CPU may still spend, refilled as time
- * passes and saved up to one second's worth. A stack the thread's cache
- * holds costs no walk and is always taken. While more than half the saved
- * budget is left every walk is made; below that, a walk is made at random
- * with odds that fall with what is left, down to 1/64, and none once the
- * budget is a second's worth in debt; the wait it serves is charged for
- * 1 / odds (stacks never bias to the cheap ones). No workload can drive
- * the walks' cost above the budget for longer than a second. */
+/* The stacks' budget, per CPU (stack_budget_ns a second; 0: none,
+ * --stacks all): ns of cache checks and walks this CPU may still spend,
+ * refilled as time passes and saved up to one second's worth. While more
+ * than half the saved budget is left every stack is taken; below that, a
+ * stack is taken at random with odds that fall with what is left, down to
+ * 1/64, and none once the budget is a second's worth in debt; the wait it
+ * serves is charged for 1 / odds (stacks never bias to the cheap ones). No
+ * workload can drive the stacks' cost above the budget for longer than a
+ * second. */
 struct pt_budget {
     __s64 left;
     __u64 last;
@@ -130,7 +130,7 @@ struct {
 
 #define PT_ODDS_FLOOR (PT_ODDS_ONE / 64)
 
-/* The odds (2^-24ths) of a walk beginning at NOW on this CPU; 0: none.
+/* The odds (2^-24ths) of a stack taken at NOW on this CPU; 0: none.
  * *B is this CPU's budget, for budget_close. */
 static __always_inline __u32 budget_odds(__u64 now, struct pt_budget **bp, bool naming)
 {
@@ -163,7 +163,7 @@ static __always_inline __u32 budget_odds(__u64 now, struct pt_budget **bp, bool 
     return 0;
 }
 
-/* A walk that began at START has ended: its cost, off the budget. */
+/* A stack that began at START is taken (checked or walked): its cost, off the budget. */
 static __always_inline void budget_close(struct pt_budget *b, __u64 start)
 {
     if (b)
@@ -186,22 +186,30 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pa
     /* REGS is a BTF pointer (or a uprobe's context): plain loads, each
      * BPF_CORE_READ was a helper call on every wait and wakeup. */
     __u64 ip = regs->ip, sp = regs->sp;
-    *odds = PT_ODDS_ONE;
-    bool second = *mru & 1;
-    struct pt_stack_cache *c = second ? &pair[1] : &pair[0], *other = second ? &pair[0] : &pair[1];
-    *used = c;
-    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
-        return c->sid;
-    /* The other path: it becomes the most recent; a walk replaces it. */
-    *used = c = other;
-    *mru = !second;
-    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
-        return c->sid;
-    __u64 start = bpf_ktime_get_ns();
+    /* The budget pays for the cache's checks too, decided before them: a
+     * check reads the user stack (a Java ping-pong's 200-400 ns of its
+     * 600 a run), and a stack taken at every wait of a busy thread cost
+     * more than all the rest. At odds p the stack, cached or walked, is
+     * taken and charged 1/p either way. */
+    __u64 start = stack_budget_ns ? bpf_ktime_get_ns() : 0;
     struct pt_budget *b;
     *odds = budget_odds(start, &b, naming);
     if (!*odds)
         return PT_SID_OVER_BUDGET;
+    bool second = *mru & 1;
+    struct pt_stack_cache *c = second ? &pair[1] : &pair[0], *other = second ? &pair[0] : &pair[1];
+    *used = c;
+    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c)) {
+        budget_close(b, start);
+        return c->sid;
+    }
+    /* The other path: it becomes the most recent; a walk replaces it. */
+    *used = c = other;
+    *mru = !second;
+    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c)) {
+        budget_close(b, start);
+        return c->sid;
+    }
     for (int j = 0; j < PT_CACHE_CHECKS; j++)
         c->chk_addr[j] = 0;
     c->early = 0;
@@ -308,6 +316,10 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
     struct pt_wait *mine;
     struct pt_stack_cache *used = NULL;
     __u32 odds;
+    /* A waiter without a stack is charged nowhere (charge_wait): its
+     * waker's stack would serve nothing. */
+    if (w->stack_id < 0)
+        return;
     __s32 sid = waker_stack(ctx, w, &mine, &odds, &used);
     if (sid == PT_SID_OVER_BUDGET)
         w->flags |= PT_WAIT_WAKER_LOST;

@@ -96,9 +96,9 @@ static void options_usage(FILE *f)
           "                             (default), or one stack copy per call site unwound by parktrace\n"
           "      --unwind-cache DIR|none\n"
           "                             keep unwind tables between runs in DIR (default " PT_UNWIND_CACHE_DIR ")\n"
-          "      --stacks sampled|all   stack walks within a budget, those over it taken at random and\n"
-          "                             weighted (default); or every walk, whatever it costs\n"
-          "      --stack-budget PCT     sampled: stack walks take at most PCT% of each CPU (default 0.5)\n"
+          "      --stacks sampled|all   stacks within a budget, those over it taken at random and\n"
+          "                             weighted (default); or every stack, whatever it costs\n"
+          "      --stack-budget PCT     sampled: stacks take at most PCT% of each CPU (default 0.5)\n"
           "  -h, --help, --version\n",
           f);
 }

@@ -311,24 +311,27 @@ def sampled_totals_say_so(t, what):
           f"{what}: the run hardly sampled (totals {t}); the budget no longer forces walks to chance")
 
 
-def check_shares(what, want, got):
+def check_shares(what, want, got, points=SHARE_POINTS):
     W, G = sum(want.values()), sum(got.values())
     check(G > 0, f"{what}: no collapsed stack names any path {list(want)}")
     bad = {p: (round(100 * want[p] / W, 1), round(100 * got[p] / G, 1)) for p in want
-           if abs(100 * want[p] / W - 100 * got[p] / G) > SHARE_POINTS}
-    check(not bad, f"{what}: path shares (workload %, parktrace %) off by more than {SHARE_POINTS} points: {bad}")
+           if abs(100 * want[p] / W - 100 * got[p] / G) > points}
+    check(not bad, f"{what}: path shares (workload %, parktrace %) off by more than {points} points: {bad}")
 
 
-def sampled_shares_match_workload(variant):
+def mixed_path_shares(variant, pt_args):
+    """Runs the variant's two-path workload (-m) under parktrace with
+    PT_ARGS: (the workload's blocked time per path, parktrace's collapsed
+    stack time per path, the final totals)."""
     binary, cmd, src, names = VARIANTS[variant]
     exe = os.path.join(TMP, binary + "_mixed")
-    c = subprocess.run(cmd + ["-o", exe, os.path.join(SRC, src)], capture_output=True, text=True, timeout=120)
-    check(c.returncode == 0, f"compiling {src} failed: {c.stderr.strip()[-2000:]}")
+    if not os.path.exists(exe):
+        c = subprocess.run(cmd + ["-o", exe, os.path.join(SRC, src)], capture_output=True, text=True, timeout=120)
+        check(c.returncode == 0, f"compiling {src} failed: {c.stderr.strip()[-2000:]}")
     report, folded = exe + ".json", exe + ".folded"
-    p = run_pt(["-f", "json", "--top", "0", "--stack-budget", SAMPLED_BUDGET[variant], "--collapsed", folded,
-                "--", exe, "-t", "6", "-s", SECONDS, "-m", "-r", report], timeout=40)
+    p = run_pt(["-f", "json", "--top", "0", "--collapsed", folded] + pt_args +
+               ["--", exe, "-t", "6", "-s", SECONDS, "-m", "-r", report], timeout=40)
     check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
-    sampled_totals_say_so(final_of(json_reports(p.stdout))["totals"], variant)
     wl = json.load(open(report))
     want = {l["function"]: l["blocked_ns"] / 1000 for l in wl["locks"]}
     got = {fn: 0 for fn in want}
@@ -339,6 +342,12 @@ def sampled_shares_match_workload(variant):
         for fn in want:
             if find(frames, [re.escape(fn)]) >= 0:
                 got[fn] += n
+    return want, got, final_of(json_reports(p.stdout))["totals"]
+
+
+def sampled_shares_match_workload(variant):
+    want, got, totals = mixed_path_shares(variant, ["--stack-budget", SAMPLED_BUDGET[variant]])
+    sampled_totals_say_so(totals, variant)
     try:
         check_shares(variant, want, got)
     except AssertionError as e:
@@ -348,11 +357,28 @@ def sampled_shares_match_workload(variant):
         known_gap("sampled_shares_noisy", str(e))
 
 
+def exact_shares_match_workload(variant):
+    # Every stack taken: no sampling noise, so what is left is the stack
+    # cache's own error, handing one path's stack to the other (with native
+    # return addresses checked at frames 2, 4, 8 and 12 only, 2.7-5.8
+    # points toward one path; 0.0-0.5 since frames 1 to 6 are checked).
+    want, got, totals = mixed_path_shares(variant, ["--stacks", "all"])
+    check(totals.get("stacks_mode") == "all" and not totals.get("stack_samples"),
+          f"{variant}: --stacks all sampled: {totals}")
+    check_shares(variant, want, got, points=EXACT_SHARE_POINTS)
+
+
+EXACT_SHARE_POINTS = 2.0
 for _v in ("c_nofp", "cpp_nofp"):
     def _run(v=_v):
         sampled_shares_match_workload(v)
+
+    def _exact(v=_v):
+        exact_shares_match_workload(v)
     _run.__name__ = f"{_v}_sampled_shares_match_workload"
+    _exact.__name__ = f"{_v}_exact_shares_match_workload"
     test(_run)
+    test(_exact)
 
 
 # ---- Cut-short stacks: tests/workloads_src/truncated_waits.c waits through

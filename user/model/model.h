@@ -110,9 +110,9 @@ struct pt_totals {
     uint64_t live_blockers;               /* in the kernel's table now */
     uint64_t recycled_blockers;           /* let go since the start, kept in their sites */
     uint64_t phases_forgotten;            /* closed phases let go, the oldest first (phases.h) */
-    /* Stacks: walked within stack_budget of each CPU (0: every walk);
-     * since the start, waits charged to a stack walked at random over the
-     * budget, their own time, and waits left uncharged (their waker's walk
+    /* Stacks: taken within stack_budget of each CPU (0: every stack);
+     * since the start, waits charged to a stack taken at random over the
+     * budget, their own time, and waits left uncharged (their own stack
      * left out). With the stacks modelled: the exact wait time of the
      * blockers with stacks, and of those without (every walk left out). */
     double stack_budget;

@@ -736,6 +736,12 @@ static void model_processes(struct collector *c, struct pt_model *r, const struc
 #define RECYCLE_IDLE_NS 100000000ULL    /* table 3/8 taken */
 #define RECYCLE_COLD_NS 2000000000ULL   /* table 1/8 taken */
 #define RECYCLE_GRACE_NS 50000000ULL    /* unpublished for this long */
+/* Below 3/8 taken, with no slot waiting for its grace, the slots are read
+ * this often rather than at every tick: a blocker leaves there after 2 s
+ * idle, and reading 10 000 slots twenty times a second was a third of
+ * parktrace's CPU with that many live (issue 16, item 5). From 3/8 to
+ * 1/2 in 250 ms is 16 000 new blockers a second. */
+#define RECYCLE_SCAN_COLD_NS 250000000ULL
 
 /* A retiring blocker's class, as its row says it (one not named yet: futex). */
 static const char *retiring_class(const struct blocker *b)
@@ -958,6 +964,13 @@ static void recycle(struct collector *c, uint64_t now)
         note_max(&c->slow.gap_ns, now - c->slow.last_recycle);
     c->slow.last_recycle = now;
     uint32_t n = tracer_used_slots(c->t), nslots = c->t->nslots;
+    if (!c->flush && !c->unpublished && c->occupied < nslots / 8 * 3 &&
+        now - c->scanned_ns < RECYCLE_SCAN_COLD_NS) {
+        if (c->folded && now - c->entries_ns >= ENTRIES_EVERY_NS)
+            return_slots(c, n);
+        return;
+    }
+    c->scanned_ns = now;
     /* By the slots taken at the last tick, live or on their way out: n,
      * the slots ever handed out, never falls, and once half the table had
      * been used every idle blocker left, over and over. */
@@ -966,7 +979,7 @@ static void recycle(struct collector *c, uint64_t now)
                        : c->occupied >= nslots / 8 ? RECYCLE_COLD_NS
                                                    : 0;
     int index_fd = bpf_map__fd(c->t->skel->maps.slot_index);
-    uint32_t live = 0, occupied = 0;
+    uint32_t live = 0, occupied = 0, unpublished = 0;
     /* Three quarters taken, every blocker whose grace is over folds now,
      * however long the pass: a batch per tick is a ceiling on the slots
      * given back a second, and on a loaded machine, with ticks 0.7-1.1 s
@@ -990,6 +1003,8 @@ static void recycle(struct collector *c, uint64_t now)
                 retire_member(c, i, now);
                 c->retiring[i] = 2;
                 c->folded++;
+            } else {
+                unpublished++;
             }
             continue;
         }
@@ -997,11 +1012,14 @@ static void recycle(struct collector *c, uint64_t now)
             continue;
         live++;
         uint64_t last = s->last_ts;
-        if (idle_ns && last && last + idle_ns < now && __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE) == 0)
+        if (idle_ns && last && last + idle_ns < now && __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE) == 0) {
             unpublish(c, index_fd, i, now);
+            unpublished += c->retiring[i] == 1;
+        }
     }
     c->live_blockers = live;
     c->occupied = occupied;
+    c->unpublished = unpublished;
     note_max(&c->slow.fold_ns, monotonic_ns() - now);
     /* Folded slots go back together: at once when a report is due (its
      * rows must not count them twice) or the table is three quarters

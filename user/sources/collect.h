@@ -70,6 +70,8 @@ struct collector {
     bool flush;                /* give them back at this recycling, a report is due */
     uint32_t live_blockers;    /* published slots not being recycled, at the last tick */
     uint32_t occupied;         /* those and the ones being recycled */
+    uint32_t unpublished;      /* slots in state 1 at the last scan */
+    uint64_t scanned_ns;       /* when recycle last read every slot */
     uint64_t tallied_entries;  /* the kernel's stack_entries_made at the last tally */
     uint64_t forgot_ns;        /* when exited processes' stacks were last let go */
     uint64_t trimmed_ns;       /* when the heap's free pages were last given back */

@@ -67,14 +67,14 @@ int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
         fprintf(f, "  WARNING: %" PRIu64 " events or stacks dropped, %.1f%% of the waits: the figures below are short"
                    " (--self-stats says which; --max-blockers enlarges the blocker table)\n",
                 dropped, t->waits ? 100.0 * (double)dropped / (double)t->waits : 100.0);
-    /* Stacks walked at random once their budget was spent: say how much of
+    /* Stacks taken at random once their budget was spent: say how much of
      * the stack time rests on them. */
     if (t->stack_samples || t->stack_samples_lost) {
-        fprintf(f, "  stacks: over the %g%% walk budget, %" PRIu64 " waits charged to stacks walked at random", t->stack_budget * 100,
+        fprintf(f, "  stacks: over the %g%% stack budget, %" PRIu64 " waits charged to stacks taken at random", t->stack_budget * 100,
                 t->stack_samples);
         if (t->stack_time_ns)
             fprintf(f, " (%.1f%% of the stack time)", 100.0 * (double)t->stack_sampled_ns / (double)t->stack_time_ns);
-        fprintf(f, ", %" PRIu64 " left to the others' weights (--stacks all walks every stack)\n", t->stack_samples_lost);
+        fprintf(f, ", %" PRIu64 " left to the others' weights (--stacks all takes every stack)\n", t->stack_samples_lost);
     }
     if (!m->nrows) {
         fputs("  (no waits)\n", f);
