@@ -198,7 +198,7 @@ static void loop(struct run *r, int sfd, int tfd)
         /* First, while the thread that made a new stack still waits. */
         if (fds[2].revents & POLLIN) {
             tracer_sample_ready_drain(&r->t, &r->ready);
-            stacks_poll_samples(r->stacks);
+            collector_poll_samples(&r->c);
         }
         if (fds[0].revents & POLLIN) {
             struct signalfd_siginfo si;

@@ -85,7 +85,7 @@ static void options_usage(FILE *f)
           "      --phase-threshold F    CSP at which a phase begins (default 0.05)\n"
           "      --sort time|csp        order rows by thread time or by CSP (default: csp with -i)\n"
           "      --role CLASS=lock|wait override a class's role\n"
-          "      --max-blockers N       size of the kernel blocker table (default 32768)\n"
+          "      --max-blockers N       size of the kernel blocker table (default 65536)\n"
           "      --recycled-budget KIB  memory for recycled blockers' sites and stacks; past it, exited\n"
           "                             processes' are folded per command (default 4096)\n"
           "      --self-stats           at exit, print parktrace's own CPU, memory and BPF run time\n"
@@ -234,7 +234,7 @@ int options_parse(int argc, char **argv, struct pt_options *o)
     o->kinds = (1u << PT_KIND_COUNT) - 1;
     o->top = 20;
     o->phase_threshold = 0.05;
-    o->max_blockers = 32768;
+    o->max_blockers = 65536;
     o->recycled_budget = PT_RECYCLED_BUDGET;
     o->unwind_cache = PT_UNWIND_CACHE_DIR;
     o->stack_budget = PT_STACK_BUDGET;

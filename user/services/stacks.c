@@ -389,7 +389,7 @@ static int by_tgid(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void stacks_poll_samples(struct stacks *s)
+bool stacks_poll_samples(struct stacks *s, uint64_t deadline)
 {
     struct pt_sample_key key, next;
     static struct pt_sample smp;   /* scratch, too big for the stack */
@@ -397,7 +397,7 @@ void stacks_poll_samples(struct stacks *s)
     bool first = true, truncated;
 
     if (s->samples_fd < 0)
-        return;
+        return false;
     /* Deleting while iterating restarts the walk; collect keys first. */
     struct pt_sample_key keys[256];
     int nkeys = 0;
@@ -427,10 +427,15 @@ void stacks_poll_samples(struct stacks *s)
             }
         }
         bpf_map_delete_elem(s->samples_fd, &keys[i]);
-        if (s->sv->tables && (i + 1 == nkeys || keys[i + 1].tgid != keys[i].tgid))
+        bool last = i + 1 == nkeys || keys[i + 1].tgid != keys[i].tgid;
+        if (s->sv->tables && last)
             unwind_release(s->sv->unwinder, (int)keys[i].tgid);
+        /* Past the deadline, at a process's end (its unwinder is let go). */
+        if (deadline && last && i + 1 < nkeys && monotonic_ns() > deadline)
+            return true;
     }
     retry_names(s);
+    return nkeys == 256;
 }
 
 static void name_entry(struct stacks *s, struct entry *e)

@@ -48,8 +48,11 @@ uint64_t stacks_lost(const struct stacks *s);
 void stacks_usage(const struct stacks *s, size_t *entries, size_t *templates, size_t *bytes);
 
 /* Takes new stack copies from the kernel, unwinds them while their
- * processes are alive, and frees the kernel's copy. */
-void stacks_poll_samples(struct stacks *s);
+ * processes are alive, and frees the kernel's copy. Stops once
+ * monotonic_ns() passes DEADLINE (0: none), leaving the rest in the
+ * kernel's table: true when it did, so that the caller can let other work
+ * (recycling) run before it calls again. */
+bool stacks_poll_samples(struct stacks *s, uint64_t deadline);
 
 /* The named stack STACK_ID of a waiter in process TGID on blocker SLOT; an
  * empty stack when unknown. */

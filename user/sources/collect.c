@@ -168,7 +168,25 @@ static void note_max(uint64_t *max, uint64_t v)
     if (v > *max)
         *max = v;
 }
+
+/* A part of the loop that took NS: its longest for --self-stats, and with
+ * it a line on stderr when it was long enough to hold recycling up (the
+ * time of day, to line up with a soak's reports). */
+#define SLOW_PART_NS 250000000ULL
+static void note_slow(const struct collector *c, uint64_t *max, const char *part, uint64_t ns)
+{
+    note_max(max, ns);
+    if (!c->o->self_stats || ns < SLOW_PART_NS)
+        return;
+    struct timespec wall;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    gmtime_r(&wall.tv_sec, &tm);
+    fprintf(stderr, "parktrace: self-stats: %02d:%02d:%02d.%03ld UTC %s took %.1f ms\n", tm.tm_hour, tm.tm_min,
+            tm.tm_sec, wall.tv_nsec / 1000000, part, (double)ns / 1e6);
+}
 #define RECYCLE_LATE_NS 200000000ULL
+#define RECYCLE_DUE_NS 50000000ULL     /* the loop's tick */
 
 /* Takes slot I's blocker out of the kernel's index: a new wait on it
  * starts a new blocker, and the slot is retired once the CPUs that found
@@ -276,16 +294,19 @@ void collector_tick(struct collector *c)
     /* First, so that the kernel's table has room whatever the rest costs. */
     recycle(c, now);
     uint64_t t1 = monotonic_ns();
+    /* Recycling again between slow parts: each has taken a few hundred ms
+     * on a loaded machine, and the table fills at 26 000 blockers a second. */
     forget_dead_processes(c, now);
+    collector_recycle_due(c);
     keep_retired_in_budget(c);
     trim_heap(c, now);
+    collector_recycle_due(c);
     jvm_tracker_tick(c->jvm);
     uint64_t t2 = monotonic_ns();
-    stacks_poll_samples(c->stacks);
-    uint64_t t3 = monotonic_ns();
-    note_max(&c->slow.recycle_ns, t1 - now);
-    note_max(&c->slow.jvm_ns, t2 - t1);
-    note_max(&c->slow.samples_ns, t3 - t2);
+    note_slow(c, &c->slow.recycle_ns, "recycling", t1 - now);
+    note_slow(c, &c->slow.jvm_ns, "housekeeping (exited processes, JVMs)", t2 - t1);
+    collector_recycle_due(c);
+    collector_poll_samples(c);
     uint32_t n = tracer_used_slots(c->t);
     /* Slots are handed out in order and never taken back: only those past
      * the last one settled need a look (one still being published stops the
@@ -907,6 +928,32 @@ void collector_recycle(struct collector *c)
     recycle(c, monotonic_ns());
 }
 
+void collector_recycle_due(struct collector *c)
+{
+    uint64_t now = monotonic_ns();
+    if (now - c->slow.last_recycle >= RECYCLE_DUE_NS)
+        recycle(c, now);
+}
+
+/* Stack copies are unwound in slices with recycling between them: a burst
+ * of new processes' stacks took up to 984 ms in one go in an hour's soak,
+ * while the blocker table, not recycled meanwhile, filled (6 404 waits
+ * dropped). */
+#define SAMPLES_SLICE_NS 50000000ULL
+#define SAMPLES_SLICES 16
+
+void collector_poll_samples(struct collector *c)
+{
+    for (int i = 0; i < SAMPLES_SLICES; i++) {
+        uint64_t t = monotonic_ns();
+        bool more = stacks_poll_samples(c->stacks, t + SAMPLES_SLICE_NS);
+        note_slow(c, &c->slow.samples_ns, "a slice of stack copies", monotonic_ns() - t);
+        collector_recycle_due(c);
+        if (!more)
+            break;
+    }
+}
+
 /* Hands the slots folded into c->retired (state 2) back to the kernel,
  * once their entries in the stack, waker, thread and sample tables are
  * gone: those tables are read whole, so this runs at most every
@@ -925,8 +972,8 @@ static void return_slots(struct collector *c, uint32_t n)
     retire_entries(c);
     uint64_t t2 = monotonic_ns();
     stacks_forget_slots(c->stacks, slot_retiring, c);
-    note_max(&c->slow.entries_ns, t2 - t1);
-    note_max(&c->slow.forget_ns, monotonic_ns() - t2);
+    note_slow(c, &c->slow.entries_ns, "recycling's table entries", t2 - t1);
+    note_slow(c, &c->slow.forget_ns, "recycling's stack cache", monotonic_ns() - t2);
     note_max(&c->slow.retired_max, c->folded);
     c->folded = 0;
     c->entries_ns = t1;
@@ -961,7 +1008,7 @@ static void recycle(struct collector *c, uint64_t now)
     if (c->slow.last_recycle && now - c->slow.last_recycle > RECYCLE_LATE_NS)
         c->slow.late++;
     if (c->slow.last_recycle)
-        note_max(&c->slow.gap_ns, now - c->slow.last_recycle);
+        note_slow(c, &c->slow.gap_ns, "the gap between recyclings", now - c->slow.last_recycle);
     c->slow.last_recycle = now;
     uint32_t n = tracer_used_slots(c->t), nslots = c->t->nslots;
     if (!c->flush && !c->unpublished && c->occupied < nslots / 8 * 3 &&
@@ -1020,7 +1067,7 @@ static void recycle(struct collector *c, uint64_t now)
     c->live_blockers = live;
     c->occupied = occupied;
     c->unpublished = unpublished;
-    note_max(&c->slow.fold_ns, monotonic_ns() - now);
+    note_slow(c, &c->slow.fold_ns, "recycling's scan and folds", monotonic_ns() - now);
     /* Folded slots go back together: at once when a report is due (its
      * rows must not count them twice) or the table is three quarters
      * taken, else every ENTRIES_EVERY_NS. */

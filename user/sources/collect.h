@@ -102,6 +102,13 @@ void collector_tick(struct collector *c);
  * it runs more often than the rest. */
 void collector_recycle(struct collector *c);
 
+/* The same, if the last recycling was a tick or more ago: between the
+ * parts of slow work. */
+void collector_recycle_due(struct collector *c);
+
+/* New stack copies, in time slices with recycling between them. */
+void collector_poll_samples(struct collector *c);
+
 /* What a model holds besides its rows, phases and totals. */
 #define MODEL_STACKS 1u        /* the run's waiter stacks and their weights */
 #define MODEL_WAKERS 2u        /* with MODEL_STACKS: the waker pairs, their stacks named */
