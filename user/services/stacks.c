@@ -389,6 +389,8 @@ static int by_tgid(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+#define POLL_KEYS 256   /* stack copies taken per call */
+
 bool stacks_poll_samples(struct stacks *s, uint64_t deadline)
 {
     struct pt_sample_key key, next;
@@ -399,9 +401,9 @@ bool stacks_poll_samples(struct stacks *s, uint64_t deadline)
     if (s->samples_fd < 0)
         return false;
     /* Deleting while iterating restarts the walk; collect keys first. */
-    struct pt_sample_key keys[256];
+    struct pt_sample_key keys[POLL_KEYS];
     int nkeys = 0;
-    while (nkeys < 256 && !bpf_map_get_next_key(s->samples_fd, first ? NULL : &key, &next)) {
+    while (nkeys < POLL_KEYS && !bpf_map_get_next_key(s->samples_fd, first ? NULL : &key, &next)) {
         keys[nkeys++] = next;
         key = next;
         first = false;
@@ -435,7 +437,7 @@ bool stacks_poll_samples(struct stacks *s, uint64_t deadline)
             return true;
     }
     retry_names(s);
-    return nkeys == 256;
+    return nkeys == POLL_KEYS;   /* more may wait */
 }
 
 static void name_entry(struct stacks *s, struct entry *e)

@@ -297,14 +297,14 @@ void collector_tick(struct collector *c)
     /* Recycling again between slow parts: each has taken a few hundred ms
      * on a loaded machine, and the table fills at 26 000 blockers a second. */
     forget_dead_processes(c, now);
-    collector_recycle_due(c);
+    uint64_t recycled_ns = collector_recycle_due(c);
     keep_retired_in_budget(c);
     trim_heap(c, now);
-    collector_recycle_due(c);
+    recycled_ns += collector_recycle_due(c);
     jvm_tracker_tick(c->jvm);
     uint64_t t2 = monotonic_ns();
     note_slow(c, &c->slow.recycle_ns, "recycling", t1 - now);
-    note_slow(c, &c->slow.jvm_ns, "housekeeping (exited processes, JVMs)", t2 - t1);
+    note_slow(c, &c->slow.jvm_ns, "housekeeping (exited processes, JVMs)", t2 - t1 - recycled_ns);
     collector_recycle_due(c);
     collector_poll_samples(c);
     uint32_t n = tracer_used_slots(c->t);
@@ -928,11 +928,13 @@ void collector_recycle(struct collector *c)
     recycle(c, monotonic_ns());
 }
 
-void collector_recycle_due(struct collector *c)
+uint64_t collector_recycle_due(struct collector *c)
 {
     uint64_t now = monotonic_ns();
-    if (now - c->slow.last_recycle >= RECYCLE_DUE_NS)
-        recycle(c, now);
+    if (now - c->slow.last_recycle < RECYCLE_DUE_NS)
+        return 0;
+    recycle(c, now);
+    return monotonic_ns() - now;
 }
 
 /* Stack copies are unwound in slices with recycling between them: a burst
@@ -1011,13 +1013,6 @@ static void recycle(struct collector *c, uint64_t now)
         note_slow(c, &c->slow.gap_ns, "the gap between recyclings", now - c->slow.last_recycle);
     c->slow.last_recycle = now;
     uint32_t n = tracer_used_slots(c->t), nslots = c->t->nslots;
-    if (!c->flush && !c->unpublished && c->occupied < nslots / 8 * 3 &&
-        now - c->scanned_ns < RECYCLE_SCAN_COLD_NS) {
-        if (c->folded && now - c->entries_ns >= ENTRIES_EVERY_NS)
-            return_slots(c, n);
-        return;
-    }
-    c->scanned_ns = now;
     /* By the slots taken at the last tick, live or on their way out: n,
      * the slots ever handed out, never falls, and once half the table had
      * been used every idle blocker left, over and over. */
@@ -1025,6 +1020,14 @@ static void recycle(struct collector *c, uint64_t now)
                        : c->occupied >= nslots / 8 * 3 ? RECYCLE_IDLE_NS
                        : c->occupied >= nslots / 8 ? RECYCLE_COLD_NS
                                                    : 0;
+    /* Blockers leave after 2 s idle, or not at all: a slower scan will do. */
+    bool cold = !idle_ns || idle_ns == RECYCLE_COLD_NS;
+    if (cold && !c->flush && !c->unpublished && now - c->scanned_ns < RECYCLE_SCAN_COLD_NS) {
+        if (c->folded && now - c->entries_ns >= ENTRIES_EVERY_NS)
+            return_slots(c, n);
+        return;
+    }
+    c->scanned_ns = now;
     int index_fd = bpf_map__fd(c->t->skel->maps.slot_index);
     uint32_t live = 0, occupied = 0, unpublished = 0;
     /* Three quarters taken, every blocker whose grace is over folds now,

@@ -103,8 +103,8 @@ void collector_tick(struct collector *c);
 void collector_recycle(struct collector *c);
 
 /* The same, if the last recycling was a tick or more ago: between the
- * parts of slow work. */
-void collector_recycle_due(struct collector *c);
+ * parts of slow work. Returns the ns it took (0: not due). */
+uint64_t collector_recycle_due(struct collector *c);
 
 /* New stack copies, in time slices with recycling between them. */
 void collector_poll_samples(struct collector *c);
