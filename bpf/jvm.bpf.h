@@ -4,9 +4,9 @@
  * slots.bpf.h and before stacks.bpf.h, whose walker reads both maps.
  *
  * Owns: the maps jvm_layouts (tgid -> layout, from user space) and
- * java_threads (tid -> JavaThread*); java_ref, learn_park_offset,
+ * java_threads (tid -> JavaThread*); learn_park_offset,
  * javathread_of, object_klass, note_klass, monitor_key, java_wait_key,
- * park_blocker_key.
+ * park_cache_fill, park_key_by_cache, park_blocker_key.
  *
  * Shared: jvm_layouts and java_threads with unwind.bpf.h and
  * unwind_java.bpf.h (Java frames) and jvm_uprobes.bpf.h (which fills
@@ -34,19 +34,6 @@ struct {
     __type(key, __u32);
     __type(value, __u64);
 } java_threads SEC(".maps");
-
-/* Reads a reference field of a Java object: narrow when oops are compressed. */
-static __always_inline __u64 java_ref(const struct pt_jvm_layout *l, __u64 addr)
-{
-    if (l->compressed_oops) {
-        __u32 narrow = 0;
-        bpf_probe_read_user(&narrow, sizeof(narrow), (void *)addr);
-        return narrow ? l->oop_base + ((__u64)narrow << l->oop_shift) : 0;
-    }
-    __u64 oop = 0;
-    bpf_probe_read_user(&oop, sizeof(oop), (void *)addr);
-    return oop;
-}
 
 static __always_inline void learn_park_offset(struct pt_jvm_layout *l, __u64 off)
 {
@@ -83,9 +70,8 @@ static __always_inline __u64 javathread_of(const struct pt_jvm_layout *l, __u64 
 
 static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
                                              struct pt_blocker_key *key);
-static __always_inline __u64 thread_handle(const struct pt_jvm_layout *l, __u64 jt);
-static __always_inline void park_key_by_handle(const struct pt_jvm_layout *l, __u64 handle, __u32 tgid,
-                                               struct pt_blocker_key *key);
+static __always_inline void park_cache_fill(struct pt_park_cache *pc, const struct pt_jvm_layout *l, __u64 jt);
+static __always_inline void park_key_by_cache(const struct pt_park_cache *pc, __u32 tgid, struct pt_blocker_key *key);
 
 static __always_inline __u64 object_klass(const struct pt_jvm_layout *l, __u64 obj)
 {
@@ -149,23 +135,25 @@ static __always_inline bool monitor_key(const struct pt_jvm_layout *l, __u64 jt,
  * Parker) is parked: the wait is charged to (tgid, parkBlocker object),
  * never to the futex. The blocker's Klass* names its class later. Other
  * sleeps of a known Java thread may be monitor entries or Object.wait.
- * W: the thread's record, with its JavaThread as its last park found it; a
- * park on a futex inside it needs no java_threads lookup, nor a read of the
- * JavaThread's handle to its Thread (a thread's JavaThread can change only
- * by detaching and attaching again, which moves its Parker). */
+ * W: the thread's record, with its JavaThread as its last park found it
+ * (w->park); a park on a futex inside it reads no map (neither its JVM's
+ * layout nor java_threads), nor the JavaThread's handle to its Thread: a
+ * thread's JavaThread can change only by detaching and attaching again,
+ * which moves its Parker, and an exec forgets it (exec_forget_park). */
 static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uaddr,
                                           __u64 pid_tgid, struct pt_wait *w)
 {
     __u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+    bool parks = trace_jvm_park && !park_uprobes;
+    struct pt_park_cache *pc = &w->park;
+    __u64 jt = pc->jt;
+    if (parks && jt && pc->handle && uaddr >= jt && uaddr < jt + pc->thread_size) {
+        park_key_by_cache(pc, tgid, key);
+        return true;
+    }
     struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
     if (!l)
         return false;
-    bool parks = trace_jvm_park && !park_uprobes;
-    __u64 jt = w->park_jt;
-    if (parks && jt && w->park_handle && uaddr >= jt && uaddr < jt + l->thread_size) {
-        park_key_by_handle(l, w->park_handle, tgid, key);
-        return true;
-    }
     __u64 *known = bpf_map_lookup_elem(&java_threads, &tid);
     if (known) {
         jt = *known;
@@ -182,37 +170,52 @@ static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uadd
             return false;
         bpf_map_update_elem(&java_threads, &tid, &jt, BPF_ANY);
     }
-    w->park_jt = jt;
-    w->park_handle = thread_handle(l, jt);
-    park_key_by_handle(l, w->park_handle, tgid, key);
+    park_cache_fill(pc, l, jt);
+    park_key_by_cache(pc, tgid, key);
     return true;
 }
 
-/* JavaThread JT's handle to its java.lang.Thread (0 when unreadable). */
-static __always_inline __u64 thread_handle(const struct pt_jvm_layout *l, __u64 jt)
+/* Fills PC for JavaThread JT of a JVM of layout L: JT's handle to its
+ * java.lang.Thread (0 when unreadable) and the layout a park needs. */
+static __always_inline void park_cache_fill(struct pt_park_cache *pc, const struct pt_jvm_layout *l, __u64 jt)
 {
     __u64 handle = 0;
     bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj));
-    return handle;
+    pc->jt = jt;
+    pc->handle = handle;
+    pc->oop_base = l->oop_base;
+    pc->thread_size = l->thread_size;
+    pc->park_blocker = l->park_blocker;
+    pc->oop_shift = l->oop_shift;
+    pc->compressed_oops = l->compressed_oops;
 }
 
 /* The key of JavaThread JT's current park: (tgid, its parkBlocker object). */
 static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
                                              struct pt_blocker_key *key)
 {
-    park_key_by_handle(l, thread_handle(l, jt), tgid, key);
+    struct pt_park_cache pc;
+    park_cache_fill(&pc, l, jt);
+    park_key_by_cache(&pc, tgid, key);
 }
 
-/* The same from the JavaThread's handle to its java.lang.Thread (the Thread
- * object itself can move in a collection; the handle cannot). */
-static __always_inline void park_key_by_handle(const struct pt_jvm_layout *l, __u64 handle, __u32 tgid,
-                                               struct pt_blocker_key *key)
+/* The same from PC (the Thread object itself can move in a collection; the
+ * handle cannot). */
+static __always_inline void park_key_by_cache(const struct pt_park_cache *pc, __u32 tgid, struct pt_blocker_key *key)
 {
     __u64 thread_oop = 0, blocker = 0;
-    if (handle)
-        bpf_probe_read_user(&thread_oop, sizeof(thread_oop), (void *)handle);
-    if (thread_oop)
-        blocker = java_ref(l, thread_oop + l->park_blocker);
+    if (pc->handle)
+        bpf_probe_read_user(&thread_oop, sizeof(thread_oop), (void *)pc->handle);
+    if (thread_oop) {
+        __u64 addr = thread_oop + pc->park_blocker;
+        if (pc->compressed_oops) {
+            __u32 narrow = 0;
+            bpf_probe_read_user(&narrow, sizeof(narrow), (void *)addr);
+            blocker = narrow ? pc->oop_base + ((__u64)narrow << pc->oop_shift) : 0;
+        } else {
+            bpf_probe_read_user(&blocker, sizeof(blocker), (void *)addr);
+        }
+    }
     /* A park without a blocker is one "<no blocker>" row per JVM. */
     key->addr = blocker;
     key->ino = 0;

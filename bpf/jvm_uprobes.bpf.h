@@ -92,8 +92,9 @@ int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
     wait_start(s, idx, w, now);
     w->flags |= PT_WAIT_UPROBE | (time ? PT_WAIT_PARK_TIMED : 0);
     w->nvcsw = task->nvcsw;
-    if (w->flags & PT_WAIT_TIMED)
-        take_wait_stack(ctx, s, idx, w, pid_tgid, ctx);
+    bool naming;
+    if (!wait_stack_skipped(s, w, pid_tgid, &naming))
+        take_wait_stack(ctx, s, idx, w, pid_tgid, ctx, naming);
     return 0;
 }
 

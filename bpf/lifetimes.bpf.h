@@ -7,7 +7,7 @@
  * Owns: the maps execs (new programs for user space), procs (alive and idle
  * time per registered process), uncounted (threads left out of it); the
  * global procs_gen; idle_sleep_begin, idle_sleep_end; the programs
- * exec_seen, exec_unwind, thread_exit, thread_fork.
+ * exec_seen, exec_unwind, exec_forget_park, thread_exit, thread_fork.
  *
  * Shared: deletes from unwind_procs and unwind_asked (unwind.bpf.h); adds to
  * traced and reads waits (slots.bpf.h). */
@@ -39,6 +39,17 @@ int BPF_PROG(exec_unwind, struct task_struct *p)
     __u32 tgid = p->tgid;
     bpf_map_delete_elem(&unwind_procs, &tgid);
     bpf_map_delete_elem(&unwind_asked, &tgid);
+    return 0;
+}
+
+/* A thread that execs keeps its record: the JavaThread its last park
+ * found (jvm.bpf.h) belonged to the old program. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_forget_park, struct task_struct *p)
+{
+    struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
+    if (w)
+        w->park.jt = 0;
     return 0;
 }
 

@@ -171,6 +171,24 @@ struct pt_stack_cache {
     __u32 early;           /* walked through Java code before its JVM was known */
 };
 
+/* A Java thread's last park: its JavaThread (0: none), that JavaThread's
+ * handle to its java.lang.Thread, and what reading the Thread's
+ * parkBlocker needs of its JVM's layout, so that a park on a futex inside
+ * the same JavaThread reads no map (jvm.bpf.h). */
+struct pt_park_cache {
+    __u64 jt, handle, oop_base;
+    __u64 thread_size, park_blocker;
+    __u32 oop_shift, compressed_oops;
+};
+
+/* Waits left until the next stack taken, the gap as drawn (its waits
+ * are counted when it ends) and the odds it was drawn at (stacks.bpf.h). */
+struct pt_gap {
+    __u32 left;
+    __u32 drawn;
+    __u32 odds;
+};
+
 /* A thread's wait in progress, in task-local storage: what the end of the
  * wait needs to finish the accounting. */
 struct pt_wait {
@@ -203,12 +221,14 @@ struct pt_wait {
     __u32 watch_gen;                 /* procs_gen when `watched` was read */
     __u32 watched;                   /* its process is in procs: its idle sleeps count */
     /* The odds (in 2^-24ths, PT_ODDS_ONE: certain) its stack and its
-     * waker's were taken with: a stack walk over the budget is taken at
-     * random with lower odds, and its wait then stands for 2^24 / odds. */
+     * waker's were taken with: over the budget one wait in 2^24 / odds
+     * takes its stack, and stands for them all. */
     __u32 odds;
     __u32 waker_odds;
-    __u64 park_jt;         /* its JavaThread, as its last park found it (0: none), */
-    __u64 park_handle;     /* and that JavaThread's handle to its java.lang.Thread */
+    /* Its thread's waits until the next that takes its stack, and until
+     * the next whose waker takes its own. */
+    struct pt_gap wait_gap, wake_gap;
+    struct pt_park_cache park;
 };
 #define PT_WAIT_ACTIVE 0x1u       /* a wait is in progress */
 #define PT_WAIT_TIMED 0x2u        /* counted in parked_now and timed */

@@ -111,8 +111,9 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
     __u64 now = 0;
 
     /* A thread resuming from a futex wait: the wait ends; from an idle
-     * sleep: the sleep ends. */
-    struct pt_wait *w = bpf_task_storage_get(&waits, next, 0, 0);
+     * sleep: the sleep ends. Kernel threads (the idle task, half the
+     * switches of a CPU going idle between waits) have no record. */
+    struct pt_wait *w = next->flags & PF_KTHREAD ? NULL : bpf_task_storage_get(&waits, next, 0, 0);
     if (w && w->sleep_start) {
         now = bpf_ktime_get_ns();
         idle_sleep_end(w, next->tgid, now);
@@ -164,8 +165,9 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
     /* This switch is counted already: a waking one switch ago woke this wait. */
     if (w->early_sw + 1 == prev->nvcsw + prev->nivcsw)
         w->end = w->early_end;
-    if (w->flags & PT_WAIT_TIMED)
-        take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs());
+    bool naming;
+    if (!wait_stack_skipped(s, w, pid_tgid, &naming))
+        take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming);
     return 0;
 }
 

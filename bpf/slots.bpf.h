@@ -428,10 +428,11 @@ static __always_inline void weigh(__u64 odds, __u64 d, __u64 *count, __u64 *ns)
 }
 
 /* Charges wait W of D ns to its stacks, each weighed by the odds it was
- * taken with (over the walk budget, a stack is taken at random): its
+ * taken with (over the budget, one wait in 1/odds takes its stack): its
  * waiter's line by the waiter stack's odds, its (waiter, waker) pair by
- * both. A wait whose own stack was left out is charged nowhere; one whose
- * waker's stack was left out counts on its waiter's own line. User space
+ * both. A wait whose own stack was left out is charged nowhere (those in
+ * a thread's gap are counted lost when the gap ends, budget_sample); one
+ * whose waker's stack was left out counts on its waiter's own line. User space
  * scales a blocker's stacks to its exact totals (stack_weights.c). */
 static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker, __u32 tgid, __u64 d)
 {

@@ -109,14 +109,20 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
 #include "unwind.bpf.h"
 
 /* The stacks' budget, per CPU (stack_budget_ns a second; 0: none,
- * --stacks all): ns of cache checks and walks this CPU may still spend,
- * refilled as time passes and saved up to one second's worth. While more
- * than half the saved budget is left every stack is taken; below that, a
- * stack is taken at random with odds that fall with what is left, down to
- * 1/64, and none once the budget is a second's worth in debt; the wait it
- * serves is charged for 1 / odds (stacks never bias to the cheap ones). No
- * workload can drive the stacks' cost above the budget for longer than a
- * second. */
+ * --stacks all): ns of stack work (cache checks, walks, the waker entries)
+ * this CPU may still spend, refilled as time passes and saved up to one
+ * second's worth. While more than half the saved budget is left every
+ * wait's stack is taken; below that, one wait in 1/odds, with odds that fall
+ * with what is left, down to 1/64; none once the budget is a second's
+ * worth in debt. No workload can drive the stacks' cost above the budget
+ * for longer than a second.
+ *
+ * Which waits: each thread counts down a gap drawn at random when it last
+ * took a stack (budget_sample), uniform over 0 .. 2/odds - 2 waits, so one
+ * wait in 1/odds on average and no call path favoured by a regular rhythm;
+ * the stack taken at the gap's end stands for 1/odds waits (charge_wait).
+ * A wait in the gap costs one decrement: the clock, the budget and the
+ * stack are read only for the waits taken. */
 struct pt_budget {
     __s64 left;
     __u64 last;
@@ -130,92 +136,108 @@ struct {
 
 #define PT_ODDS_FLOOR (PT_ODDS_ONE / 64)
 
-/* The odds (2^-24ths) of a stack taken at NOW on this CPU; 0: none.
- * *B is this CPU's budget, for budget_close. */
-static __always_inline __u32 budget_odds(__u64 now, struct pt_budget **bp, bool naming)
+/* This CPU's budget refilled to NOW (NULL: no budget, --stacks all). */
+static __always_inline struct pt_budget *budget_at(__u64 now)
 {
     __u32 zero = 0;
     struct pt_budget *b = stack_budget_ns ? bpf_map_lookup_elem(&stack_budget, &zero) : NULL;
+    if (!b)
+        return NULL;
+    __s64 cap = (__s64)stack_budget_ns;
+    __u64 dt = now - b->last;
+    __s64 left = dt >= 1000000000ull ? cap : b->left + (__s64)(dt * stack_budget_ns / 1000000000ull);
+    b->left = left < cap ? left : cap;
+    b->last = now;
+    return b;
+}
+
+static __always_inline bool budget_spent(const struct pt_budget *b)
+{
+    return b && b->left <= -(__s64)stack_budget_ns;
+}
+
+/* Whether this wait skips a stack: inside gap G (a blocker's first stack,
+ * NAMING, names it and is always taken). */
+static __always_inline bool stack_skipped(struct pt_gap *g, bool naming)
+{
+    if (!stack_budget_ns || naming || !g->left)
+        return false;
+    g->left--;
+    return true;
+}
+
+/* A stack is taken at the end of gap G (or NAMING its blocker) at NOW on
+ * this CPU: the odds it stands for (0: left out, the budget spent), and G
+ * drawn again. The gap's waits are counted: left out, and for a waiter's
+ * gap (WAITER) charged nowhere but through this stack's weight. *BP: the
+ * budget, for budget_close. */
+static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool naming, bool waiter,
+                                           struct pt_budget **bp)
+{
+    struct pt_budget *b = budget_at(now);
     *bp = b;
     if (!b)
         return PT_ODDS_ONE;
-    __s64 cap = (__s64)stack_budget_ns, half = (__s64)(stack_budget_ns >> 1);
-    __u64 dt = now - b->last;
-    __s64 left = dt >= 1000000000ull ? cap : b->left + (__s64)(dt * stack_budget_ns / 1000000000ull);
-    left = left < cap ? left : cap;
-    b->left = left;
-    b->last = now;
-    /* A blocker's first stack names it (its class, whether it is idle):
-     * walked whatever is left, until the debt limit. */
-    if (left >= half || (naming && left > -cap))
-        return PT_ODDS_ONE;
-    /* Below a floor of 1/64 the odds do not go until the budget is a whole
-     * second's worth in debt: a walk left out for certain, not at random,
-     * would bias the stacks against those the cache rarely holds. */
-    __u32 odds = 0;
-    if (left > -cap) {
-        odds = left > 0 ? ((__u64)left << 24) / (__u64)half : 0;
-        odds = odds > PT_ODDS_FLOOR ? odds : PT_ODDS_FLOOR;
-        if ((bpf_get_prandom_u32() & (PT_ODDS_ONE - 1)) < odds)
-            return odds;
+    if (naming)
+        return budget_spent(b) ? 0 : PT_ODDS_ONE;
+    if (g->drawn) {
+        struct pt_hot_counts *h = hot();
+        if (h) {
+            __sync_fetch_and_add(&h->stack_budget_skips, g->drawn);
+            if (waiter)
+                __sync_fetch_and_add(&h->stack_samples_lost, g->drawn);
+        }
     }
-    HOT_ADD(stack_budget_skips, 1);
-    return 0;
+    __u32 odds = g->odds ? g->odds : PT_ODDS_ONE;
+    __s64 half = (__s64)(stack_budget_ns >> 1), left = b->left;
+    __u32 next = PT_ODDS_ONE;
+    if (budget_spent(b)) {
+        odds = 0;
+        next = PT_ODDS_FLOOR;
+    } else if (left < half) {
+        next = left > 0 ? ((__u64)left << 24) / (__u64)half : 0;
+        next = next > PT_ODDS_FLOOR ? next : PT_ODDS_FLOOR;
+    }
+    g->odds = next;
+    g->drawn = next >= PT_ODDS_ONE ? 0 : bpf_get_prandom_u32() % (2 * (PT_ODDS_ONE / next) - 1);
+    g->left = g->drawn;
+    return odds;
 }
 
-/* A stack that began at START is taken (checked or walked): its cost, off the budget. */
+/* Stack work begun at START is done: its cost, off the budget. */
 static __always_inline void budget_close(struct pt_budget *b, __u64 start)
 {
     if (b)
         b->left -= bpf_ktime_get_ns() - start;
 }
 
-#define PT_SID_OVER_BUDGET (-2)
-
 /* The current thread's user stack id, from the cache when its user ip and
  * sp are those of the last walk: the same instruction at the same stack
  * depth (and, for a kernel-unwound stack, the same return addresses at two
  * depths). rbp is no part of the key: code without frame pointers (libc)
  * leaves anything in it. Kernel-unwound (CFI) stacks first; the kernel's
- * frame-pointer walk for processes without tables. *ODDS: those it was
- * taken with (budget_odds); PT_SID_OVER_BUDGET when left out. */
+ * frame-pointer walk for processes without tables. */
 static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pair, __u32 *mru,
-                                            struct pt_regs *regs, __u32 *odds, bool naming,
-                                            struct pt_stack_cache **used)
+                                            struct pt_regs *regs, struct pt_stack_cache **used)
 {
     /* REGS is a BTF pointer (or a uprobe's context): plain loads, each
      * BPF_CORE_READ was a helper call on every wait and wakeup. */
     __u64 ip = regs->ip, sp = regs->sp;
-    /* The budget pays for the cache's checks too, decided before them: a
-     * check reads the user stack (a Java ping-pong's 200-400 ns of its
-     * 600 a run), and a stack taken at every wait of a busy thread cost
-     * more than all the rest. At odds p the stack, cached or walked, is
-     * taken and charged 1/p either way. */
-    __u64 start = stack_budget_ns ? bpf_ktime_get_ns() : 0;
-    struct pt_budget *b;
-    *odds = budget_odds(start, &b, naming);
-    if (!*odds)
-        return PT_SID_OVER_BUDGET;
     bool second = *mru & 1;
     struct pt_stack_cache *c = second ? &pair[1] : &pair[0], *other = second ? &pair[0] : &pair[1];
     *used = c;
-    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c)) {
-        budget_close(b, start);
+    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
         return c->sid;
-    }
     /* The other path: it becomes the most recent; a walk replaces it. */
     *used = c = other;
     *mru = !second;
-    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c)) {
-        budget_close(b, start);
+    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
         return c->sid;
-    }
     for (int j = 0; j < PT_CACHE_CHECKS; j++)
         c->chk_addr[j] = 0;
     c->early = 0;
     __s32 sid = cfi_unwind ? unwind_user(ip, sp, regs->bp, c) : UNWIND_BY_FP;
     if (sid == UNWIND_FAILED) {
-        budget_close(b, start);
         count_drop(PT_DROP_STACKS);
         __sync_fetch_and_add(&drop_stacks_table, 1);
         c->ip = 0;
@@ -224,7 +246,6 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pa
     bool keep = sid != UNWIND_LATER;
     if (sid < 0)
         sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
-    budget_close(b, start);
     if (sid < 0) {
         count_drop(PT_DROP_STACKS);
         __sync_fetch_and_add(&drop_stacks_fp, 1);
@@ -248,40 +269,59 @@ static __always_inline bool ustack_gone(__s32 sid)
     return (sid & PT_USTACK_ID) && !bpf_map_lookup_elem(&ustacks, &sid);
 }
 
-/* Takes the waiter's user stack; only valid while the waiter is current.
- * W is its own record; REGS its user registers as the stack walk sees them. */
+static __always_inline struct pt_regs *user_regs(void)
+{
+    return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
+
+/* Takes the waiter's user stack, at the end of its thread's gap
+ * (stack_skipped); only valid while the waiter is current. W is its own
+ * record; REGS its user registers as the stack walk sees them. Its own
+ * clock read: the wait's came before a new blocker's slot was made, which
+ * the budget does not pay for. */
 static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, struct pt_wait *w,
                                           struct pt_regs *regs, bool naming)
 {
+    __u64 start = stack_budget_ns ? bpf_ktime_get_ns() : 0;
+    struct pt_budget *b;
+    w->odds = budget_sample(&w->wait_gap, start, naming, true, &b);
+    if (!w->odds)
+        return -1;
     struct pt_stack_cache *c;
-    __s32 sid = cached_stackid(ctx, w->wait_st, &w->wait_mru, regs, &w->odds, naming, &c);
+    __s32 sid = cached_stackid(ctx, w->wait_st, &w->wait_mru, regs, &c);
+    /* Noting the stack for a blocker new to it is the blocker's own
+     * bookkeeping, as its slot is: under churn, thousands a second. */
+    budget_close(b, start);
     if (sid >= 0 && c->noted_slot != idx + 1) {
         /* Walked (and stored) again at the thread's next wait: this wait
          * goes without a stack, its blocker's others scaled to its total. */
         if (ustack_gone(sid)) {
             c->ip = 0;
             w->odds = 0;    /* left out, as over the budget */
-            return -1;
+            sid = -1;
+        } else {
+            note_stack(idx, sid, pid_tgid);
+            c->noted_slot = idx + 1;
         }
-        note_stack(idx, sid, pid_tgid);
-        c->noted_slot = idx + 1;
     }
     return sid;
 }
 
-static __always_inline struct pt_regs *user_regs(void)
+/* Whether wait W on slot S skips its stack (in its thread's gap); *NAMING:
+ * its stack names the blocker, as its first waiter's (a thread idle all run
+ * long is named too, not only once a wait of it completes). Asked before
+ * the registers are read, so a wait in the gap costs a decrement. */
+static __always_inline bool wait_stack_skipped(struct pt_slot *s, struct pt_wait *w, __u64 pid_tgid, bool *naming)
 {
-    return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+    *naming = s->first_stack < 0 && (__u32)pid_tgid == s->first_tid;
+    return !(w->flags & PT_WAIT_TIMED) || stack_skipped(&w->wait_gap, *naming);
 }
 
-/* As wait W on slot S (index IDX) begins, in its thread: its stack, which
- * also names the blocker if it is its first waiter's (a thread idle all
- * run long is named too, not only once a wait of it completes). REGS: its
- * user registers. */
+/* As wait W on slot S (index IDX) begins, in its thread, and not skipped:
+ * its stack. REGS: its user registers. */
 static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 idx, struct pt_wait *w,
-                                            __u64 pid_tgid, struct pt_regs *regs)
+                                            __u64 pid_tgid, struct pt_regs *regs, bool naming)
 {
-    bool naming = s->first_stack < 0 && (__u32)pid_tgid == s->first_tid;
     w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs, naming);
     if (w->stack_id >= 0 && naming)
         s->first_stack = w->stack_id;
@@ -292,40 +332,30 @@ static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 
 
 /* The current thread's stack as the waker of W, when it wakes it from its
  * own futex call (not from the kernel, a timer or a signal); -1 otherwise.
- * *MINE is set to its own record, *USED to the cache entry that gave it. */
-static __always_inline __s32 waker_stack(void *ctx, struct pt_wait *w, struct pt_wait **mine, __u32 *odds,
+ * CUR is the current task, *MINE is set to its own record, *USED to the
+ * cache entry that gave it. */
+static __always_inline __s32 waker_stack(void *ctx, struct task_struct *cur, struct pt_wait **mine,
                                          struct pt_stack_cache **used)
 {
-    struct task_struct *cur = bpf_get_current_task_btf();
-    if ((cur->flags & PF_KTHREAD) || !(w->flags & PT_WAIT_TIMED))
-        return -1;
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
     if (regs->orig_ax != NR_FUTEX)
         return -1;
     *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!*mine)
         return -1;
-    return cached_stackid(ctx, (*mine)->wake_st, &(*mine)->wake_mru, regs, odds, false, used);
+    return cached_stackid(ctx, (*mine)->wake_st, &(*mine)->wake_mru, regs, used);
 }
 
-/* The thread waking a waiter from its own FUTEX_WAKE (an unlock, a signal,
- * an Unsafe.unpark) is where the contention was caused: its stack is kept,
- * with a copy for unwinding the first time it is seen on this pair of stacks. */
-static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waiter_tgid)
+/* Charges wait W's waker: its stack, and the (waiter, waker) entry that
+ * waker_time keeps, with a copy for unwinding the first time the pair is
+ * seen. */
+static __always_inline void waker_entry(void *ctx, struct task_struct *cur, struct pt_wait *w, __u32 waiter_tgid)
 {
     struct pt_wait *mine;
     struct pt_stack_cache *used = NULL;
-    __u32 odds;
-    /* A waiter without a stack is charged nowhere (charge_wait): its
-     * waker's stack would serve nothing. */
-    if (w->stack_id < 0)
-        return;
-    __s32 sid = waker_stack(ctx, w, &mine, &odds, &used);
-    if (sid == PT_SID_OVER_BUDGET)
-        w->flags |= PT_WAIT_WAKER_LOST;
+    __s32 sid = waker_stack(ctx, cur, &mine, &used);
     if (sid < 0)
         return;
-    w->waker_odds = odds;
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     struct pt_waker_key k = { .slot = w->slot, .stack_id = w->stack_id, .tgid = waiter_tgid,
                               .waker_stack = sid, .waker_tgid = pid_tgid >> 32 };
@@ -361,6 +391,35 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
     }
     w->waker_stack = sid;
     w->waker_tgid = pid_tgid >> 32;
+}
+
+/* The thread waking a waiter from its own FUTEX_WAKE (an unlock, a signal,
+ * an Unsafe.unpark) is where the contention was caused. Its stack is taken
+ * for waiters whose own stack was, one in 1/odds over the budget of the
+ * waker's CPU (the waiter's wake_gap); the waits whose waker's stack was
+ * left out count on their waiter's own line. */
+static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waiter_tgid)
+{
+    /* A waiter without a stack is charged nowhere (charge_wait): its
+     * waker's stack would serve nothing. */
+    if (w->stack_id < 0 || !(w->flags & PT_WAIT_TIMED))
+        return;
+    struct task_struct *cur = bpf_get_current_task_btf();
+    if (cur->flags & PF_KTHREAD)
+        return;
+    if (stack_skipped(&w->wake_gap, false)) {
+        w->flags |= PT_WAIT_WAKER_LOST;
+        return;
+    }
+    __u64 start = stack_budget_ns ? bpf_ktime_get_ns() : 0;
+    struct pt_budget *b;
+    w->waker_odds = budget_sample(&w->wake_gap, start, false, false, &b);
+    if (!w->waker_odds) {
+        w->flags |= PT_WAIT_WAKER_LOST;
+        return;
+    }
+    waker_entry(ctx, cur, w, waiter_tgid);
+    budget_close(b, start);
 }
 
 #endif
