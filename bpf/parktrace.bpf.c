@@ -41,8 +41,8 @@ const volatile bool cfi_unwind = true;       /* --unwind cfi: stacks from DWARF 
 /* Stack walks (a stack the thread's cache does not hold) take at most
  * stack_budget_ns per CPU per second (0: --stacks all, no limit). */
 const volatile __u64 stack_budget_ns = 0;
-/* --self-stats: each hot program's run times (run_hist), two clock reads a
- * run; not a single instruction without it. */
+/* --self-stats: the hot programs' run times (run_hist), two clock reads in
+ * one run of PT_RUN_EVERY; not a single instruction without it. */
 const volatile bool time_runs = false;
 
 #include "slots.bpf.h"

@@ -15,12 +15,14 @@
  * for their 99th percentiles. */
 enum pt_timed { PT_TIMED_SWITCH, PT_TIMED_WAKING, PT_TIMED_COUNT };
 #define PT_RUN_BUCKETS (4 * PT_HIST_SLOTS)
+#define PT_RUN_EVERY 16      /* --self-stats times one hot program run in 16 */
 
 /* Counters bumped at many events on every CPU, kept per CPU (user space
  * sums them): one global line written from two CPUs at each event moved
  * between them every time, and its cost counted in the figures it gave. */
 struct pt_hot_counts {
-    __u64 run_hist[PT_TIMED_COUNT][PT_RUN_BUCKETS];  /* --self-stats */
+    __u64 run_hist[PT_TIMED_COUNT][PT_RUN_BUCKETS];  /* --self-stats, one run in PT_RUN_EVERY */
+    __u64 run_tick;             /* this CPU's runs, to pick those timed */
     __u64 stack_budget_skips;   /* stacks left out over --stack-budget */
     /* Waits charged to a stack taken with lower odds, and their own time;
      * waits left uncharged because their stack was left out. */

@@ -175,9 +175,9 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
              unsigned int prev_state)
 {
-    __u64 t0 = time_runs ? bpf_ktime_get_ns() : 0;
+    __u64 t0 = run_clock();
     int ret = on_switch(ctx, preempt, prev, next, prev_state);
-    if (time_runs)
+    if (t0)
         note_run(PT_TIMED_SWITCH, t0);
     return ret;
 }
@@ -229,9 +229,9 @@ static __always_inline int on_waking(__u64 *ctx, struct task_struct *p)
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking, struct task_struct *p)
 {
-    __u64 t0 = time_runs ? bpf_ktime_get_ns() : 0;
+    __u64 t0 = run_clock();
     int ret = on_waking(ctx, p);
-    if (time_runs)
+    if (t0)
         note_run(PT_TIMED_WAKING, t0);
     return ret;
 }

@@ -15,7 +15,10 @@
  *            requests (catches SIGQUIT) without ever opening a socket; it
  *            waits on a futex in a loop so that its stacks get named
  *   reply    the same, but with an attach socket that answers every
- *            request with an error carrying terminal escapes */
+ *            request with an error carrying terminal escapes
+ *   late     valid, but its two table pointers read 0 for its first
+ *            1.5 s, as a real libjvm's do between its mapping and its
+ *            relocation */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -219,14 +222,23 @@ int main(int argc, char **argv)
         signal(SIGQUIT, ignore);
         if (strcmp(mode, "reply") == 0)
             listen_for_attach();
+    } else if (strcmp(mode, "late") == 0) {
+        gHotSpotVMStructs = NULL;
+        gHotSpotVMTypes = NULL;
     } else if (strcmp(mode, "valid") != 0) {
-        fprintf(stderr, "usage: libjvm.so valid|heaps|threads|names|attach|reply\n");
+        fprintf(stderr, "usage: libjvm.so valid|heaps|threads|names|attach|reply|late\n");
         return 2;
     }
     printf("ready\n");
     fflush(stdout);
     if (strcmp(mode, "attach") == 0 || strcmp(mode, "reply") == 0)
         wait_forever();
+    if (strcmp(mode, "late") == 0) {
+        struct timespec later = {1, 500000000};
+        nanosleep(&later, NULL);
+        gHotSpotVMStructs = fields;
+        gHotSpotVMTypes = types;
+    }
     for (;;)
         pause();
 }

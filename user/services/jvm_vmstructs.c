@@ -82,8 +82,12 @@ static int read_table(struct jvm *j, const struct elf_file *ef)
         !symbol_u64(j, ef, "gHotSpotVMStructEntryOffsetOffset", &o_offset) ||
         !symbol_u64(j, ef, "gHotSpotVMStructEntryAddressOffset", &o_address))
         return fail(j, "libjvm exports no readable vmStructs table (gHotSpotVMStructs)");
+    /* libjvm mapped but not yet relocated (the loader is still at it): the
+     * table's pointer still reads 0. A JVM still starting, not a bad one. */
+    if (!table)
+        return 1;
     /* Compared without adding to them: an offset near 2^64 must not wrap into range. */
-    if (!table || stride < 8 || stride > 256 || o_type > stride - 8 || o_field > stride - 8 ||
+    if (stride < 8 || stride > 256 || o_type > stride - 8 || o_field > stride - 8 ||
         o_static > stride - 4 || o_offset > stride - 8 || o_address > stride - 8)
         return fail(j, "vmStructs table has an unexpected shape");
     static struct table_reader r;
@@ -133,7 +137,9 @@ static int read_types(struct jvm *j, const struct elf_file *ef)
         !symbol_u64(j, ef, "gHotSpotVMTypeEntrySuperclassNameOffset", &o_super) ||
         !symbol_u64(j, ef, "gHotSpotVMTypeEntrySizeOffset", &o_size))
         return fail(j, "libjvm exports no readable vmTypes table (gHotSpotVMTypes)");
-    if (!table || stride < 8 || stride > 256 || o_name > stride - 8 || o_super > stride - 8 ||
+    if (!table)
+        return 1;   /* not yet relocated, as for vmStructs */
+    if (stride < 8 || stride > 256 || o_name > stride - 8 || o_super > stride - 8 ||
         o_size > stride - 8)
         return fail(j, "vmTypes table has an unexpected shape");
     static struct table_reader r;

@@ -38,9 +38,10 @@ struct jvm {
     char error[200];       /* why jvm_open failed, one line */
 };
 
-/* Returns 0; -1 when PID maps no libjvm.so (not a JVM); -2 when it is a JVM
- * whose table cannot be read (no symbols, unreadable memory), with the
- * reason in j->error. */
+/* Returns 0; -1 when PID maps no libjvm.so (not a JVM); 1 when its tables
+ * are not set up yet (libjvm mapped but not yet relocated: look again); -2
+ * when it is a JVM whose table cannot be read (no symbols, unreadable
+ * memory), with the reason in j->error. */
 int jvm_open(struct jvm *j, struct procmaps *maps, int pid);
 void jvm_close(struct jvm *j);
 

@@ -98,8 +98,8 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
         ns += info.run_time_ns;
     }
     fprintf(f, " bpf_runs=%" PRIu64 " bpf_ns_per_run=%" PRIu64, runs, runs ? ns / runs : 0);
-    /* The hot programs' tails, from their own clock (two reads a run, in
-     * the means above too). */
+    /* The hot programs' tails, from their own clock (two reads in one run
+     * of PT_RUN_EVERY on each CPU; the means above pay a sixteenth of it). */
     struct pt_hot_counts h;
     tracer_hot_counts(t, &h);
     fprintf(f, " sched_switch_p99_ns=%" PRIu64 " sched_waking_p99_ns=%" PRIu64,
