@@ -88,7 +88,9 @@ static __always_inline void sleep_ended(struct pt_proc *pr, __u64 start, __u64 n
 /* Thread T of process TGID is switched out in an interruptible sleep that
  * is no futex wait (nanosleep, epoll_wait, poll, accept, a socket read):
  * idle time for CSP's working time, when its process is registered. The
- * thread's record W is made here if it has none. */
+ * thread's record W is made here if it has none. NOW: 0 when the caller
+ * has not read the clock yet, read here only for a sleep that counts (a
+ * server's threads sleep in epoll at every request). */
 static __always_inline void idle_sleep_begin(struct task_struct *t, __u32 tgid, __u64 now)
 {
     struct pt_wait *w = bpf_task_storage_get(&waits, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -105,6 +107,8 @@ static __always_inline void idle_sleep_begin(struct task_struct *t, __u32 tgid, 
     }
     if (!w->watched || !pr)
         return;
+    if (!now)
+        now = bpf_ktime_get_ns();
     /* The switch that ended the last one never reached us: ended now. */
     if (w->sleep_start)
         sleep_ended(pr, w->sleep_start, now);

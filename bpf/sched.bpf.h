@@ -137,7 +137,7 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
     if (!sleeping_in_futex(prev, &uaddr, &private)) {
         /* Any other interruptible sleep is idle (CSP's working time). */
         if (!(prev->flags & PF_KTHREAD))
-            idle_sleep_begin(prev, prev->tgid, now ? now : bpf_ktime_get_ns());
+            idle_sleep_begin(prev, prev->tgid, now);
         return 0;
     }
     w = bpf_task_storage_get(&waits, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);

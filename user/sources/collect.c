@@ -613,9 +613,9 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
      * in its own order. */
     map_dump(c->t->stack_time_fd, sizeof(struct pt_stack_key), sizeof(struct pt_stack_val), &st);
     struct stack_weights *sw = NULL;
-    /* Read after the dumps, so every slot in them is below it; the slots
-     * past it were never handed out (and reading them made the whole
-     * mmapped table resident: 42 MiB of RSS at the default size). */
+    /* Read after the dumps, so every slot in them is below it (and
+     * mapped); the slots past it were never handed out, and reading them
+     * too cost a pass over the whole table at every report. */
     uint32_t used = tracer_used_slots(c->t);
     if (c->t->stacks_sampled && stack_weights_begin(&c->weights, used) == 0) {
         sw = &c->weights;
@@ -655,7 +655,7 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
             all.count += woken->count;
             all.ns += woken->ns;
         }
-        if (sw && key->slot < c->t->nslots) {
+        if (sw && key->slot < used) {
             bool first = first_stack_entry(c, key->slot, key->tgid, key->stack_id);
             const struct pt_slot *s = &c->t->slots[key->slot];
             all = stack_weights_apply(sw, key->slot, &all, first, s);

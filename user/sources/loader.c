@@ -18,6 +18,8 @@
 _Static_assert(sizeof(struct pt_slot) % 8 == 0, "slot must be 8-byte sized for the array map");
 _Static_assert(sizeof(struct pt_hot_counts) % sizeof(__u64) == 0, "hot counters are summed as words");
 
+#define SLOTS_PIECE (2u << 20)   /* the blocker table is mapped 2 MiB at a time */
+
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
     /* libbpf's own chatter only on request; parktrace prints one line. */
@@ -129,10 +131,15 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     }
     t->nslots = o->max_blockers;
     t->slots_len = ((size_t)t->nslots * sizeof(struct pt_slot) + 4095) & ~(size_t)4095;
-    t->slots = mmap(NULL, t->slots_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-                    bpf_map__fd(skel->maps.slots), 0);
-    if (t->slots == MAP_FAILED) {
-        t->slots = NULL;
+    /* The kernel maps a BPF array's pages into the process at once, all
+     * of them resident: the table is mapped in pieces as its slots are
+     * handed out (tracer_used_slots), over a reserved range that reads as
+     * zeros (a slot never handed out is not valid) and costs no memory. */
+    t->slots = mmap(NULL, t->slots_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    t->slots_fd = bpf_map__fd(skel->maps.slots);
+    if (t->slots == MAP_FAILED || !tracer_map_slots(t, 1)) {
+        if (t->slots == MAP_FAILED)
+            t->slots = NULL;
         fprintf(stderr, "parktrace: cannot map the blocker table: %s\n", strerror(errno));
         tracer_close(t);
         return -1;
@@ -184,10 +191,33 @@ int tracer_add_pid(struct tracer *t, int pid)
     return bpf_map_update_elem(t->traced_fd, &key, &one, BPF_ANY);
 }
 
-uint32_t tracer_used_slots(const struct tracer *t)
+/* Maps the table's first N slots, at least, in 2 MiB pieces. */
+bool tracer_map_slots(struct tracer *t, uint32_t n)
+{
+    size_t want = (size_t)n * sizeof(struct pt_slot);
+    if (want <= t->slots_mapped)
+        return true;
+    want = (want + SLOTS_PIECE - 1) / SLOTS_PIECE * SLOTS_PIECE;
+    want = want < t->slots_len ? want : t->slots_len;
+    void *at = mmap((char *)t->slots + t->slots_mapped, want - t->slots_mapped, PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_FIXED, t->slots_fd, (off_t)t->slots_mapped);
+    if (at == MAP_FAILED) {
+        if (!t->slots_map_failed++)
+            fprintf(stderr, "parktrace: cannot map more of the blocker table: %s; blockers past slot %zu"
+                            " are not reported\n", strerror(errno), t->slots_mapped / sizeof(struct pt_slot));
+        return false;
+    }
+    t->slots_mapped = want;
+    return true;
+}
+
+uint32_t tracer_used_slots(struct tracer *t)
 {
     uint64_t n = __atomic_load_n(&t->skel->bss->next_slot, __ATOMIC_ACQUIRE);
-    return n < t->nslots ? (uint32_t)n : t->nslots;
+    uint32_t used = n < t->nslots ? (uint32_t)n : t->nslots;
+    tracer_map_slots(t, used);
+    size_t mapped = t->slots_mapped / sizeof(struct pt_slot);
+    return used < mapped ? used : (uint32_t)mapped;
 }
 
 uint64_t tracer_drop(const struct tracer *t, int which)

@@ -20,7 +20,10 @@ struct ring_buffer;
 struct tracer {
     struct parktrace_bpf *skel;
     struct pt_slot *slots;     /* the kernel's blocker array, mmapped */
-    size_t slots_len;
+    size_t slots_len;          /* the range reserved for it, */
+    size_t slots_mapped;       /* its first bytes mapped (tracer_map_slots) */
+    int slots_fd;
+    unsigned slots_map_failed;
     uint32_t nslots;
     /* --probes uprobes: the probes on each distinct libjvm */
     struct bpf_link *links[TRACER_MAX_LINKS];
@@ -54,8 +57,10 @@ int tracer_add_pid(struct tracer *t, int pid);
 /* The kernel's procs_gen, bumped when procs or uncounted gain an entry. */
 volatile uint32_t *tracer_procs_gen(struct tracer *t);
 
-/* Number of slots the kernel has handed out (valid or not). */
-uint32_t tracer_used_slots(const struct tracer *t);
+/* Number of slots the kernel has handed out (valid or not), all mapped
+ * by the time it returns (fewer, said once, if the mapping failed). */
+uint32_t tracer_used_slots(struct tracer *t);
+bool tracer_map_slots(struct tracer *t, uint32_t n);
 uint64_t tracer_drop(const struct tracer *t, int which);
 /* The kernel's per-CPU hot counters, summed over the CPUs (zeros when they
  * cannot be read). */
