@@ -4,7 +4,7 @@
  * slots.bpf.h and before stacks.bpf.h, whose walker reads both maps.
  *
  * Owns: the maps jvm_layouts (tgid -> layout, from user space) and
- * java_threads (tid -> JavaThread*); learn_park_offset,
+ * java_threads (tid -> JavaThread*), the global layouts_gen; learn_park_offset,
  * javathread_of, object_klass, note_klass, monitor_key, java_wait_key,
  * park_cache_fill, park_key_by_cache, park_blocker_key.
  *
@@ -14,6 +14,11 @@
  * from sched.bpf.h. */
 #ifndef PT_JVM_BPF_H
 #define PT_JVM_BPF_H
+
+/* Bumped by user space whenever it adds, changes or removes a layout: a
+ * thread's cached park (pt_park_cache) holds only while it is unchanged,
+ * so a JVM user space gave up on has its parks shown as futex waits again. */
+__u32 layouts_gen = 1;
 
 /* JVMs (tgid -> layout) and their threads (tid -> JavaThread*), kept by
  * user space, which finds JVMs and walks their thread lists. */
@@ -147,7 +152,7 @@ static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uadd
     bool parks = trace_jvm_park && !park_uprobes;
     struct pt_park_cache *pc = &w->park;
     __u64 jt = pc->jt;
-    if (parks && jt && pc->handle && uaddr >= jt && uaddr < jt + pc->thread_size) {
+    if (parks && jt && pc->handle && pc->gen == layouts_gen && uaddr >= jt && uaddr < jt + pc->thread_size) {
         park_key_by_cache(pc, tgid, key);
         return true;
     }
@@ -182,6 +187,7 @@ static __always_inline void park_cache_fill(struct pt_park_cache *pc, const stru
     __u64 handle = 0;
     bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj));
     pc->jt = jt;
+    pc->gen = layouts_gen;
     pc->handle = handle;
     pc->oop_base = l->oop_base;
     pc->thread_size = l->thread_size;

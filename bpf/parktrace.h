@@ -181,6 +181,7 @@ struct pt_park_cache {
     __u64 jt, handle, oop_base;
     __u64 thread_size, park_blocker;
     __u32 oop_shift, compressed_oops;
+    __u32 gen, pad;        /* layouts_gen when filled */
 };
 
 /* Waits left until the next stack taken, the gap as drawn (its waits

@@ -171,8 +171,10 @@ static void java_walk_layout(struct jvm *j, const struct jvm_frames *f, struct p
 static void untrack(struct jvm_tracker *jt, struct tracked *t)
 {
     uint32_t key = (uint32_t)t->pid;
-    if (t->live)
+    if (t->live) {
         bpf_map_delete_elem(jt->tr->jvm_layouts_fd, &key);
+        tracer_layouts_changed(jt->tr);
+    }
     for (int i = 0; i < t->ntids; i++) {
         key = (uint32_t)t->tids[i];
         bpf_map_delete_elem(jt->tr->java_threads_fd, &key);
@@ -323,6 +325,7 @@ static bool start_tracking(struct jvm_tracker *jt, int pid, bool last_chance)
         untrack(jt, t);   /* an entry that stays unused, not live: reused first */
         return true;
     }
+    tracer_layouts_changed(jt->tr);
     /* Its threads first: until they are in java_threads its parks are
      * futex waits, and what follows can take a fifth of a second (the
      * unwind tables of a libjvm not in the unwind cache). */
@@ -490,6 +493,7 @@ static void refresh(struct jvm_tracker *jt, struct tracked *t)
         t->live = false;
         uint32_t key = (uint32_t)t->pid;
         bpf_map_delete_elem(jt->tr->jvm_layouts_fd, &key);
+        tracer_layouts_changed(jt->tr);
     }
     int room = thread_room(jt, t);
     if (n > room) {

@@ -323,6 +323,11 @@ void tracer_close(struct tracer *t)
     memset(t, 0, sizeof(*t));
 }
 
+void tracer_layouts_changed(struct tracer *t)
+{
+    __atomic_add_fetch(&t->skel->data->layouts_gen, 1, __ATOMIC_RELEASE);
+}
+
 volatile uint32_t *tracer_procs_gen(struct tracer *t)
 {
     return &t->skel->data->procs_gen;

@@ -54,6 +54,10 @@ int tracer_attach(struct tracer *t);
 /* Adds a process to the in-kernel filter. */
 int tracer_add_pid(struct tracer *t, int pid);
 
+/* After a JVM's layout is added, changed or removed: threads drop the
+ * layout their last park cached in the kernel. */
+void tracer_layouts_changed(struct tracer *t);
+
 /* The kernel's procs_gen, bumped when procs or uncounted gain an entry. */
 volatile uint32_t *tracer_procs_gen(struct tracer *t);
 
