@@ -330,16 +330,12 @@ static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 
 #define PF_KTHREAD 0x00200000
 #define NR_FUTEX 202
 
-/* The current thread's stack as the waker of W, when it wakes it from its
- * own futex call (not from the kernel, a timer or a signal); -1 otherwise.
- * CUR is the current task, *MINE is set to its own record, *USED to the
- * cache entry that gave it. */
-static __always_inline __s32 waker_stack(void *ctx, struct task_struct *cur, struct pt_wait **mine,
-                                         struct pt_stack_cache **used)
+/* The current thread's stack as the waker of a wait, from its own futex
+ * call (note_waker). CUR is the current task, REGS its user registers,
+ * *MINE is set to its own record, *USED to the cache entry that gave it. */
+static __always_inline __s32 waker_stack(void *ctx, struct task_struct *cur, struct pt_regs *regs,
+                                         struct pt_wait **mine, struct pt_stack_cache **used)
 {
-    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
-    if (regs->orig_ax != NR_FUTEX)
-        return -1;
     *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!*mine)
         return -1;
@@ -349,11 +345,12 @@ static __always_inline __s32 waker_stack(void *ctx, struct task_struct *cur, str
 /* Charges wait W's waker: its stack, and the (waiter, waker) entry that
  * waker_time keeps, with a copy for unwinding the first time the pair is
  * seen. */
-static __always_inline void waker_entry(void *ctx, struct task_struct *cur, struct pt_wait *w, __u32 waiter_tgid)
+static __always_inline void waker_entry(void *ctx, struct task_struct *cur, struct pt_regs *regs,
+                                        struct pt_wait *w, __u32 waiter_tgid)
 {
     struct pt_wait *mine;
     struct pt_stack_cache *used = NULL;
-    __s32 sid = waker_stack(ctx, cur, &mine, &used);
+    __s32 sid = waker_stack(ctx, cur, regs, &mine, &used);
     if (sid < 0)
         return;
     __u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -407,6 +404,12 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
     struct task_struct *cur = bpf_get_current_task_btf();
     if (cur->flags & PF_KTHREAD)
         return;
+    /* Only a wake from the waker's own futex call (not from the kernel, a
+     * timer or a signal) has a waker's stack, and only those count down
+     * the gap. */
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+    if (regs->orig_ax != NR_FUTEX)
+        return;
     if (stack_skipped(&w->wake_gap, false)) {
         w->flags |= PT_WAIT_WAKER_LOST;
         return;
@@ -418,7 +421,7 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
         w->flags |= PT_WAIT_WAKER_LOST;
         return;
     }
-    waker_entry(ctx, cur, w, waiter_tgid);
+    waker_entry(ctx, cur, regs, w, waiter_tgid);
     budget_close(b, start);
 }
 
