@@ -85,7 +85,7 @@ int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
     reclaim_stale(w, now);
     struct pt_blocker_key key;
     park_blocker_key(l, jt, tgid, &key);
-    struct pt_slot *s = slot_get(&key, &idx, key.addr, pid_tgid, now, &w->last_slot);
+    struct pt_slot *s = slot_get(&key, &idx, key.addr, pid_tgid, now, w->last_slot);
     if (!s)
         return 0;
     note_klass(s, &key);

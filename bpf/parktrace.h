@@ -195,44 +195,57 @@ struct pt_gap {
 /* A thread's wait in progress, in task-local storage: what the end of the
  * wait needs to finish the accounting. */
 struct pt_wait {
+    /* Grouped by who touches them: the task-local data starts 8 bytes into
+     * a cache line, so these 56 bytes share the line the look-up itself
+     * reads. A wakeup on another CPU and the switch back in touch nothing
+     * else of the waiter's record: each line more is a miss from the other
+     * CPU at every round trip. */
     __u64 start_ns;
     __u32 slot;
     __u32 flags;
-    __u64 concurrency;     /* waiters on the blocker when this one began */
+    __u32 concurrency;     /* waiters on the blocker when this one began */
     __s32 stack_id;        /* the waiter's user stack, when already taken */
     __u32 end;             /* enum pt_end, when known before the wait ends */
     __s32 waker_stack;     /* the user stack of the thread that woke it, or -1 */
     __u32 waker_tgid;
-    __u64 nvcsw;           /* --probes uprobes: voluntary switches when the park began */
-    /* This thread's last two stacks when it waits, and when it wakes
-     * another: a thread alternating between two call paths walks neither
-     * again. *_mru: the index of the most recent. */
-    struct pt_stack_cache wait_st[2];
-    struct pt_stack_cache wake_st[2];
-    __u32 wait_mru, wake_mru;
-    __s32 wake_seen_stack;           /* waiter stack, process and waker stack */
-    __u32 wake_seen_tgid;            /* of the last waker entry made */
-    __s32 wake_seen_sid;
-    __u32 wake_seen_slot;            /* its slot + 1, 0: none */
-    __u32 counted_slot;              /* slot + 1 and window generation this */
-    __u32 counted_gen;               /* thread was last counted in `threads` for */
-    __u64 early_sw;                  /* sched probes: a waking seen before the switch */
-    __u32 early_end;                 /* that puts it to sleep: its context switches */
-    __u32 last_slot;                 /* then, and how the wait will end; the
-                                      * slot + 1 it last waited on (slot_get) */
-    __u64 sleep_start;               /* an idle sleep in progress began then (0: none) */
-    __u32 watch_gen;                 /* procs_gen when `watched` was read */
-    __u32 watched;                   /* its process is in procs: its idle sleeps count */
     /* The odds (in 2^-24ths, PT_ODDS_ONE: certain) its stack and its
      * waker's were taken with: over the budget one wait in 2^24 / odds
      * takes its stack, and stands for them all. */
     __u32 odds;
     __u32 waker_odds;
-    /* Its thread's waits until the next that takes its stack, and until
-     * the next whose waker takes its own. */
-    struct pt_gap wait_gap, wake_gap;
+    /* Its thread's waits until the next whose waker takes its own stack,
+     * and (below) until the next that takes its stack. */
+    struct pt_gap wake_gap;
+    /* The next line: the thread's own, as it begins and ends its waits. */
+    /* The two slots (+ 1, 0: none) it last waited on, the most recent
+     * first (slot_get): a pool's worker alternates between its queue's
+     * lock and its condition. The two it was last counted in `threads`
+     * for, in window COUNTED_GEN (note_thread). */
+    __u32 last_slot[2];
+    __u32 counted_slot[2];
+    __u32 counted_gen;
+    __u32 early_end;                 /* sched probes: a waking seen before the switch */
+    __u64 early_sw;                  /* that puts it to sleep: how it ends, its context switches */
+    __u64 sleep_start;               /* an idle sleep in progress began then (0: none) */
+    struct pt_gap wait_gap;
+    __u32 watch_gen;                 /* procs_gen when `watched` was read */
+    __u32 watched;                   /* its process is in procs: its idle sleeps count */
+    /* A Java park's layout, then the stacks' and the waker's bookkeeping. */
     struct pt_park_cache park;
+    __u32 wait_mru, wake_mru;        /* the most recent of wait_st, wake_st */
+    __s32 wake_seen_stack;           /* waiter stack, process and waker stack */
+    __u32 wake_seen_tgid;            /* of the last waker entry made */
+    __s32 wake_seen_sid;
+    __u32 wake_seen_slot;            /* its slot + 1, 0: none */
+    __u64 nvcsw;           /* --probes uprobes: voluntary switches when the park began */
+    /* This thread's last two stacks when it waits, and when it wakes
+     * another: a thread alternating between two call paths walks neither
+     * again, read only when a stack is taken. */
+    struct pt_stack_cache wait_st[2];
+    struct pt_stack_cache wake_st[2];
 };
+_Static_assert(__builtin_offsetof(struct pt_wait, last_slot) == 56 &&
+               __builtin_offsetof(struct pt_wait, park) == 120, "pt_wait's lines moved");
 #define PT_WAIT_ACTIVE 0x1u       /* a wait is in progress */
 #define PT_WAIT_TIMED 0x2u        /* counted in parked_now and timed */
 #define PT_WAIT_OPENED_BUSY 0x4u  /* this wait took parked_now from 0 to 1 */

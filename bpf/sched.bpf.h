@@ -157,7 +157,7 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
             return 0;
         futex_key(&key, uaddr, pid_tgid >> 32, private);
     }
-    struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now, &w->last_slot);
+    struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now, w->last_slot);
     if (!s)
         return 0;
     note_klass(s, &key);

@@ -171,10 +171,10 @@ static __always_inline void note_run(__u32 prog, __u64 t0)
         HOT_ADD(run_hist[prog][i], 1);
 }
 
-/* KEY's slot when it is slot LAST - 1, the one the thread waited on last,
+/* KEY's slot when it is slot LAST - 1, one the thread waited on lately,
  * still published for KEY (valid 1: recycling marks a slot 2 before it
  * takes its key out of the index); NULL otherwise. A thread waiting on one
- * blocker again and again skips the index's hash. */
+ * or two blockers again and again skips the index's hash. */
 static __always_inline struct pt_slot *last_slot(const struct pt_blocker_key *key, __u32 last, __u32 *idx)
 {
     if (!last)
@@ -189,13 +189,22 @@ static __always_inline struct pt_slot *last_slot(const struct pt_blocker_key *ke
 }
 
 /* Finds the blocker's slot, creating it on the first wait. LAST, when not
- * NULL, is the thread's last slot + 1 (last_slot), updated here. */
+ * NULL, is the thread's last two slots + 1, the most recent first
+ * (last_slot), updated here. */
 static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u32 *idx_out,
                                                 __u64 uaddr, __u64 pid_tgid, __u64 now, __u32 *last)
 {
-    struct pt_slot *hit = last ? last_slot(key, *last, idx_out) : NULL;
-    if (hit)
-        return hit;
+    if (last) {
+        struct pt_slot *hit = last_slot(key, last[0], idx_out);
+        if (hit)
+            return hit;
+        hit = last_slot(key, last[1], idx_out);
+        if (hit) {
+            last[1] = last[0];
+            last[0] = *idx_out + 1;
+            return hit;
+        }
+    }
     __u32 *idxp = bpf_map_lookup_elem(&slot_index, key);
     __u32 idx;
 
@@ -240,15 +249,18 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
         }
     }
     *idx_out = idx;
-    if (last)
-        *last = idx + 1;
+    if (last) {
+        last[1] = last[0];
+        last[0] = idx + 1;
+    }
     return bpf_map_lookup_elem(&slots, &idx);
 }
 
 /* Counts the thread once per window and once per run. A wait that began
  * before the window was already counted when user space opened it. LIVE,
- * the thread's own record, remembers the last (slot, window) counted, so a
- * thread waiting on one blocker again and again skips the hash lookup. */
+ * the thread's own record, remembers the last two slots counted in this
+ * window, so a thread waiting on one or two blockers again and again skips
+ * the hash lookup. */
 static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid, __u64 start,
                                         struct pt_wait *live)
 {
@@ -256,10 +268,14 @@ static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid,
     __u32 gen = window_gen;
     bool in_window = start >= window_start_ns;
 
-    if (live->counted_slot == idx + 1 && live->counted_gen == gen)
+    if (live->counted_gen == gen && (live->counted_slot[0] == idx + 1 || live->counted_slot[1] == idx + 1))
         return;
-    live->counted_slot = idx + 1;
-    live->counted_gen = gen;
+    if (live->counted_gen != gen) {
+        live->counted_gen = gen;
+        live->counted_slot[0] = 0;
+    }
+    live->counted_slot[1] = live->counted_slot[0];
+    live->counted_slot[0] = idx + 1;
     __u32 *seen = bpf_map_lookup_elem(&thread_seen, &tk);
     if (seen) {
         if (*seen != gen) {
@@ -275,7 +291,7 @@ static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid,
         if (in_window)
             __sync_fetch_and_add(&s->threads_win, 1);
     } else if (err != -17 /* EEXIST */) {
-        live->counted_slot = 0;
+        live->counted_slot[0] = 0;
         count_drop(PT_DROP_THREADS);
     }
 }
@@ -308,7 +324,7 @@ static __always_inline void note_events(struct pt_slot *s, __u64 first, __u64 la
  * so the record (too big to copy on the BPF stack) can be reused at once. */
 struct pt_wait_end {
     __u64 start_ns;
-    __u64 concurrency;
+    __u32 concurrency;
     __u32 odds, waker_odds;
     __u32 slot;
     __u32 flags;
