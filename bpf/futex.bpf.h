@@ -67,7 +67,7 @@ static __always_inline struct pt_slot *futex_slot(__u64 uaddr, bool private, __u
 {
     struct pt_blocker_key key;
     futex_key(&key, uaddr, pid_tgid >> 32, private);
-    return slot_get(&key, idx, uaddr, pid_tgid, now, NULL);
+    return slot_get(&key, idx, uaddr, pid_tgid, now, NULL, NULL);
 }
 
 #endif

@@ -85,7 +85,8 @@ int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
     reclaim_stale(w, now);
     struct pt_blocker_key key;
     park_blocker_key(l, jt, tgid, &key);
-    struct pt_slot *s = slot_get(&key, &idx, key.addr, pid_tgid, now, w->last_slot);
+    bool again;
+    struct pt_slot *s = slot_get(&key, &idx, key.addr, pid_tgid, now, w->last_slot, &again);
     if (!s)
         return 0;
     note_klass(s, &key);
@@ -130,7 +131,7 @@ int BPF_KRETPROBE(unsafe_park_exit)
                                                                                 : PT_END_INTERRUPTED;
     done.waker_stack = waker.stack_id;
     done.waker_tgid = waker.tgid;
-    wait_finish(s, &done, w, now, end, tid, pid_tgid >> 32);
+    wait_finish(s, &done, w, now, end, tid, pid_tgid >> 32, NULL);
     return 0;
 }
 

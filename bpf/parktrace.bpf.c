@@ -41,6 +41,11 @@ const volatile bool cfi_unwind = true;       /* --unwind cfi: stacks from DWARF 
 /* Stack walks (a stack the thread's cache does not hold) take at most
  * stack_budget_ns per CPU per second (0: --stacks all, no limit). */
 const volatile __u64 stack_budget_ns = 0;
+/* Filled by the loader (gap_tables.c) for the geometric gaps between
+ * stacks taken (budget_sample): log2(1 + (i + 0.5) / 256) in Q16, and
+ * -1 / ln(1 - 1/m) in Q16 for one wait in m taking its stack. */
+const volatile __u32 gap_log2_frac[PT_GAP_FRAC];
+const volatile __u32 gap_scale[PT_GAP_SCALES];
 /* --self-stats: the hot programs' run times (run_hist), two clock reads in
  * one run of PT_RUN_EVERY; not a single instruction without it. */
 const volatile bool time_runs = false;
@@ -49,6 +54,7 @@ const volatile bool time_runs = false;
 #include "futex.bpf.h"
 #include "jvm.bpf.h"
 #include "stacks.bpf.h"
+#include "end_stacks.bpf.h"
 #include "lifetimes.bpf.h"
 #include "sched.bpf.h"
 #include "syscalls.bpf.h"

@@ -28,6 +28,9 @@ struct pt_hot_counts {
      * waits left uncharged because their stack was left out. */
     __u64 stack_samples, stack_sampled_ns, stack_samples_lost;
     __u64 unwind_walks, unwind_walk_ns, unwind_frames;  /* kernel walks, --self-stats */
+    /* Long waits given their stack as they ended (end_stacks.bpf.h), and
+     * those that could not be (no stack, no budget, no task work). */
+    __u64 end_stacks, end_stacks_lost;
 };
 #define PT_COMM_LEN 16
 #define PT_STACK_SAMPLE 8192    /* bytes of user stack copied once per (process, stack) */
@@ -253,6 +256,14 @@ _Static_assert(__builtin_offsetof(struct pt_wait, last_slot) == 56 &&
 #define PT_WAIT_PARK_TIMED 0x10u  /* that park has a timeout */
 #define PT_WAIT_WAKER_LOST 0x20u  /* its waker's stack was left out (over budget) */
 #define PT_ODDS_ONE (1u << 24)
+/* Stacks over the budget: one wait in m takes its stack, m at most
+ * PT_GAP_MAX_M; the gaps are geometric (stacks.bpf.h, user/sources/gap_tables.c). */
+#define PT_GAP_MAX_M 64
+/* Waits this long or longer are kept by a coin thrown as they end, their
+ * stack taken then if their start left it out (slots.bpf.h, end_stacks.bpf.h). */
+#define PT_LONG_WAIT_NS 1000000ull
+#define PT_GAP_FRAC 256
+#define PT_GAP_SCALES 128     /* a power of two above PT_GAP_MAX_M: masked indices */
 
 /* --probes uprobes: the last Unsafe.unpark of a thread, until its park ends. */
 struct pt_pending_waker {

@@ -125,7 +125,7 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
             now = bpf_ktime_get_ns();
         struct pt_slot *s = bpf_map_lookup_elem(&slots, &done.slot);
         if (s)
-            wait_finish(s, &done, w, now, done.end, next->pid, next->tgid);
+            wait_finish(s, &done, w, now, done.end, next->pid, next->tgid, next);
     }
 
     /* A thread going to sleep inside a futex wait: a wait begins. */
@@ -157,10 +157,14 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
             return 0;
         futex_key(&key, uaddr, pid_tgid >> 32, private);
     }
-    struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now, w->last_slot);
+    bool again;
+    struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now, w->last_slot, &again);
     if (!s)
         return 0;
-    note_klass(s, &key);
+    /* A blocker this thread waited on lately had its class read then (its
+     * line of the slot is one a wait need not touch). */
+    if (!again)
+        note_klass(s, &key);
     wait_start(s, idx, w, now);
     /* This switch is counted already: a waking one switch ago woke this wait. */
     if (w->early_sw + 1 == prev->nvcsw + prev->nivcsw)

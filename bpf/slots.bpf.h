@@ -190,11 +190,14 @@ static __always_inline struct pt_slot *last_slot(const struct pt_blocker_key *ke
 
 /* Finds the blocker's slot, creating it on the first wait. LAST, when not
  * NULL, is the thread's last two slots + 1, the most recent first
- * (last_slot), updated here. */
+ * (last_slot), updated here; *AGAIN then says whether the slot was one of
+ * them, still holding this blocker (a recycled slot can come back under
+ * the same index for another). */
 static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u32 *idx_out,
-                                                __u64 uaddr, __u64 pid_tgid, __u64 now, __u32 *last)
+                                                __u64 uaddr, __u64 pid_tgid, __u64 now, __u32 *last, bool *again)
 {
     if (last) {
+        *again = true;
         struct pt_slot *hit = last_slot(key, last[0], idx_out);
         if (hit)
             return hit;
@@ -204,6 +207,7 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
             last[0] = *idx_out + 1;
             return hit;
         }
+        *again = false;
     }
     __u32 *idxp = bpf_map_lookup_elem(&slot_index, key);
     __u32 idx;
@@ -463,9 +467,42 @@ static __always_inline void weigh(__u64 odds, __u64 d, __u64 *count, __u64 *ns)
  * a thread's gap are counted lost when the gap ends, budget_sample); one
  * whose waker's stack was left out counts on its waiter's own line. User space
  * scales a blocker's stacks to its exact totals (stack_weights.c). */
-static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker, __u32 tgid, __u64 d)
+static __always_inline __u32 long_wait_odds(void);
+static __always_inline bool end_stack_ask(struct task_struct *waiter, const struct pt_wait_end *w, __u32 tgid,
+                                          __u64 d, __u32 odds);
+
+/* Long waits (PT_LONG_WAIT_NS and more) are a stratum of their own: each is
+ * kept or left out by a coin of its own as it ends, with the odds the
+ * budget gives then (long_wait_odds), whether its start took its stack or
+ * not; one kept whose stack was left out at its start has it taken as it
+ * ends (end_stacks.bpf.h). The stratum depends on the wait's length alone
+ * and each coin's odds on the budget before it is thrown, so both strata
+ * stay unbiased; and a long wait is no longer weighed by its start's odds
+ * (a nonfair lock's 400 ms starvation weighed 64 times moved issue 16's
+ * Java two-path lock by 20 points). */
+static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker, __u32 tgid, __u64 d,
+                                        struct task_struct *waiter)
 {
-    if (!w->odds) {
+    __u32 odds = w->odds, pair = w->odds;    /* the waiter line's, and before the waker's own */
+    if (waiter && stack_budget_ns && d >= PT_LONG_WAIT_NS) {
+        __u32 p = long_wait_odds();
+        if (p && (p >= PT_ODDS_ONE || bpf_get_prandom_u32() % PT_ODDS_ONE < p)) {
+            if (w->stack_id < 0) {
+                if (!end_stack_ask(waiter, w, tgid, d, p) && !w->odds)
+                    HOT_ADD(stack_samples_lost, 1);
+                return;
+            }
+            odds = p;
+            pair = (__u64)w->odds * p >> 24;
+        } else if (p) {
+            /* Left out by its own coin: charged nowhere, as one over the budget. */
+            if (w->stack_id >= 0 || !w->odds)
+                HOT_ADD(stack_samples_lost, 1);
+            return;
+        }
+        /* p == 0 (the budget spent): as its start decided. */
+    }
+    if (!odds) {
         HOT_ADD(stack_samples_lost, 1);
         return;
     }
@@ -476,15 +513,15 @@ static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker
     if (w->flags & PT_WAIT_WAKER_LOST)
         waker = -1;
     struct pt_waker_val v;
-    weigh(w->odds, d, &v.line_count, &v.line_ns);
-    if (waker >= 0 && w->waker_odds < PT_ODDS_ONE)
-        weigh((__u64)w->odds * w->waker_odds >> 24, d, &v.count, &v.ns);
+    weigh(odds, d, &v.line_count, &v.line_ns);
+    if (waker >= 0 && (w->waker_odds < PT_ODDS_ONE || pair != odds))
+        weigh((__u64)pair * w->waker_odds >> 24, d, &v.count, &v.ns);
     else {
         v.count = v.line_count;
         v.ns = v.line_ns;
     }
     if (charge_stack(w->slot, w->stack_id, tgid, waker, w->waker_tgid, &v) &&
-        (w->odds < PT_ODDS_ONE || (waker >= 0 && w->waker_odds < PT_ODDS_ONE))) {
+        (odds < PT_ODDS_ONE || (waker >= 0 && w->waker_odds < PT_ODDS_ONE))) {
         struct pt_hot_counts *h = hot();
         if (h) {
             __sync_fetch_and_add(&h->stack_samples, 1);
@@ -495,9 +532,11 @@ static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker
 
 /* A wait that slept has ended: everything but the live part is done here.
  * W is the wait (a copy: the live record may already be reused), LIVE the
- * thread's record. */
+ * thread's record. WAITER: the waiting task, as it is switched back in,
+ * still inside its wait (a long wait's stack can be taken as it leaves the
+ * kernel); NULL elsewhere. */
 static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait_end *w, struct pt_wait *live,
-                                        __u64 now, __u32 end, __u32 tid, __u32 tgid)
+                                        __u64 now, __u32 end, __u32 tid, __u32 tgid, struct task_struct *waiter)
 {
     note_events(s, w->start_ns, now);
     __sync_fetch_and_add(&s->parks, 1);
@@ -517,7 +556,7 @@ static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait_
         s->first_stack = w->stack_id;
     note_thread(s, w->slot, tid, w->start_ns, live);
     __s32 waker = end == PT_END_WOKEN ? w->waker_stack : -1;
-    charge_wait(w, waker, tgid, d);
+    charge_wait(w, waker, tgid, d, end == PT_END_INTERRUPTED ? NULL : waiter);
 }
 
 /* A record still active when its thread sleeps again, or exits, lost the
@@ -540,7 +579,7 @@ static __always_inline void end_stale_wait(struct pt_wait *w, struct task_struct
     }
     struct pt_wait_end done;
     wait_end_copy(&done, w);
-    wait_finish(s, &done, w, now - ran, done.end, t->pid, t->tgid);
+    wait_finish(s, &done, w, now - ran, done.end, t->pid, t->tgid, NULL);
     __sync_fetch_and_add(&lost_ends_recovered, 1);
 }
 

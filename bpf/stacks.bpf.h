@@ -110,17 +110,18 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
 
 /* The stacks' budget, per CPU (stack_budget_ns a second; 0: none,
  * --stacks all): ns of stack work (cache checks, walks, the waker entries)
- * this CPU may still spend, refilled as time passes and saved up to one
- * second's worth. While more than half the saved budget is left every
+ * this CPU may still spend, refilled as time passes and saved up to an
+ * eighth of a second's worth. While more than half of that is left every
  * wait's stack is taken; below that, one wait in 1/odds, with odds that fall
- * with what is left, down to 1/64; none once the budget is a second's
- * worth in debt. No workload can drive the stacks' cost above the budget
- * for longer than a second.
+ * with what is left, down to 1/64; none once the budget is as far in
+ * debt (a blocker's naming stack: a second's worth). No workload can drive
+ * the stacks' cost above the budget for longer than a second.
  *
  * Which waits: each thread counts down a gap drawn at random when it last
- * took a stack (budget_sample), uniform over 0 .. 2/odds - 2 waits, so one
- * wait in 1/odds on average and no call path favoured by a regular rhythm;
- * the stack taken at the gap's end stands for 1/odds waits (charge_wait).
+ * took a stack (budget_sample), geometric with odds 1/m (geometric_gap), so
+ * each wait takes its stack with odds 1/m whatever came before it, and no
+ * call path is favoured by a regular rhythm; the stack taken stands for m
+ * waits (charge_wait).
  * A wait in the gap costs one decrement: the clock, the budget and the
  * stack are read only for the waits taken. */
 struct pt_budget {
@@ -134,7 +135,58 @@ struct {
     __type(value, struct pt_budget);
 } stack_budget SEC(".maps");
 
-#define PT_ODDS_FLOOR (PT_ODDS_ONE / 64)
+#define PT_ODDS_FLOOR (PT_ODDS_ONE / PT_GAP_MAX_M)
+
+/* The most significant bit of V (V > 0). */
+static __always_inline __u32 msb32(__u32 v)
+{
+    __u32 r = 0, s;
+    s = (v > 0xFFFF) << 4; v >>= s; r |= s;
+    s = (v > 0xFF) << 3; v >>= s; r |= s;
+    s = (v > 0xF) << 2; v >>= s; r |= s;
+    s = (v > 0x3) << 1; v >>= s; r |= s;
+    return r | (v >> 1);
+}
+
+/* A geometric number of waits to skip before the next that takes its
+ * stack, one in M (1 .. PT_GAP_MAX_M): floor(ln U / ln(1 - 1/M)) for a
+ * uniform U, from the loader's tables. Geometric, so memoryless: whatever
+ * the waits since the last stack, the next takes its stack with odds 1/M,
+ * so its weight M is right for it whatever its call path, even when the
+ * budget (and so M) changes with the stacks taken. A uniform gap was not:
+ * its odds rise along the gap, and the paths a thread's rhythm puts late in
+ * gaps weighed too little. */
+static __always_inline __u32 geometric_gap(__u32 m)
+{
+    if (m <= 1)
+        return 0;
+    if (m > PT_GAP_MAX_M)
+        m = PT_GAP_MAX_M;
+    __u32 u = bpf_get_prandom_u32() | 1;
+    __u32 top = msb32(u);
+    __u32 frac = top >= 8 ? u >> (top - 8) : u << (8 - top);
+    asm volatile("" : "+r"(frac));      /* masked here, where the verifier sees it */
+    frac &= PT_GAP_FRAC - 1;
+    /* -ln(u / 2^32) = ln 2 * (32 - log2 u), Q16 */
+    __u64 e = (((32ull - top) << 16) - gap_log2_frac[frac]) * 45426 >> 16;
+    asm volatile("" : "+r"(m));
+    __u64 g = e * gap_scale[m & (PT_GAP_SCALES - 1)] >> 32;
+    return g < 64ull * m ? (__u32)g : 64 * m;
+}
+
+/* The bucket saves up to an eighth of a second's budget, and goes as far
+ * into debt: saved up to a second and owing as much, a 5 s run could spend
+ * half as much again as its budget. Deeper debt keeps stacks at the floor's
+ * odds longer, and long waits kept at 1/64 (charge_wait) swayed a lock's
+ * shares by 16-20 points. A new blocker's naming stack may still go a
+ * second's worth into debt (budget_sample): unnamed, it is no class. */
+#define PT_BUDGET_SAVED(ns) ((__s64)((ns) >> 3))
+
+/* What a stack taken costs beyond its measured part: the clock read that
+ * closes it, and the end of its wait charging its entry (a hash lookup and
+ * its atomics, charge_wait). Charged as a constant: timing the end would
+ * cost every sampled wait two more clock reads. */
+#define PT_STACK_AFTER_NS 150
 
 /* This CPU's budget refilled to NOW (NULL: no budget, --stacks all). */
 static __always_inline struct pt_budget *budget_at(__u64 now)
@@ -143,7 +195,7 @@ static __always_inline struct pt_budget *budget_at(__u64 now)
     struct pt_budget *b = stack_budget_ns ? bpf_map_lookup_elem(&stack_budget, &zero) : NULL;
     if (!b)
         return NULL;
-    __s64 cap = (__s64)stack_budget_ns;
+    __s64 cap = PT_BUDGET_SAVED(stack_budget_ns);
     __u64 dt = now - b->last;
     __s64 left = dt >= 1000000000ull ? cap : b->left + (__s64)(dt * stack_budget_ns / 1000000000ull);
     b->left = left < cap ? left : cap;
@@ -153,7 +205,21 @@ static __always_inline struct pt_budget *budget_at(__u64 now)
 
 static __always_inline bool budget_spent(const struct pt_budget *b)
 {
-    return b && b->left <= -(__s64)stack_budget_ns;
+    return b && b->left <= -PT_BUDGET_SAVED(stack_budget_ns);
+}
+
+/* The odds a stack is taken with at budget B: certain while more than half
+ * of what it saves is left, falling with what is left below that down to
+ * 1/PT_GAP_MAX_M, 0 once it is spent. */
+static __always_inline __u32 budget_odds(const struct pt_budget *b)
+{
+    __s64 half = PT_BUDGET_SAVED(stack_budget_ns) >> 1, left = b->left;
+    if (budget_spent(b))
+        return 0;
+    if (left >= half)
+        return PT_ODDS_ONE;
+    __u32 p = left > 0 ? ((__u64)left << 24) / (__u64)half : 0;
+    return p > PT_ODDS_FLOOR ? p : PT_ODDS_FLOOR;
 }
 
 /* Whether this wait skips a stack: inside gap G (a blocker's first stack,
@@ -179,7 +245,7 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
     if (!b)
         return PT_ODDS_ONE;
     if (naming)
-        return budget_spent(b) ? 0 : PT_ODDS_ONE;
+        return b->left <= -(__s64)stack_budget_ns ? 0 : PT_ODDS_ONE;
     if (g->drawn) {
         struct pt_hot_counts *h = hot();
         if (h) {
@@ -189,17 +255,16 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
         }
     }
     __u32 odds = g->odds ? g->odds : PT_ODDS_ONE;
-    __s64 half = (__s64)(stack_budget_ns >> 1), left = b->left;
-    __u32 next = PT_ODDS_ONE;
-    if (budget_spent(b)) {
+    __u32 next = budget_odds(b);
+    if (!next) {
         odds = 0;
         next = PT_ODDS_FLOOR;
-    } else if (left < half) {
-        next = left > 0 ? ((__u64)left << 24) / (__u64)half : 0;
-        next = next > PT_ODDS_FLOOR ? next : PT_ODDS_FLOOR;
     }
-    g->odds = next;
-    g->drawn = next >= PT_ODDS_ONE ? 0 : bpf_get_prandom_u32() % (2 * (PT_ODDS_ONE / next) - 1);
+    /* One wait in m exactly: the weight is the odds the gap really has. */
+    __u32 m = next >= PT_ODDS_ONE ? 1 : PT_ODDS_ONE / next;
+    m = m < PT_GAP_MAX_M ? m : PT_GAP_MAX_M;
+    g->odds = PT_ODDS_ONE / m;
+    g->drawn = geometric_gap(m);
     g->left = g->drawn;
     return odds;
 }
@@ -208,7 +273,7 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
 static __always_inline void budget_close(struct pt_budget *b, __u64 start)
 {
     if (b)
-        b->left -= bpf_ktime_get_ns() - start;
+        b->left -= bpf_ktime_get_ns() - start + PT_STACK_AFTER_NS;
 }
 
 /* The current thread's user stack id, from the cache when its user ip and
@@ -244,6 +309,12 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pa
         return -1;
     }
     bool keep = sid != UNWIND_LATER;
+    /* The kernel's frame-pointer walk needs the program's context: a
+     * stack taken as a long wait ends (end_stacks.bpf.h) has none. */
+    if (sid < 0 && !ctx) {
+        c->ip = 0;
+        return -1;
+    }
     if (sid < 0)
         sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
     if (sid < 0) {
@@ -313,7 +384,8 @@ static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, 
  * the registers are read, so a wait in the gap costs a decrement. */
 static __always_inline bool wait_stack_skipped(struct pt_slot *s, struct pt_wait *w, __u64 pid_tgid, bool *naming)
 {
-    *naming = s->first_stack < 0 && (__u32)pid_tgid == s->first_tid;
+    /* first_tid first: first_stack is on a line a wait's start need not read */
+    *naming = (__u32)pid_tgid == s->first_tid && s->first_stack < 0;
     return !(w->flags & PT_WAIT_TIMED) || stack_skipped(&w->wait_gap, *naming);
 }
 

@@ -77,7 +77,7 @@ static __always_inline int syscall_wait_end(void *ctx, long ret)
         w.odds = wp->odds;
     }
     __u32 end = ret == -ETIMEDOUT ? PT_END_TIMEOUT : ret < 0 ? PT_END_INTERRUPTED : PT_END_WOKEN;
-    wait_finish(s, &w, wp, now, end, (__u32)pid_tgid, pid_tgid >> 32);
+    wait_finish(s, &w, wp, now, end, (__u32)pid_tgid, pid_tgid >> 32, NULL);
     return 0;
 }
 

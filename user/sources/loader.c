@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "gap_tables.h"
 #include "parktrace.skel.h"
 #include "preflight.h"
 #include "sanitize.h"
@@ -114,6 +115,8 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     /* --stacks sampled: stack walks within a budget per CPU. */
     t->stacks_sampled = !o->stacks_all;
     skel->rodata->stack_budget_ns = o->stacks_all ? 0 : (uint64_t)(o->stack_budget * 1e9);
+    gap_tables_fill((uint32_t *)skel->rodata->gap_log2_frac, PT_GAP_FRAC, (uint32_t *)skel->rodata->gap_scale,
+                    PT_GAP_MAX_M);
     skel->rodata->time_runs = o->self_stats;
     skel->rodata->follow_children = follow;
     skel->rodata->cfi_unwind = o->unwind == PT_UNWIND_CFI;

@@ -104,6 +104,9 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
     tracer_hot_counts(t, &h);
     fprintf(f, " sched_switch_p99_ns=%" PRIu64 " sched_waking_p99_ns=%" PRIu64,
             run_p99_ns(h.run_hist[PT_TIMED_SWITCH]), run_p99_ns(h.run_hist[PT_TIMED_WAKING]));
+    /* Long waits whose stack was taken as they ended, and those it could not be. */
+    fprintf(f, " end_stacks=%" PRIu64 " end_stacks_lost=%" PRIu64, (uint64_t)h.end_stacks,
+            (uint64_t)h.end_stacks_lost);
     struct unwind_tables_usage u;
     unwind_tables_usage(sv->tables, &u);
     uint64_t walks = (uint64_t)h.unwind_walks;
