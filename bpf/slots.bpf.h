@@ -472,20 +472,25 @@ static __always_inline bool end_stack_ask(struct task_struct *waiter, const stru
                                           __u64 d, __u32 odds);
 
 /* Long waits (PT_LONG_WAIT_NS and more) are a stratum of their own: each is
- * kept or left out by a coin of its own as it ends, with the odds the
- * budget gives then (long_wait_odds), whether its start took its stack or
- * not; one kept whose stack was left out at its start has it taken as it
- * ends (end_stacks.bpf.h). The stratum depends on the wait's length alone
- * and each coin's odds on the budget before it is thrown, so both strata
- * stay unbiased; and a long wait is no longer weighed by its start's odds
- * (a nonfair lock's 400 ms starvation weighed 64 times moved issue 16's
- * Java two-path lock by 20 points). */
+ * kept or left out by a coin of its own as it ends, with odds in proportion
+ * to its length (the budget's odds then, long_wait_odds, per
+ * PT_LONG_WAIT_NS), whether its start took its stack or not; one kept
+ * whose stack was left out at its start has it taken as it ends
+ * (end_stacks.bpf.h). The stratum depends on the wait's length alone and
+ * each coin's odds on that length and the budget before it is thrown, so
+ * both strata stay unbiased; and a long wait is no longer weighed by its
+ * start's odds (a nonfair lock's 400 ms starvation weighed 64 times moved
+ * issue 16's Java two-path lock by 20 points). */
 static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker, __u32 tgid, __u64 d,
                                         struct task_struct *waiter)
 {
     __u32 odds = w->odds, pair = w->odds;    /* the waiter line's, and before the waker's own */
     if (waiter && stack_budget_ns && d >= PT_LONG_WAIT_NS) {
-        __u32 p = long_wait_odds();
+        /* In proportion to its length (the budget's odds at PT_LONG_WAIT_NS):
+         * a wait's weight d / p is then at most PT_LONG_WAIT_NS / odds
+         * (64 ms at the floor), however long the wait. */
+        __u64 q = (__u64)long_wait_odds() * (d >> 10) / (PT_LONG_WAIT_NS >> 10);
+        __u32 p = q < PT_ODDS_ONE ? (__u32)q : PT_ODDS_ONE;
         if (p && (p >= PT_ODDS_ONE || bpf_get_prandom_u32() % PT_ODDS_ONE < p)) {
             if (w->stack_id < 0) {
                 if (!end_stack_ask(waiter, w, tgid, d, p) && !w->odds)
