@@ -118,10 +118,6 @@ static __always_inline bool end_stack_ask(struct task_struct *waiter, const stru
         HOT_ADD(end_stacks_lost, 1);
         return false;
     }
-    /* A wait in its thread's gap is counted lost when the gap ends; this
-     * one is charged after all. */
-    if (w->odds)
-        HOT_ADD(stack_samples_lost, -1);
     struct pt_budget *b = budget_at(bpf_ktime_get_ns());
     if (b)
         b->left -= PT_END_ASK_NS;

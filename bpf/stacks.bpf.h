@@ -110,12 +110,12 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
 
 /* The stacks' budget, per CPU (stack_budget_ns a second; 0: none,
  * --stacks all): ns of stack work (cache checks, walks, the waker entries)
- * this CPU may still spend, refilled as time passes and saved up to an
- * eighth of a second's worth. While more than half of that is left every
- * wait's stack is taken; below that, one wait in 1/odds, with odds that fall
- * with what is left, down to 1/64; none once the budget is as far in
- * debt (a blocker's naming stack: a second's worth). No workload can drive
- * the stacks' cost above the budget for longer than a second.
+ * this CPU may still spend, refilled as time passes and saved up to a
+ * second's worth. While more than half of that is left every wait's stack
+ * is taken; below that, one wait in 1/odds, with odds that fall with what
+ * is left, down to 1/64; none once the budget is a second's worth in debt.
+ * No workload can drive the stacks' cost above the budget for longer than
+ * a second.
  *
  * Which waits: each thread counts down a gap drawn at random when it last
  * took a stack (budget_sample), geometric with odds 1/m (geometric_gap), so
@@ -174,13 +174,11 @@ static __always_inline __u32 geometric_gap(__u32 m)
     return g < 64ull * m ? (__u32)g : 64 * m;
 }
 
-/* The bucket saves up to an eighth of a second's budget, and goes as far
- * into debt: saved up to a second and owing as much, a 5 s run could spend
- * half as much again as its budget. Deeper debt keeps stacks at the floor's
- * odds longer, and long waits kept at 1/64 (charge_wait) swayed a lock's
- * shares by 16-20 points. A new blocker's naming stack may still go a
- * second's worth into debt (budget_sample): unnamed, it is no class. */
-#define PT_BUDGET_SAVED(ns) ((__s64)((ns) >> 3))
+/* The bucket saves up to a second's budget, and goes as far into debt.
+ * Saving an eighth of a second let a JVM's start-up walks put every
+ * thread's gap at the floor's odds, and a thread that then waited a few
+ * dozen times took no stack (nor its waker's) all run long. */
+#define PT_BUDGET_SAVED(ns) ((__s64)(ns))
 
 /* What a stack taken costs beyond its timed part, charged as a constant
  * (timing it all would cost every sampled wait more clock reads): the
@@ -248,7 +246,7 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
     if (!b)
         return PT_ODDS_ONE;
     if (naming)
-        return b->left <= -(__s64)stack_budget_ns ? 0 : PT_ODDS_ONE;
+        return budget_spent(b) ? 0 : PT_ODDS_ONE;
     if (g->drawn) {
         struct pt_hot_counts *h = hot();
         if (h) {
