@@ -611,8 +611,7 @@ def server_overhead(spec):
                 run_load(s, seconds)
             finally:
                 st.stop()
-            st.err.seek(0)
-            res["bpf_cost"] = bpf_cost(st.err.read())
+            res["bpf_cost"] = bpf_cost(open(st.err.name).read())
         # Stopped: the JFR instance has written its recording (dumponexit).
         if spec.get("jfr"):
             if not os.path.exists(rec) or os.path.getsize(rec) == 0:
