@@ -69,7 +69,11 @@ static int end_stack_run(struct bpf_map *map, void *key, void *value)
     struct pt_wait *w = bpf_task_storage_get(&waits, cur, 0, 0);
     struct pt_stack_cache *c;
     __s32 sid = w ? cached_stackid(NULL, w->wait_st, &w->wait_mru, (struct pt_regs *)bpf_task_pt_regs(cur), &c) : -1;
-    if (sid >= 0 && !ustack_gone(sid)) {
+    if (sid >= 0 && ustack_gone(sid)) {
+        c->ip = 0;      /* walked again next time, as waiter_stack does */
+        sid = -1;
+    }
+    if (sid >= 0) {
         __u32 slot = e->slot;
         note_stack(slot, sid, ((__u64)cur->tgid << 32) | cur->pid);
         struct pt_stack_key sk = { .slot = slot, .stack_id = sid, .tgid = e->tgid };
@@ -86,9 +90,10 @@ static int end_stack_run(struct bpf_map *map, void *key, void *value)
     } else {
         HOT_ADD(end_stacks_lost, 1);
     }
-    struct pt_budget *b = budget_at(bpf_ktime_get_ns());
+    __u64 now = bpf_ktime_get_ns();
+    struct pt_budget *b = budget_at(now);
     if (b)
-        b->left -= bpf_ktime_get_ns() - t0;
+        b->left -= now - t0;
     return 0;
 }
 
