@@ -404,7 +404,13 @@ def full_blocker_table_is_counted_not_silent():
     wl = dict(l.split() for l in p.stdout.splitlines() if not l.startswith("{"))
     check(int(wl["blockers_waited"]) == 64, f"the workload waited on {wl['blockers_waited']} words")
     totals = final_of(json_reports(p.stdout))["totals"]
-    check(totals["blockers"] == 16, f"{totals['blockers']} blockers kept in a 16-slot table")
+    # A thread held off the CPU past 20 ms (a busy CI host) lets its words
+    # leave the full table and others take their slots: what the table
+    # bounds is the blockers held at once, the retired ones kept aside.
+    held = totals["blockers"] - totals["recycled_blockers"]
+    check(held <= 16 and totals["live_blockers"] <= 16 and totals["blockers"] >= 16,
+          f"{totals['blockers']} blockers, {totals['recycled_blockers']} recycled, "
+          f"{totals['live_blockers']} live in a 16-slot table")
     # Counted plus dropped is every wait the workload made, plus main's
     # joins of its 4 threads (each at most one wait).
     seen, made = totals["waits"] + totals["dropped_events"], int(wl["waits"])
