@@ -68,13 +68,10 @@ static int end_stack_run(struct bpf_map *map, void *key, void *value)
     }
     struct pt_wait *w = bpf_task_storage_get(&waits, cur, 0, 0);
     struct pt_stack_cache *c;
-    __s32 sid = w ? cached_stackid(NULL, w->wait_st, &w->wait_mru, (struct pt_regs *)bpf_task_pt_regs(cur), &c) : -1;
-    if (sid >= 0 && ustack_gone(sid)) {
-        c->ip = 0;      /* walked again next time, as waiter_stack does */
-        sid = -1;
-    }
+    __u32 slot = e->slot;
+    __s32 sid = w ? cached_stackid(NULL, w->wait_st, &w->wait_mru, (struct pt_regs *)bpf_task_pt_regs(cur), &c,
+                                   slot + 1) : -1;
     if (sid >= 0) {
-        __u32 slot = e->slot;
         note_stack(slot, sid, ((__u64)cur->tgid << 32) | cur->pid);
         struct pt_stack_key sk = { .slot = slot, .stack_id = sid, .tgid = e->tgid };
         struct pt_stack_val *sv = bpf_map_lookup_elem(&stack_time, &sk);

@@ -280,14 +280,35 @@ static __always_inline void budget_close(struct pt_budget *b, __u64 start, bool 
         b->left -= bpf_ktime_get_ns() - start + (naming ? 0 : PT_STACK_AFTER_NS);
 }
 
+/* Whether kernel-unwound stack SID is gone from the kernel's table: a
+ * thread's cache still gives its id (a hit does not refresh the table's
+ * LRU), but user space, asked for it on a new blocker, could copy it from
+ * nowhere once it had let its own copy go. Looked at only as a stack is
+ * noted for a new blocker, never on a cache hit's own path. */
+static __always_inline bool ustack_gone(__s32 sid)
+{
+    return (sid & PT_USTACK_ID) && !bpf_map_lookup_elem(&ustacks, &sid);
+}
+
+/* Whether cache entry C still gives the stack at IP and SP. For a slot
+ * (NOTE_FOR: its index + 1, 0 for none) it was not noted for, its stack
+ * must also still be in the kernel's table: a gone one is walked again, so
+ * a new blocker's naming stack is never refused for it (a mutex waited on
+ * once went unnamed). */
+static __always_inline bool cache_hit(const struct pt_stack_cache *c, __u64 ip, __u64 sp, __u32 note_for)
+{
+    return c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c) &&
+           (!note_for || c->noted_slot == note_for || !ustack_gone(c->sid));
+}
+
 /* The current thread's user stack id, from the cache when its user ip and
  * sp are those of the last walk: the same instruction at the same stack
  * depth (and, for a kernel-unwound stack, the same return addresses at two
  * depths). rbp is no part of the key: code without frame pointers (libc)
  * leaves anything in it. Kernel-unwound (CFI) stacks first; the kernel's
- * frame-pointer walk for processes without tables. */
+ * frame-pointer walk for processes without tables. NOTE_FOR: cache_hit. */
 static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pair, __u32 *mru,
-                                            struct pt_regs *regs, struct pt_stack_cache **used)
+                                            struct pt_regs *regs, struct pt_stack_cache **used, __u32 note_for)
 {
     /* REGS is a BTF pointer (or a uprobe's context): plain loads, each
      * BPF_CORE_READ was a helper call on every wait and wakeup. */
@@ -295,12 +316,12 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pa
     bool second = *mru & 1;
     struct pt_stack_cache *c = second ? &pair[1] : &pair[0], *other = second ? &pair[0] : &pair[1];
     *used = c;
-    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
+    if (cache_hit(c, ip, sp, note_for))
         return c->sid;
     /* The other path: it becomes the most recent; a walk replaces it. */
     *used = c = other;
     *mru = !second;
-    if (c->ip == ip && c->sp == sp && ip && ustack_cache_holds(c))
+    if (cache_hit(c, ip, sp, note_for))
         return c->sid;
     for (int j = 0; j < PT_CACHE_CHECKS; j++)
         c->chk_addr[j] = 0;
@@ -334,16 +355,6 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pa
     return sid;
 }
 
-/* Whether kernel-unwound stack SID is gone from the kernel's table: a
- * thread's cache still gives its id (a hit does not refresh the table's
- * LRU), but user space, asked for it on a new blocker, could copy it from
- * nowhere once it had let its own copy go. Looked at only as a stack is
- * noted for a new blocker, never on a cache hit's own path. */
-static __always_inline bool ustack_gone(__s32 sid)
-{
-    return (sid & PT_USTACK_ID) && !bpf_map_lookup_elem(&ustacks, &sid);
-}
-
 static __always_inline struct pt_regs *user_regs(void)
 {
     return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
@@ -363,21 +374,13 @@ static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, 
     if (!w->odds)
         return -1;
     struct pt_stack_cache *c;
-    __s32 sid = cached_stackid(ctx, w->wait_st, &w->wait_mru, regs, &c);
+    __s32 sid = cached_stackid(ctx, w->wait_st, &w->wait_mru, regs, &c, idx + 1);
     /* Noting the stack for a blocker new to it is the blocker's own
      * bookkeeping, as its slot is: under churn, thousands a second. */
     budget_close(b, start, naming);
     if (sid >= 0 && c->noted_slot != idx + 1) {
-        /* Walked (and stored) again at the thread's next wait: this wait
-         * goes without a stack, its blocker's others scaled to its total. */
-        if (ustack_gone(sid)) {
-            c->ip = 0;
-            w->odds = 0;    /* left out, as over the budget */
-            sid = -1;
-        } else {
-            note_stack(idx, sid, pid_tgid);
-            c->noted_slot = idx + 1;
-        }
+        note_stack(idx, sid, pid_tgid);
+        c->noted_slot = idx + 1;
     }
     return sid;
 }
@@ -415,7 +418,7 @@ static __always_inline __s32 waker_stack(void *ctx, struct task_struct *cur, str
     *mine = bpf_task_storage_get(&waits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!*mine)
         return -1;
-    return cached_stackid(ctx, (*mine)->wake_st, &(*mine)->wake_mru, regs, used);
+    return cached_stackid(ctx, (*mine)->wake_st, &(*mine)->wake_mru, regs, used, 0);
 }
 
 /* Charges wait W's waker: its stack, and the (waiter, waker) entry that
