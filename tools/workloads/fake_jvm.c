@@ -18,7 +18,10 @@
  *            request with an error carrying terminal escapes
  *   late     valid, but its two table pointers read 0 for its first
  *            1.5 s, as a real libjvm's do between its mapping and its
- *            relocation */
+ *            relocation
+ *   unset    valid, but its two table strides read 0 for its first 1.5 s,
+ *            as a real libjvm's do between its relocation and its C++
+ *            static initializers (STRIDE() is not a constant) */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -225,8 +228,11 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "late") == 0) {
         gHotSpotVMStructs = NULL;
         gHotSpotVMTypes = NULL;
+    } else if (strcmp(mode, "unset") == 0) {
+        gHotSpotVMStructEntryArrayStride = 0;
+        gHotSpotVMTypeEntryArrayStride = 0;
     } else if (strcmp(mode, "valid") != 0) {
-        fprintf(stderr, "usage: libjvm.so valid|heaps|threads|names|attach|reply|late\n");
+        fprintf(stderr, "usage: libjvm.so valid|heaps|threads|names|attach|reply|late|unset\n");
         return 2;
     }
     printf("ready\n");
@@ -238,6 +244,11 @@ int main(int argc, char **argv)
         nanosleep(&later, NULL);
         gHotSpotVMStructs = fields;
         gHotSpotVMTypes = types;
+    } else if (strcmp(mode, "unset") == 0) {
+        struct timespec later = {1, 500000000};
+        nanosleep(&later, NULL);
+        gHotSpotVMStructEntryArrayStride = sizeof(struct field_entry);
+        gHotSpotVMTypeEntryArrayStride = sizeof(struct type_entry);
     }
     for (;;)
         pause();

@@ -83,8 +83,11 @@ static int read_table(struct jvm *j, const struct elf_file *ef)
         !symbol_u64(j, ef, "gHotSpotVMStructEntryAddressOffset", &o_address))
         return fail(j, "libjvm exports no readable vmStructs table (gHotSpotVMStructs)");
     /* libjvm mapped but not yet relocated (the loader is still at it): the
-     * table's pointer still reads 0. A JVM still starting, not a bad one. */
-    if (!table)
+     * table's pointer still reads 0. Relocated but its C++ static
+     * initializers not yet run: the stride (STRIDE(), no constant) still
+     * reads 0 (a Jetty JVM read then was given up and its parks stayed
+     * futex waits). A JVM still starting, not a bad one. */
+    if (!table || !stride)
         return 1;
     /* Compared without adding to them: an offset near 2^64 must not wrap into range. */
     if (stride < 8 || stride > 256 || o_type > stride - 8 || o_field > stride - 8 ||
@@ -137,8 +140,8 @@ static int read_types(struct jvm *j, const struct elf_file *ef)
         !symbol_u64(j, ef, "gHotSpotVMTypeEntrySuperclassNameOffset", &o_super) ||
         !symbol_u64(j, ef, "gHotSpotVMTypeEntrySizeOffset", &o_size))
         return fail(j, "libjvm exports no readable vmTypes table (gHotSpotVMTypes)");
-    if (!table)
-        return 1;   /* not yet relocated, as for vmStructs */
+    if (!table || !stride)
+        return 1;   /* not yet relocated or initialized, as for vmStructs */
     if (stride < 8 || stride > 256 || o_name > stride - 8 || o_super > stride - 8 ||
         o_size > stride - 8)
         return fail(j, "vmTypes table has an unexpected shape");
