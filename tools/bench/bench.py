@@ -288,6 +288,20 @@ def cost_targets(label, by):
 P99_LIMIT_NS = 20000
 
 
+def ratio_at_least_unless_swinging(floor, elsewhere):
+    """ratio_at_least, where the untraced runs agree within 10%; where they
+    swing more (issue 16), the ratio is shown but judged ELSEWHERE."""
+    def check(label, by):
+        u = by["untraced"]["ops"]
+        swing = (max(u) - min(u)) / statistics.median(u)
+        if swing <= 0.10:
+            return ratio_at_least(floor)(label, by)
+        return [(f"{label}: throughput ratio >= {floor}",
+                 f"{by['parktrace']['median']:.3f}, but untraced runs swung {100 * swing:.0f}%: judged on {elsewhere}",
+                 "n/a")]
+    return check
+
+
 def bpf_cost_at_most(mean_ns):
     """Issue 16: parktrace's mean BPF run time per event, and no hot
     program's 99th percentile above 20 us."""
@@ -382,7 +396,8 @@ WORKLOADS = [
      "3 s loads its untraced runs swung by a third between rounds: 56.6k, 66.5k and 75.3k "
      "requests a second; with 10 s, by 8%); throughput is "
      "wrk's requests per second. Server, wrk and tracer share the 2 CPUs.",
-     "variants": JAVA_REAL_VARIANTS, "targets": [ratio_at_least(0.99), bpf_cost_at_most(1000)]},
+     "variants": JAVA_REAL_VARIANTS,
+     "targets": [ratio_at_least_unless_swinging(0.99, "the servers' Jetty, started once"), bpf_cost_at_most(1000)]},
     {"label": "java FrequentLock", "cmd": lambda s: java("FrequentLock", str(s), "8"),
      "about": "The frequently-acquired-lock pattern (`tools/workloads/FrequentLock.java`): 8 threads, "
      "two fair `ReentrantLock`s each held 32 ms, the first taken three times as often, so "
@@ -547,6 +562,15 @@ SERVERS = [
     {"module": "zookeeper", "cls": "ZooKeeper", "jfr": True, "extra_s": 1, "deep": True,
      "about": "ZooKeeper 3.8 standalone, `ZkLoad`: 16 threads over 4 sessions, synchronous "
      "setData/getData and ephemeral create + delete"},
+    # The overhead table's Jetty, started once: started afresh for every run
+    # its untraced throughput swung by a third. System-wide, as parktrace's
+    # defaults run.
+    # Its JIT takes longer than the others' 2 s to settle: 63k, 81k and 70k
+    # requests/s untraced in three 5 s rounds after it.
+    {"module": "jetty", "cls": "Jetty", "jfr": True, "deep": True, "floor": 0.99, "system_wide": True,
+     "warmup_s": 15, "extra_s": 5,
+     "about": "Jetty 9, the overhead table's `JettyHello` (16 threads, a shared synchronized map), "
+     "`wrk -t2 -c32`; parktrace system-wide"},
     {"module": "memcached", "cls": "Memcached",
      "about": "memcached 1.6 (4 threads), `memcaslap -T 2 -c 32` (9 gets to 1 set)"},
 ]
@@ -592,7 +616,7 @@ def server_overhead(spec):
                 instances.append(jfr_s)
             log(f"servers: {cls.name} ready in {time.time() - t0:.1f} s; warm-up")
             for inst in instances:
-                run_load(inst, SERVER_WARMUP)
+                run_load(inst, spec.get("warmup_s", SERVER_WARMUP))
             target = [] if spec.get("system_wide") else ["-p", ",".join(map(str, s.pids()))]
             res["pt_cmd"] = " ".join(["parktrace"] + PT_RUN[1:] + target)
             runs = [("untraced", s, None), ("parktrace", s, Variant("parktrace", PT_RUN + target))]
@@ -978,6 +1002,7 @@ def write(results, path):
                          f"stacks; other non-empty event types: {rest}.")
         L.append("\n")
         by = {r["variant"]: r for r in ov["rows"]}
+        by["untraced"] = {"ops": ov["untraced_ops"]}
         for check in checks[ov["label"]]:
             targets += check(ov["label"], by)
         if BASELINE_VARIANT in by:

@@ -16,8 +16,9 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  *  a shared, synchronized map (a session-store stand-in, so requests meet on
  *  a monitor as real handlers do), hashes a little and answers a short text.
  *  Listens on 127.0.0.1 at an ephemeral port and prints `port N` once
- *  started; stops when stdin closes.
- *  usage: java -cp JETTY_JARS:. JettyHello [THREADS] */
+ *  started; stops when stdin closes. Given a PORT, listens there and runs
+ *  until it is killed (the server suite, tools/servers/jetty.py).
+ *  usage: java -cp JETTY_JARS:. JettyHello [THREADS [PORT]] */
 public class JettyHello extends AbstractHandler {
     private final Map<Integer, Long> hits = new HashMap<>();
 
@@ -42,12 +43,16 @@ public class JettyHello extends AbstractHandler {
         Server server = new Server(new QueuedThreadPool(threads, threads));
         ServerConnector http = new ServerConnector(server);
         http.setHost("127.0.0.1");
-        http.setPort(0);
+        http.setPort(args.length > 1 ? Integer.parseInt(args[1]) : 0);
         server.addConnector(http);
         server.setHandler(new JettyHello());
         server.start();
         System.out.println("port " + http.getLocalPort());
         System.out.flush();
+        if (args.length > 1) {
+            server.join();
+            return;
+        }
         while (System.in.read() >= 0) {
             // until the benchmark closes stdin
         }
