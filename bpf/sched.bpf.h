@@ -217,8 +217,12 @@ static __always_inline int on_waking(__u64 *ctx, struct task_struct *p)
         /* A thread woken inside a futex wait after the scheduler took its
          * state but before its switch out (a timeout firing on another
          * CPU, say): the switch that starts the wait comes next, and takes
-         * the end from here (matched by its context switch count). */
-        if (!(flags & PT_WAIT_UPROBE) && ((struct pt_regs *)bpf_task_pt_regs(p))->orig_ax == NR_FUTEX) {
+         * the end from here (matched by its context switch count). Such a
+         * thread is still on its CPU: one that is not (a server's thread
+         * woken from epoll or a socket) is never one, and its registers,
+         * cold on its kernel stack, are not read. */
+        if (!(flags & PT_WAIT_UPROBE) && p->on_cpu &&
+            ((struct pt_regs *)bpf_task_pt_regs(p))->orig_ax == NR_FUTEX) {
             w->early_end = wake_end(p);
             w->early_sw = p->nvcsw + p->nivcsw;
         }
