@@ -268,6 +268,20 @@ class Server:
         self.stop()
 
 
+class WrkServer(Server):
+    """An HTTP server loaded by `wrk -t2` with CONNECTIONS connections on
+    self.url; its throughput is wrk's `Requests/sec`."""
+    connections = 16
+    throughput_unit = "requests/s (wrk)"
+
+    def load(self, seconds):
+        return self.spawn_load(["wrk", "-t2", f"-c{self.connections}", f"-d{int(seconds)}s", self.url])
+
+    def throughput(self, output):
+        """wrk's `Requests/sec: N`."""
+        return report_value(self.name, r"^Requests/sec:\s+([0-9.]+)", output)
+
+
 def _killpg(pgid, sig):
     try:
         os.killpg(pgid, sig)

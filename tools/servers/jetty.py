@@ -7,20 +7,19 @@ and warmed up, as the other servers are: started afresh for every run, its
 JIT's state swung the untraced throughput by a third between runs.
 JVM flags (JFR for one) come from the jvm_flags argument."""
 import os
-import signal
 
-from common import JAVA, JAVAC, Server, report_value, run
+from common import JAVA, JAVAC, WrkServer, run
 
 JARS = ":".join(f"/usr/share/java/{j}.jar" for j in
                 ("jetty9-server", "jetty9-util", "jetty9-http", "jetty9-io", "servlet-api"))
 SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench", "jetty",
                       "JettyHello.java")
 THREADS = 16
-CONNECTIONS = 32
 
 
-class Jetty(Server):
+class Jetty(WrkServer):
     name = "jetty"
+    connections = 32
 
     def __init__(self, jvm_flags=()):
         super().__init__()
@@ -35,17 +34,6 @@ class Jetty(Server):
                     str(THREADS), str(self.port)])
         self.wait_port()
 
-    def load(self, seconds):
-        return self.spawn_load(["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{int(seconds)}s", self.url])
-
-    def graceful_signal(self):
-        return signal.SIGTERM
-
-    throughput_unit = "requests/s (wrk)"
-
-    def throughput(self, output):
-        """wrk's `Requests/sec: N`."""
-        return report_value("jetty", r"^Requests/sec:\s+([0-9.]+)", output)
 
 
 if __name__ == "__main__":

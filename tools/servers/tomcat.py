@@ -10,15 +10,13 @@ as root: Tomcat does not refuse it, and this process is the one to trace.
 JVM flags (JFR for one) come from the jvm_flags argument."""
 import os
 import shutil
-import signal
 import time
 import urllib.request
 
-from common import JAVA, Server, ServerError, compile_java, report_value
+from common import JAVA, ServerError, WrkServer, compile_java
 
 HOME = "/usr/share/tomcat10"
 SERVLET_API = "/usr/share/java/tomcat10-servlet-api.jar"
-CONNECTIONS = 16
 
 SERVER_XML = """<?xml version="1.0" encoding="UTF-8"?>
 <Server port="-1" shutdown="SHUTDOWN">
@@ -42,8 +40,9 @@ WEB_XML = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-class Tomcat(Server):
+class Tomcat(WrkServer):
     name = "tomcat"
+    connections = 16
 
     def __init__(self, jvm_flags=()):
         super().__init__()
@@ -80,17 +79,6 @@ class Tomcat(Server):
                 raise ServerError(f"tomcat: {self.url} not served ({err}): {self.log_tail()}")
             time.sleep(0.2)
 
-    def load(self, seconds):
-        return self.spawn_load(["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{int(seconds)}s", self.url])
-
-    def graceful_signal(self):
-        return signal.SIGTERM
-
-    throughput_unit = "requests/s (wrk)"
-
-    def throughput(self, output):
-        """wrk's `Requests/sec: N`."""
-        return report_value("tomcat", r"^Requests/sec:\s+([0-9.]+)", output)
 
 
 if __name__ == "__main__":
