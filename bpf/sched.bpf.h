@@ -166,11 +166,8 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
     if (!again)
         note_klass(s, &key);
     wait_start(s, idx, w, now);
-    /* A waking before this switch woke this wait: read before the switch
-     * count rose (one less than now), or after (on_waking). wait_start's
-     * atomics stand between the flags written and early_sw read. */
-    __u64 sw = prev->nvcsw + prev->nivcsw;
-    if (w->early_sw + 1 == sw || w->early_sw == sw)
+    /* This switch is counted already: a waking one switch ago woke this wait. */
+    if (w->early_sw + 1 == prev->nvcsw + prev->nivcsw)
         w->end = w->early_end;
     bool naming;
     if (!wait_stack_skipped(s, w, pid_tgid, &naming))
@@ -217,36 +214,19 @@ static __always_inline int on_waking(__u64 *ctx, struct task_struct *p)
         return 0;
     __u32 flags = w->flags;
     if ((flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) != PT_WAIT_ACTIVE) {
-        if (flags & PT_WAIT_UPROBE)
-            return 0;
-        if (!p->on_cpu) {
-            /* Not a waiter yet when its flags were read, but switched out
-             * since (the switch writes the flags before on_cpu drops, and
-             * x86 keeps loads in order): its wait began meanwhile. A
-             * server's thread woken from epoll or a socket ends here,
-             * its registers, cold on its kernel stack, never read. */
-            if ((*(volatile __u32 *)&w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) != PT_WAIT_ACTIVE)
-                return 0;
-        } else {
-            /* Woken inside a futex wait after the scheduler took its state
-             * but before its switch out (a timeout firing on another CPU,
-             * say): the switch that starts the wait takes the end from
-             * here, matched by its context switch count. The exchange
-             * orders that against the flags read again: either the switch
-             * sees it, or it began the wait and this ends it (a timeout
-             * read as a wakeup, now and then, when both raced). */
-            if (((struct pt_regs *)bpf_task_pt_regs(p))->orig_ax != NR_FUTEX)
-                return 0;
-            __u32 end = wake_end(p);
-            w->early_end = end;
-            __sync_lock_test_and_set(&w->early_sw, p->nvcsw + p->nivcsw);
-            if ((*(volatile __u32 *)&w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) != PT_WAIT_ACTIVE)
-                return 0;
-            w->end = end;
-            if (end == PT_END_WOKEN)
-                note_waker(ctx, w, p->tgid);
-            return 0;
+        /* A thread woken inside a futex wait after the scheduler took its
+         * state but before its switch out (a timeout firing on another
+         * CPU, say): the switch that starts the wait comes next, and takes
+         * the end from here (matched by its context switch count). Such a
+         * thread is still on its CPU: one that is not (a server's thread
+         * woken from epoll or a socket) is never one, and its registers,
+         * cold on its kernel stack, are not read. */
+        if (!(flags & PT_WAIT_UPROBE) && p->on_cpu &&
+            ((struct pt_regs *)bpf_task_pt_regs(p))->orig_ax == NR_FUTEX) {
+            w->early_end = wake_end(p);
+            w->early_sw = p->nvcsw + p->nivcsw;
         }
+        return 0;
     }
     w->end = wake_end(p);
     if (w->end == PT_END_WOKEN)
