@@ -283,8 +283,8 @@ static __always_inline void budget_close(struct pt_budget *b, __u64 start, bool 
 /* Whether kernel-unwound stack SID is gone from the kernel's table: a
  * thread's cache still gives its id (a hit does not refresh the table's
  * LRU), but user space, asked for it on a new blocker, could copy it from
- * nowhere once it had let its own copy go. Looked at only as a stack is
- * noted for a new blocker, never on a cache hit's own path. */
+ * nowhere once it had let its own copy go. Looked at only on a cache hit
+ * for a slot the stack was not noted for yet (cache_hit). */
 static __always_inline bool ustack_gone(__s32 sid)
 {
     return (sid & PT_USTACK_ID) && !bpf_map_lookup_elem(&ustacks, &sid);

@@ -327,10 +327,10 @@ def check_shares(what, want, got, points=SHARE_POINTS):
     check(not bad, f"{what}: path shares (workload %, parktrace %) off by more than {points} points: {bad}")
 
 
-def mixed_path_shares(variant, pt_args, seconds=SECONDS):
-    """Runs the variant's two-path workload (-m) for SECONDS under
-    parktrace with PT_ARGS: (the workload's blocked time per path,
-    parktrace's collapsed stack time per path, the final totals)."""
+def mixed_path_shares(variant, pt_args):
+    """Runs the variant's two-path workload (-m) under parktrace with
+    PT_ARGS: (the workload's blocked time per path, parktrace's collapsed
+    stack time per path, the final totals)."""
     binary, cmd, src, names = VARIANTS[variant]
     exe = os.path.join(TMP, binary + "_mixed")
     if not os.path.exists(exe):
@@ -338,7 +338,7 @@ def mixed_path_shares(variant, pt_args, seconds=SECONDS):
         check(c.returncode == 0, f"compiling {src} failed: {c.stderr.strip()[-2000:]}")
     report, folded = exe + ".json", exe + ".folded"
     p = run_pt(["-f", "json", "--top", "0", "--collapsed", folded] + pt_args +
-               ["--", exe, "-t", "6", "-s", seconds, "-m", "-r", report], timeout=40)
+               ["--", exe, "-t", "6", "-s", SECONDS, "-m", "-r", report], timeout=40)
     check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
     wl = json.load(open(report))
     want = {l["function"]: l["blocked_ns"] / 1000 for l in wl["locks"]}

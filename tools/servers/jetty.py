@@ -35,7 +35,6 @@ class Jetty(WrkServer):
         self.wait_port()
 
 
-
 if __name__ == "__main__":
     from common import main
     main(Jetty)

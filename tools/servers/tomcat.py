@@ -80,7 +80,6 @@ class Tomcat(WrkServer):
             time.sleep(0.2)
 
 
-
 if __name__ == "__main__":
     from common import main
     main(Tomcat)

@@ -239,14 +239,12 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (strcmp(mode, "attach") == 0 || strcmp(mode, "reply") == 0)
         wait_forever();
-    if (strcmp(mode, "late") == 0) {
+    if (strcmp(mode, "late") == 0 || strcmp(mode, "unset") == 0) {
+        /* Starting done: every table pointer and stride as a valid JVM's. */
         struct timespec later = {1, 500000000};
         nanosleep(&later, NULL);
         gHotSpotVMStructs = fields;
         gHotSpotVMTypes = types;
-    } else if (strcmp(mode, "unset") == 0) {
-        struct timespec later = {1, 500000000};
-        nanosleep(&later, NULL);
         gHotSpotVMStructEntryArrayStride = sizeof(struct field_entry);
         gHotSpotVMTypeEntryArrayStride = sizeof(struct type_entry);
     }
