@@ -5,7 +5,7 @@
  *
  * Owns: the maps jvm_layouts (tgid -> layout, from user space) and
  * java_threads (tid -> JavaThread*), the global layouts_gen; learn_park_offset,
- * javathread_of, object_klass, note_klass, monitor_key, java_wait_key,
+ * javathread_of, klass_word, note_klass, monitor_key, java_wait_key,
  * park_cache_fill, park_key_by_cache, park_blocker_key.
  *
  * Shared: jvm_layouts and java_threads with unwind.bpf.h and
@@ -78,27 +78,30 @@ static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u6
 static __always_inline void park_cache_fill(struct pt_park_cache *pc, const struct pt_jvm_layout *l, __u64 jt);
 static __always_inline void park_key_by_cache(const struct pt_park_cache *pc, __u32 tgid, struct pt_blocker_key *key);
 
-static __always_inline __u64 object_klass(const struct pt_jvm_layout *l, __u64 obj)
+/* OBJ's klass word as stored: narrow when class pointers are compressed.
+ * It is part of a Java blocker's key, beside the address: a young
+ * collection copies survivors into regions it emptied before, so another
+ * object can take a blocker's old address, and one of another class must
+ * not join its row (CI once saw ZooKeeper's ConditionObject waits, 7 931,
+ * land in a ReentrantLock's). Same-class reuse is harmless to every figure
+ * by class. */
+static __always_inline __u64 klass_word(__u64 obj, __u32 off, bool compressed)
 {
-    __u64 klass = 0;
-    if (l->compressed_klass) {
-        __u32 narrow = 0;
-        bpf_probe_read_user(&narrow, sizeof(narrow), (void *)(obj + l->klass));
-        return narrow ? l->klass_base + ((__u64)narrow << l->klass_shift) : 0;
-    }
-    bpf_probe_read_user(&klass, sizeof(klass), (void *)(obj + l->klass));
-    return klass;
+    __u64 word = 0;
+    bpf_probe_read_user(&word, compressed ? sizeof(__u32) : sizeof(word), (void *)(obj + off));
+    return word;
 }
 
-/* A Java blocker's class, read once, when its slot has none yet (the
- * object is the key's address; Java keys are owned by their tgid). */
+
+/* A Java blocker's Klass*, decoded once from its key's klass word, when
+ * its slot has none yet (Java keys are owned by their tgid). */
 static __always_inline void note_klass(struct pt_slot *s, const struct pt_blocker_key *key)
 {
-    if (s->klass || !key->addr || (key->kind & 0xff) == PT_KIND_FUTEX)
+    if (s->klass || !key->ino || (key->kind & 0xff) == PT_KIND_FUTEX)
         return;
     struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &key->owner);
     if (l)
-        s->klass = object_klass(l, key->addr);
+        s->klass = l->compressed_klass ? l->klass_base + (key->ino << l->klass_shift) : key->ino;
 }
 
 /* A Java thread sleeping outside its Parker but with a monitor pending is
@@ -130,7 +133,7 @@ static __always_inline bool monitor_key(const struct pt_jvm_layout *l, __u64 jt,
     if (!obj)
         return false;
     key->addr = obj;
-    key->ino = 0;
+    key->ino = klass_word(obj, l->klass, l->compressed_klass);
     key->owner = tgid;
     key->kind = kind;
     return true;
@@ -194,6 +197,8 @@ static __always_inline void park_cache_fill(struct pt_park_cache *pc, const stru
     pc->park_blocker = l->park_blocker;
     pc->oop_shift = l->oop_shift;
     pc->compressed_oops = l->compressed_oops;
+    pc->klass = l->klass;
+    pc->compressed_klass = l->compressed_klass;
 }
 
 /* The key of JavaThread JT's current park: (tgid, its parkBlocker object). */
@@ -224,7 +229,7 @@ static __always_inline void park_key_by_cache(const struct pt_park_cache *pc, __
     }
     /* A park without a blocker is one "<no blocker>" row per JVM. */
     key->addr = blocker;
-    key->ino = 0;
+    key->ino = blocker ? klass_word(blocker, pc->klass, pc->compressed_klass) : 0;
     key->owner = tgid;
     key->kind = PT_KIND_JVM_PARK;
 }

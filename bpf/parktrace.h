@@ -95,7 +95,8 @@ struct pt_jvm_layout {
 
 struct pt_blocker_key {
     __u64 addr;       /* uaddr, or byte offset in the file for shared futexes */
-    __u64 ino;        /* inode number for shared futexes, else 0 */
+    __u64 ino;        /* inode number for shared futexes; a Java object's
+                       * raw klass word (jvm kinds); else 0 */
     __u32 owner;      /* tgid, or device number for shared futexes */
     __u32 kind;       /* enum pt_kind | PT_KEY_* flags */
 };
@@ -184,7 +185,8 @@ struct pt_park_cache {
     __u64 jt, handle, oop_base;
     __u64 thread_size, park_blocker;
     __u32 oop_shift, compressed_oops;
-    __u32 gen, pad;        /* layouts_gen when filled */
+    __u32 gen;             /* layouts_gen when filled */
+    __u16 klass, compressed_klass;  /* oopDesc's klass field, and its width */
 };
 
 /* Waits left until the next stack taken, the gap as drawn (its waits

@@ -217,6 +217,30 @@ def moving_gc_splits_a_blocker_and_by_class_joins_it():
            "the class row's thread_time_ns")
 
 
+ALIASED_FIRST, ALIASED_SECOND = "AliasedBlocker$First", "AliasedBlocker$Second"
+
+
+@test
+def another_class_at_a_collected_blockers_address_is_another_blocker():
+    """AliasedBlocker parks and waits on a First, drops it, has a full
+    collection empty eden, and does the same on a Second that lands at the
+    First's old address (the workload checks the address, and goes on until
+    three rounds did). A blocker keyed by address alone took the Second's
+    waits into the First's row (ZooKeeper's ConditionObject waits once
+    landed in a ReentrantLock's); each class must count its own, park and
+    Object.wait alike, and the park uprobes' keys too."""
+    for probes in ("sched", "uprobes"):
+        wl, final = run_java("AliasedBlocker", "20", "3", "500", jvm_flags=["-Xmn64m", "-XX:+UseSerialGC"],
+                             pt_args=["--probes", probes])
+        check(wl["aliased"] >= 1, f"no round put the two objects at one address: {wl}")
+        for kind in ("jvm-park", "jvm-wait"):
+            for cls, want in ((ALIASED_FIRST, wl["first"]), (ALIASED_SECOND, wl["second"])):
+                got = sum(b["parks"] for b in jvm_rows(final, kind) if b["class"] == cls)
+                check(abs(got - want) <= max(2, want // 50),
+                      f"{probes}: {kind} {cls}: parktrace {got} waits, the workload made {want} "
+                      f"({wl['aliased']} of {wl['rounds']} rounds at one address)")
+
+
 @test
 def kinds_select_what_is_traced():
     wl, final = run_java("TimedParks", "2", pt_args=("--kinds", "jvm-park"))
