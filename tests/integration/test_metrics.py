@@ -171,11 +171,7 @@ def hist_buckets_hold_known_durations():
               f"{sure.get(bk, 0)}-{sure.get(bk, 0) + maybe.get(bk, 0)} there; hist_ns {b['hist_ns']}")
     check(sum(got.values()) == 12, f"hist_ns holds {sum(got.values())} waits, want 12: {b['hist_ns']}")
     ends = f"parks/timeouts/wakeups {b['parks']}/{b['timeouts']}/{b['wakeups']}, want 12/12/0"
-    check(b["parks"] == 12 and b["timeouts"] + b["wakeups"] == 12, ends)
-    if b["wakeups"]:
-        # The parktrace bug timed_out_waits_are_timeouts_not_wakeups records:
-        # now and then a timeout is read as a wakeup.
-        known_gap("timed_out_waits_counted_as_wakeups", ends)
+    check(b["parks"] == 12 and b["timeouts"] == 12 and b["wakeups"] == 0, ends)
 
 
 # ---- peak and longest wait -----------------------------------------------------
@@ -254,10 +250,13 @@ def timed_out_waits_are_timeouts_not_wakeups():
     what = (f"{wl['paths']} waits that all timed out: parks {b['parks']}, timeouts {b['timeouts']}, "
             f"wakeups {b['wakeups']} (want 0), dropped_events {final['totals']['dropped_events']} (want 0)")
     check(b["parks"] > 0 and b["timeouts"] > 0, what)
-    if not (b["wakeups"] == 0 and b["timeouts"] == b["parks"] and final["totals"]["dropped_events"] == 0):
-        # A parktrace bug, left for the issue on cost per event: a few wait
-        # ends are lost (PT_DROP_WAITING) and a few timeouts read as wakeups.
-        known_gap("timed_out_waits_counted_as_wakeups", what)
+    # A timed wait's waking that never reached parktrace (the kernel now and
+    # then switches a timed-out waiter back in with none) read 1-3 of these
+    # as wakeups a run: a timed wait now defaults to its timeout.
+    check(b["wakeups"] == 0 and b["timeouts"] == b["parks"], what)
+    if final["totals"]["dropped_events"]:
+        # A few wait ends lost (PT_DROP_WAITING), as seen before.
+        known_gap("timed_out_waits_lose_ends", what)
 
 
 @test
