@@ -25,6 +25,11 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Kernel constants vmlinux.h does not carry (macros), used by several
+ * headers below: x86-64's futex syscall number and the kernel-thread flag. */
+#define NR_FUTEX 202
+#define PF_KTHREAD 0x00200000
+
 /* Set by the loader before load. */
 const volatile bool filter_tgids = false;
 const volatile __u32 self_tgid = 0;

@@ -18,7 +18,6 @@
  * system calls themselves carry no probe, so calls that do not sleep (most
  * calls on a hot lock) cost nothing. */
 
-#define NR_FUTEX 202
 #define NR_FUTEX_WAITV 449
 #define TASK_INTERRUPTIBLE 0x1
 

@@ -406,9 +406,6 @@ static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 
         s->first_stack = w->stack_id;
 }
 
-#define PF_KTHREAD 0x00200000
-#define NR_FUTEX 202
-
 /* The current thread's stack as the waker of a wait, from its own futex
  * call (note_waker). CUR is the current task, REGS its user registers,
  * *MINE is set to its own record, *USED to the cache entry that gave it. */
