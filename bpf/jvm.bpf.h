@@ -92,7 +92,6 @@ static __always_inline __u64 klass_word(__u64 obj, __u32 off, bool compressed)
     return word;
 }
 
-
 /* A Java blocker's Klass*, decoded once from its key's klass word, when
  * its slot has none yet (Java keys are owned by their tgid). */
 static __always_inline void note_klass(struct pt_slot *s, const struct pt_blocker_key *key)

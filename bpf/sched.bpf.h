@@ -86,13 +86,13 @@ static __always_inline bool sleeping_in_futex(struct task_struct *prev, __u64 *u
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
     long nr = regs->orig_ax;    /* a BTF pointer: plain loads, no helper call each */
 
-    *timed = regs->r10 != 0;
     if (nr == NR_FUTEX) {
         int op = (int)regs->si;
         if (!futex_wait_op(FUTEX_CMD(op)))
             return false;
         *uaddr = regs->di;
         *private = op & FUTEX_PRIVATE_FLAG;
+        *timed = regs->r10 != 0;
         return true;
     }
     if (nr == NR_FUTEX_WAITV) {
@@ -102,6 +102,7 @@ static __always_inline bool sleeping_in_futex(struct task_struct *prev, __u64 *u
             return false;
         *uaddr = first.uaddr;
         *private = first.flags & FUTEX2_PRIVATE;
+        *timed = regs->r10 != 0;
         return true;
     }
     return false;
