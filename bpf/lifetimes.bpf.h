@@ -76,6 +76,9 @@ struct {
  * uncounted: a thread reads whether its sleeps count once per change, not
  * once per sleep. */
 __u32 procs_gen = 1;
+/* Processes that have exited: user space looks for the dead among the
+ * processes its stack cache holds only when this has moved. */
+__u64 process_exits = 0;
 
 /* A sleep that began at START ends at NOW, in its process's entry PR. */
 static __always_inline void sleep_ended(struct pt_proc *pr, __u64 start, __u64 now)
@@ -140,6 +143,7 @@ int BPF_PROG(thread_exit, struct task_struct *p)
     /* The last thread: the process's entries go, so that neither a pid
      * used again nor thousands of short-lived children fill them. */
     if (BPF_CORE_READ(p, signal, live.counter) == 0) {
+        __sync_fetch_and_add(&process_exits, 1);
         if (cfi_unwind) {
             bpf_map_delete_elem(&unwind_procs, &tgid);
             bpf_map_delete_elem(&unwind_asked, &tgid);

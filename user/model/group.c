@@ -113,31 +113,37 @@ static bool *picked_marks(const struct pt_row *rows, int n, struct pt_row *const
     return in;
 }
 
-void fold_rows(struct pt_model *r, struct pt_row *const *picked, int k, struct pt_row *scratch)
+void fold_rows(struct pt_model *r, struct pt_row *const *picked, int k)
 {
     int n = r->nrows, out = 0;
     size_t cap;
     int *slot = row_table(n, &cap);
     bool *top = picked_marks(r->rows, n, picked, k);
+    /* In place: rows kept move down (OUT <= I), each once, and a row folds
+     * into one below OUT. */
+    struct pt_row *rows = r->rows;
     for (int i = 0; i < n; i++) {
-        const struct pt_row *row = &r->rows[i];
+        const struct pt_row *row = &rows[i];
         if (top[i]) {
-            scratch[out++] = *row;
+            if (out != i)
+                rows[out] = *row;
+            out++;
             continue;
         }
         size_t h = (size_t)site_hash(row) & (cap - 1);
-        while (slot[h] >= 0 && !same_site(&scratch[slot[h]], row))
+        while (slot[h] >= 0 && !same_site(&rows[slot[h]], row))
             h = (h + 1) & (cap - 1);
         if (slot[h] < 0) {
             slot[h] = out;
-            scratch[out++] = *row;
+            if (out != i)
+                rows[out] = *row;
+            out++;
         } else {
-            merge_into(&scratch[slot[h]], row, PT_BY_SITE);
+            merge_into(&rows[slot[h]], row, PT_BY_SITE);
         }
     }
     free(slot);
     free(top);
-    memcpy(r->rows, scratch, (size_t)out * sizeof(*scratch));
     r->nrows = out;
 }
 

@@ -13,10 +13,10 @@ void group_rows(struct pt_model *r, enum pt_group by);
 /* The default view: R's rows other than the K that PICKED points to (the
  * top rows) are folded per (pid, kind, class, waiting site) into one row
  * each, which counts its blockers in `objects`; the top rows stay as they
- * are. SCRATCH has room for R's rows. Contention spread over many
+ * are. Contention spread over many
  * short-lived objects then ranks by its total (metrics.md, "The default
  * view"). */
-void fold_rows(struct pt_model *r, struct pt_row *const *picked, int k, struct pt_row *scratch);
+void fold_rows(struct pt_model *r, struct pt_row *const *picked, int k);
 
 /* Merges the two futex words of each glibc condition variable (the same
  * aligned 8 bytes of one process) into one row, at the lower address. */

@@ -388,7 +388,11 @@ static void consider(struct jvm_tracker *jt, struct jvm_candidate *c, uint64_t n
             c->next_try = now + STARTING_RETRY_NS;
         }
     } else {
+        /* Each look reads its whole maps: the longer a program has run
+         * without libjvm, the less often (a JVM maps it within a few
+         * hundred ms of its exec, and is then late by an eighth of that). */
         c->settled = age > SETTLE_NS;
+        c->next_try = now + age / 8;
     }
 }
 

@@ -211,6 +211,9 @@ static void unpublish(struct collector *c, int index_fd, uint32_t i, uint64_t no
  * starts. Looked for once a second. */
 #define FORGET_EVERY_NS 1000000000ULL
 
+#define DEAD_SCAN_NS 10000000000ULL
+#define DEAD_REAPED_NS 5000000000ULL
+
 static void forget_dead_processes(struct collector *c, uint64_t now)
 {
     if (now - c->forgot_ns < FORGET_EVERY_NS)
@@ -219,9 +222,24 @@ static void forget_dead_processes(struct collector *c, uint64_t now)
     procmaps_forget_exited(c->sv->maps, now);
     csp_forget_exited(&c->csp, now);
     stacks_trim_templates(c->stacks, now);
+    /* The cache's processes are looked through (a walk of every stack)
+     * only for a while after a process has exited (until its parent has
+     * reaped it, it still answers kill), or every DEAD_SCAN_NS should an
+     * exit have been missed. */
+    uint64_t exits = __atomic_load_n(&c->t->skel->bss->process_exits, __ATOMIC_ACQUIRE);
+    if (exits != c->exits_seen) {
+        c->exits_seen = exits;
+        c->dead_until_ns = now + DEAD_REAPED_NS;
+    }
+    if (now >= c->dead_until_ns && now - c->dead_scan_ns < DEAD_SCAN_NS)
+        return;
+    c->dead_scan_ns = now;
     int dead[64];
     bool named[64] = {false};
     int n = stacks_dead_processes(c->stacks, dead, 64);
+    /* 64 at most a pass: the rest at the next second's. */
+    if (n == 64)
+        c->dead_until_ns = now + FORGET_EVERY_NS;
     if (!n)
         return;
     uint32_t used = tracer_used_slots(c->t);
@@ -698,6 +716,20 @@ static bool unwoken(const struct pt_slot *s)
  * a semaphore, a Java condition or monitor wait; not a bare futex word,
  * which may be a hand-made lock) whose waits other threads did not end.
  * The latter needs no names: a stripped server's timer thread is idle too. */
+/* The first stack's top frame, read again only when the stack is named
+ * again: a report of 10 000 blockers read every one's frames each second. */
+static const char *blocker_top_frame(struct blocker *b)
+{
+    const struct pt_stack *st = b->first_stack;
+    if (!st)
+        return "[unknown]";
+    if (!st->naming || st->naming != b->top_naming) {
+        b->top_naming = st->naming;
+        b->top_frame = stacks_top_frame(st);
+    }
+    return b->top_frame;
+}
+
 static bool blocker_idle(struct collector *c, struct blocker *b, const struct pt_slot *s)
 {
     const struct pt_stack *st = b->first_stack;
@@ -765,8 +797,13 @@ static void model_processes(struct collector *c, struct pt_model *r, const struc
  * this often rather than at every tick: a blocker leaves there after 2 s
  * idle, and reading 10 000 slots twenty times a second was a third of
  * parktrace's CPU with that many live (issue 16, item 5). From 3/8 to
- * 1/2 in 250 ms is 16 000 new blockers a second. */
+ * 1/2 in 250 ms is 16 000 new blockers a second. While fewer than 3/8 of
+ * the slots were ever handed out, no more than that can be taken, so the
+ * table cannot need a faster mode before the tick that sees it: once a
+ * second will do (five scans a second of 10 000 live blockers were a
+ * tenth of parktrace's CPU). */
 #define RECYCLE_SCAN_COLD_NS 250000000ULL
+#define RECYCLE_SCAN_SPARSE_NS 1000000000ULL
 
 /* A retiring blocker's class, as its row says it (one not named yet: futex). */
 static const char *retiring_class(const struct blocker *b)
@@ -783,7 +820,7 @@ static void retire_member(struct collector *c, uint32_t i, uint64_t now)
         .pid = b->pid,
         .kind = pt_kind_names[s->key.kind & 0xff],
         .cls = retiring_class(b),
-        .site = b->first_stack ? stacks_top_frame(b->first_stack) : "[unknown]",
+        .site = blocker_top_frame(b),
         .comm = b->comm,
         .thread = b->thread,
         .wait = b->cls.wait,
@@ -1027,7 +1064,8 @@ static void recycle(struct collector *c, uint64_t now)
                                                    : 0;
     /* Blockers leave after 2 s idle, or not at all: a slower scan will do. */
     bool cold = !idle_ns || idle_ns == RECYCLE_COLD_NS;
-    if (cold && !c->flush && !c->unpublished && now - c->scanned_ns < RECYCLE_SCAN_COLD_NS) {
+    uint64_t every = n < nslots / 8 * 3 ? RECYCLE_SCAN_SPARSE_NS : RECYCLE_SCAN_COLD_NS;
+    if (cold && !c->flush && !c->unpublished && now - c->scanned_ns < every) {
         if (c->folded && now - c->entries_ns >= ENTRIES_EVERY_NS)
             return_slots(c, n);
         return;
@@ -1144,7 +1182,10 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         if ((uint32_t)r->nrows + c->retired.n + 1 >= room)
             break;
         struct pt_row *row = &r->rows[r->nrows];
-        memset(row, 0, sizeof(*row));
+        /* All but the figures, which metrics_window clears itself: a report
+         * of 10 000 rows cleared each twice. */
+        memset(row, 0, offsetof(struct pt_row, fig));
+        memset(&row->fig + 1, 0, sizeof(*row) - offsetof(struct pt_row, fig) - sizeof(row->fig));
         /* A blocker's counters start at zero, so a new one's window starts
          * from zero at the window's start. */
         b->prev.t = c->window_start;
@@ -1172,7 +1213,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         row->wait = b->cls.wait;
         row->first_thread = b->thread;
         row->first_stack = b->first_stack;
-        row->top_frame = stacks_top_frame(b->first_stack);
+        row->top_frame = blocker_top_frame(b);
         row->objects = 1;
         row->idle = blocker_idle(c, b, s);
         if (top[i].count) {
@@ -1214,7 +1255,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         /* The default view: what would not make the top is folded per site,
          * then everything is ranked again. */
         int k = rank_rows(r->rows, r->nrows, key, r->idle_last, c->o->top, c->order, c->sorted);
-        fold_rows(r, c->order, k, c->sorted);
+        fold_rows(r, c->order, k);
         int n = r->nrows;
         r->nrows = rank_rows(r->rows, n, key, r->idle_last, c->o->top, c->order, c->sorted);
         fold_dropped(c->sorted, r->nrows, r->rows, n, c->order);

@@ -30,6 +30,8 @@ struct blocker {
     const struct pt_stack *first_stack;
     uint64_t idle_naming;      /* the first stack's naming `idle` was read off */
     bool idle;                 /* idle housekeeping (idle.h), by its first stack */
+    uint64_t top_naming;       /* the first stack's naming top_frame was read off */
+    const char *top_frame;
     struct pt_counters prev;   /* at the start of the current interval */
     int phase;                 /* index of its open phase plus one, or 0 */
     bool phase_seen;           /* fed this interval */
@@ -74,6 +76,9 @@ struct collector {
     uint64_t scanned_ns;       /* when recycle last read every slot */
     uint64_t tallied_entries;  /* the kernel's stack_entries_made at the last tally */
     uint64_t forgot_ns;        /* when exited processes' stacks were last let go */
+    uint64_t exits_seen;       /* process_exits at the last look for the dead */
+    uint64_t dead_scan_ns;     /* when the stack cache was last looked through */
+    uint64_t dead_until_ns;    /* looked through each second until then */
     uint64_t trimmed_ns;       /* when the heap's free pages were last given back */
     struct map_dump scratch, scratch2;   /* kernel tables read whole while recycling */
     struct stack_weights weights;        /* sampled stacks' scales (stack_weights.h) */
