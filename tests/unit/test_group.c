@@ -45,8 +45,39 @@ static void one_site(enum pt_group by, bool heavy_last)
     }
 }
 
+/* The default view: the picked rows stay as they are, in their order, and
+ * the others fold per site into one row each, wherever they sit among the
+ * picked ones (rows move down in place as others fold). */
+static void fold_keeps_top_rows(void)
+{
+    struct pt_row rows[6] = {row("A", "Small.run", "s1", 10, 1), row("Big", "Big.run", "b", 5000, 50),
+                             row("A", "Small.run", "s2", 20, 2), row("B", "Other.run", "o1", 7, 1),
+                             row("Huge", "Huge.run", "h", 9000, 90), row("A", "Small.run", "s3", 30, 3)};
+    struct pt_row *picked[2] = {&rows[4], &rows[1]};
+    struct pt_model r = {.rows = rows, .nrows = 6};
+    for (int i = 0; i < 6; i++)
+        rows[i].objects = 1;
+    fold_rows(&r, picked, 2);
+    CHECK(r.nrows == 4, "fold: two top rows and two sites (got %d rows)", r.nrows);
+    if (r.nrows != 4)
+        return;
+    CHECK(strcmp(r.rows[0].top_frame, "Small.run") == 0 && r.rows[0].objects == 3 &&
+              r.rows[0].fig.thread_time_ns == 60 && r.rows[0].fig.parks == 6,
+          "fold: Small.run's three rows are one, in the first one's place (%s, %u objects, %llu ns)",
+          r.rows[0].top_frame, r.rows[0].objects, (unsigned long long)r.rows[0].fig.thread_time_ns);
+    CHECK(strcmp(r.rows[1].cls, "Big") == 0 && r.rows[1].objects == 1 && r.rows[1].fig.thread_time_ns == 5000,
+          "fold: the top row Big stays whole and in order (%s)", r.rows[1].cls);
+    CHECK(strcmp(r.rows[2].top_frame, "Other.run") == 0 && r.rows[2].objects == 1 &&
+              r.rows[2].fig.thread_time_ns == 7,
+          "fold: a site of one row stays one row (%s)", r.rows[2].top_frame);
+    CHECK(strcmp(r.rows[3].cls, "Huge") == 0 && r.rows[3].fig.thread_time_ns == 9000 && r.rows[3].objects == 1,
+          "fold: the top row Huge moved down whole (%s, %llu ns)", r.rows[3].cls,
+          (unsigned long long)r.rows[3].fig.thread_time_ns);
+}
+
 int main(void)
 {
+    fold_keeps_top_rows();
     for (int heavy_last = 0; heavy_last < 2; heavy_last++) {
         one_site(PT_BY_SITE, heavy_last);
         one_site(PT_BY_CLASS, heavy_last);
