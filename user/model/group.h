@@ -13,9 +13,8 @@ void group_rows(struct pt_model *r, enum pt_group by);
 /* The default view: R's rows other than the K that PICKED points to (the
  * top rows) are folded per (pid, kind, class, waiting site) into one row
  * each, which counts its blockers in `objects`; the top rows stay as they
- * are. Contention spread over many
- * short-lived objects then ranks by its total (metrics.md, "The default
- * view"). */
+ * are, in their order. Contention spread over many short-lived objects
+ * then ranks by its total (metrics.md, "The default view"). */
 void fold_rows(struct pt_model *r, struct pt_row *const *picked, int k);
 
 /* Merges the two futex words of each glibc condition variable (the same

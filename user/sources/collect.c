@@ -208,9 +208,9 @@ static void unpublish(struct collector *c, int index_fd, uint32_t i, uint64_t no
 
 /* The stack cache's entries of processes that have exited and that no live
  * blocker names any more: they would grow with every process a machine
- * starts. Looked for once a second. */
+ * starts. Looked for once a second for DEAD_REAPED_NS after the kernel
+ * counts an exit, and every DEAD_SCAN_NS in any case. */
 #define FORGET_EVERY_NS 1000000000ULL
-
 #define DEAD_SCAN_NS 10000000000ULL
 #define DEAD_REAPED_NS 5000000000ULL
 
@@ -711,11 +711,6 @@ static bool unwoken(const struct pt_slot *s)
     return woken * 2 < ended || ended == 0;
 }
 
-/* Idle housekeeping (metrics.md, "The default view"): a wait-role blocker
- * whose first stack waits for work, or a condition (a condition variable,
- * a semaphore, a Java condition or monitor wait; not a bare futex word,
- * which may be a hand-made lock) whose waits other threads did not end.
- * The latter needs no names: a stripped server's timer thread is idle too. */
 /* The first stack's top frame, read again only when the stack is named
  * again: a report of 10 000 blockers read every one's frames each second. */
 static const char *blocker_top_frame(struct blocker *b)
@@ -730,6 +725,11 @@ static const char *blocker_top_frame(struct blocker *b)
     return b->top_frame;
 }
 
+/* Idle housekeeping (metrics.md, "The default view"): a wait-role blocker
+ * whose first stack waits for work, or a condition (a condition variable,
+ * a semaphore, a Java condition or monitor wait; not a bare futex word,
+ * which may be a hand-made lock) whose waits other threads did not end.
+ * The latter needs no names: a stripped server's timer thread is idle too. */
 static bool blocker_idle(struct collector *c, struct blocker *b, const struct pt_slot *s)
 {
     const struct pt_stack *st = b->first_stack;
