@@ -288,16 +288,20 @@ def cost_targets(label, by):
 P99_LIMIT_NS = 20000
 
 
+def swing(ops):
+    """How far untraced runs moved between rounds: their range over their median."""
+    return (max(ops) - min(ops)) / statistics.median(ops)
+
+
 def ratio_at_least_unless_swinging(floor, elsewhere):
     """ratio_at_least, where the untraced runs agree within 10%; where they
     swing more (issue 16), the ratio is shown but judged ELSEWHERE."""
     def check(label, by):
-        u = by["untraced"]["ops"]
-        swing = (max(u) - min(u)) / statistics.median(u)
-        if swing <= 0.10:
+        moved = swing(by["untraced"]["ops"])
+        if moved <= 0.10:
             return ratio_at_least(floor)(label, by)
         return [(f"{label}: throughput ratio >= {floor}",
-                 f"{by['parktrace']['median']:.3f}, but untraced runs swung {100 * swing:.0f}%: judged on {elsewhere}",
+                 f"{by['parktrace']['median']:.3f}, but untraced runs swung {100 * moved:.0f}%: judged on {elsewhere}",
                  "n/a")]
     return check
 
@@ -1230,13 +1234,12 @@ def server_targets(servers):
             continue
         by = {v["variant"]: v for v in r["rows"]}
         pt = by["parktrace"]["median"]
-        u = r["untraced_ops"]
-        swing = (max(u) - min(u)) / statistics.median(u)
+        moved = swing(r["untraced_ops"])
         # Issue 16: where untraced runs swing by more than 10%, throughput
         # cannot tell a point apart; machine CPU per operation (traced over
         # the same round's untraced) judges instead.
-        by_cpu = swing > 0.10 and by["parktrace"].get("cpu_op") is not None
-        why = f" (untraced runs swung {100 * swing:.0f}%: machine CPU per operation)" if by_cpu else ""
+        by_cpu = moved > 0.10 and by["parktrace"].get("cpu_op") is not None
+        why = f" (untraced runs swung {100 * moved:.0f}%: machine CPU per operation)" if by_cpu else ""
         if r.get("floor"):
             if by_cpu:
                 c = by["parktrace"]["cpu_op"]
