@@ -136,14 +136,24 @@ static __always_inline void raise_max(__u64 *p, __u64 v)
     }
 }
 
+/* 1 when V > C, else 0, for V and C below 2^63, with no branch: BPF has no
+ * setcc, so a comparison's value is a branch, and the verifier walks both
+ * ways. log2_slot's five made 32 paths, each with other bounds on the
+ * duration, which every check after it then walked again: at every start,
+ * tens of milliseconds of CPU. */
+static __always_inline __u64 above(__u64 v, __u64 c)
+{
+    return (c - v) >> 63;
+}
+
 static __always_inline __u32 log2_slot(__u64 v)
 {
     __u32 r = 0, s;
-    s = (v > 0xFFFFFFFFULL) << 5; v >>= s; r |= s;
-    s = (v > 0xFFFF) << 4; v >>= s; r |= s;
-    s = (v > 0xFF) << 3; v >>= s; r |= s;
-    s = (v > 0xF) << 2; v >>= s; r |= s;
-    s = (v > 0x3) << 1; v >>= s; r |= s;
+    s = above(v, 0xFFFFFFFFULL) << 5; v >>= s; r |= s;
+    s = above(v, 0xFFFF) << 4; v >>= s; r |= s;
+    s = above(v, 0xFF) << 3; v >>= s; r |= s;
+    s = above(v, 0xF) << 2; v >>= s; r |= s;
+    s = above(v, 0x3) << 1; v >>= s; r |= s;
     r |= (v >> 1);
     return r < PT_HIST_SLOTS ? r : PT_HIST_SLOTS - 1;
 }

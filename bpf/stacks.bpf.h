@@ -140,11 +140,11 @@ struct {
 /* The most significant bit of V (V > 0). */
 static __always_inline __u32 msb32(__u32 v)
 {
-    __u32 r = 0, s;
-    s = (v > 0xFFFF) << 4; v >>= s; r |= s;
-    s = (v > 0xFF) << 3; v >>= s; r |= s;
-    s = (v > 0xF) << 2; v >>= s; r |= s;
-    s = (v > 0x3) << 1; v >>= s; r |= s;
+    __u32 r = 0, s;     /* branch-free (above, slots.bpf.h) */
+    s = above(v, 0xFFFF) << 4; v >>= s; r |= s;
+    s = above(v, 0xFF) << 3; v >>= s; r |= s;
+    s = above(v, 0xF) << 2; v >>= s; r |= s;
+    s = above(v, 0x3) << 1; v >>= s; r |= s;
     return r | (v >> 1);
 }
 

@@ -71,7 +71,7 @@ struct {
 /* The stack span a cache check copies at once (ustack_cache_holds). */
 #define PT_CHECK_SPAN 2048
 struct check_span_buf {
-    __u8 b[PT_CHECK_SPAN];
+    __u8 b[PT_CHECK_SPAN + 8];    /* a word at any masked offset fits */
 };
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -108,14 +108,15 @@ __noinline int umap_find(const struct pt_uproc *p, __u64 pc)
     if (!p)
         return -1;
     __u32 lo = 0, hi = p->n < PT_UNWIND_MAPS ? p->n : PT_UNWIND_MAPS;
+    /* Branch-free halving (above): the verifier walked all 2^7 paths,
+     * 20 000 instructions at each start, twice. */
     for (int i = 0; i < UNWIND_MAP_STEPS && lo < hi; i++) {
         __u32 mid = (lo + hi) / 2;
         if (mid >= PT_UNWIND_MAPS)
             return -1;
-        if (p->m[mid].start <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
+        __u32 right = 1 - above(p->m[mid].start, pc);
+        lo += right * (mid + 1 - lo);
+        hi -= (1 - right) * (hi - mid);
     }
     if (lo == 0 || lo > PT_UNWIND_MAPS || pc >= p->m[lo - 1].end)
         return -1;
@@ -152,10 +153,9 @@ __noinline int urow_find(__u32 bin, __u32 pc, struct pt_urow *out)
         struct pt_urow *r = bpf_map_lookup_elem(t, &k);
         if (!r)
             return 0;
-        if (r->pc <= pc)
-            lo = mid;
-        else
-            hi = mid - 1;
+        __u32 right = 1 - above(r->pc, pc);     /* branch-free, as in umap_find */
+        lo += right * (mid - lo);
+        hi -= (1 - right) * (hi - mid + 1);
     }
     k = base + lo;
     struct pt_urow *r = bpf_map_lookup_elem(t, &k);
@@ -383,8 +383,10 @@ __noinline int ustack_cache_holds(const struct pt_stack_cache *c)
         __u64 a = c->chk_addr[j];
         if (!a)
             break;
-        if (a > hi && a - lo <= PT_CHECK_SPAN - 8)
-            hi = a;
+        /* Branch-free (above): each branch on hi or on an offset below
+         * forked the verifier's walk, and its paths multiplied. */
+        __u64 take = above(a, hi) & (1 - above(a - lo, PT_CHECK_SPAN - 8));
+        hi += take * (a - hi);
     }
     __u32 zero = 0;
     __u8 *buf = bpf_map_lookup_elem(&check_span, &zero);
@@ -395,8 +397,9 @@ __noinline int ustack_cache_holds(const struct pt_stack_cache *c)
         __u64 v, a = c->chk_addr[j], off = a - lo;
         if (!a)
             break;
-        if (buf && off <= PT_CHECK_SPAN - 8 && off + 8 <= len)
-            v = *(__u64 *)(buf + off);
+        __u64 in = (1 - above(lo, a)) & (1 - above(off + 8, len));
+        if (buf && in)
+            v = *(__u64 *)(buf + (off & (PT_CHECK_SPAN - 1)));
         else if (bpf_probe_read_user(&v, sizeof(v), (void *)a))
             return 0;
         if (v != c->chk_val[j])
