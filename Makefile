@@ -26,7 +26,9 @@ WORKLOADS := $(patsubst tools/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tool
 JAVA_WORKLOADS := $(patsubst tools/workloads/%.java,$(BUILD)/java/%.class,$(wildcard tools/workloads/*.java))
 
 .PHONY: soak all deps demo test unit bench clean install
-all: $(BUILD)/parktrace $(WORKLOADS) $(JAVA_WORKLOADS)
+# The benchmark's empty programs on parktrace's hooks (tools/bench/hooks_floor.c).
+HOOKS_FLOOR := $(BUILD)/bench/hooks_floor
+all: $(BUILD)/parktrace $(WORKLOADS) $(JAVA_WORKLOADS) $(HOOKS_FLOOR)
 
 deps:
 	@tools/install-deps.sh
@@ -68,6 +70,16 @@ $(BUILD)/workloads/%: tools/workloads/%.c tools/workloads/workload_time.h | $(BU
 $(BUILD)/java/%.class: tools/workloads/%.java | $(BUILD)
 	@mkdir -p $(dir $@)
 	javac -d $(BUILD)/java $<
+
+$(BUILD)/bench/hooks_floor.bpf.o: tools/bench/hooks_floor.bpf.c vmlinux/vmlinux.h | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/hooks_floor.skel.h: $(BUILD)/bench/hooks_floor.bpf.o
+	$(BPFTOOL) gen skeleton $< name hooks_floor_bpf > $@.tmp && mv $@.tmp $@
+
+$(HOOKS_FLOOR): tools/bench/hooks_floor.c $(BUILD)/bench/hooks_floor.skel.h
+	$(CC) $(CFLAGS) -I$(BUILD)/bench $< -o $@ -lbpf -lelf -lz
 
 $(BUILD):
 	mkdir -p $(BUILD)

@@ -35,6 +35,7 @@ HOT = os.path.join(ROOT, "build", "workloads", "futex_hot")
 PINGPONG = os.path.join(ROOT, "build", "workloads", "futex_pingpong")
 SYSBENCH = os.path.join(ROOT, "tools", "workloads", "sysbench_ops.sh")
 JETTY = os.path.join(ROOT, "tools", "bench", "jetty", "jetty_wrk.sh")
+HOOKS_FLOOR = os.path.join(ROOT, "build", "bench", "hooks_floor")
 JAVA_CP = os.path.join(ROOT, "build", "java")
 JDK = "/usr/lib/jvm/java-17-openjdk-amd64"
 JAVA = os.path.join(JDK, "bin", "java")
@@ -130,14 +131,14 @@ class Variant:
     """A way to run the workload: untraced, under a system-wide tracer
     started before it and stopped after it, or (JFR) with extra JVM flags."""
 
-    def __init__(self, name, cmd=None, settle=2.0, until_attached=False, jvm_flags=None, stats_probes=None):
+    def __init__(self, name, cmd=None, settle=2.0, until_attached=False, jvm_flags=None, stats=False):
         # parktrace is given a fixed 2 s, as in the first benchmarks, so that
         # its CPU share (over its whole life, start-up included) stays
         # comparable with theirs and with the 2% target; the peers, up to
         # SETTLE seconds until their probes are attached.
         self.name, self.cmd, self.settle, self.until_attached = name, cmd, settle, until_attached
         self.jvm_flags = jvm_flags          # function of the run's recording path
-        self.stats_probes = stats_probes    # parktrace --probes, for the BPF ns/run run
+        self.bpf_stats = stats              # takes --self-stats: a BPF ns/run run of its own
         self.proc = None
         self.stats = []
         self.recordings = []
@@ -204,13 +205,13 @@ def stop_and_reap(proc):
 
 PT_RUN = [PT, "-i", "1s", "-o", "/dev/null"]
 VARIANTS = {
-    "parktrace": lambda: Variant("parktrace", PT_RUN, stats_probes="sched"),
+    "parktrace": lambda: Variant("parktrace", PT_RUN, stats=True),
     "parktrace --probes uprobes": lambda: Variant("parktrace --probes uprobes", PT_RUN + ["--probes", "uprobes"],
-                                                  stats_probes="uprobes"),
+                                                  stats=True),
     "parktrace --probes syscalls": lambda: Variant("parktrace --probes syscalls", PT_RUN + ["--probes", "syscalls"],
-                                                   stats_probes="syscalls"),
+                                                   stats=True),
     "parktrace --unwind copy": lambda: Variant("parktrace --unwind copy", PT_RUN + ["--unwind", "copy"],
-                                               stats_probes="sched"),
+                                               stats=True),
     "JFR": lambda: Variant("JFR", jvm_flags=lambda rec: [
         f"-XX:StartFlightRecording:filename={rec},dumponexit=true,settings={JFC}"]),
     "JFR default": lambda: Variant("JFR default", jvm_flags=lambda rec: [
@@ -219,8 +220,10 @@ VARIANTS = {
     "bpftrace uprobes": lambda: Variant("bpftrace uprobes", ["bpftrace", "-e", BPFTRACE_UPROBES], settle=4.0,
                                         until_attached=True),
     "offcputime": lambda: Variant("offcputime", ["offcputime", "-u"], settle=4.0, until_attached=True),
+    # The floor: two programs that do nothing on parktrace's hooks.
+    "hooks alone": lambda: Variant("hooks alone", [HOOKS_FLOOR], settle=4.0, until_attached=True, stats=True),
 }
-C_VARIANTS = ["parktrace", "parktrace --probes syscalls", "bpftrace", "offcputime"]
+C_VARIANTS = ["parktrace", "parktrace --probes syscalls", "bpftrace", "offcputime", "hooks alone"]
 JAVA_VARIANTS = ["parktrace", "parktrace --probes uprobes", "parktrace --probes syscalls", "JFR", "bpftrace",
                  "bpftrace uprobes"]
 # Also on the realistic Java workloads: JFR as it ships, for scale.
@@ -263,17 +266,24 @@ def with_baseline(variants):
 BASELINE_VARIANT = None
 if BASELINE:
     BASELINE_VARIANT, _bin = baseline_binary(BASELINE)
-    VARIANTS[BASELINE_VARIANT] = lambda: Variant(BASELINE_VARIANT, [_bin] + PT_RUN[1:], stats_probes="sched")
+    VARIANTS[BASELINE_VARIANT] = lambda: Variant(BASELINE_VARIANT, [_bin] + PT_RUN[1:], stats=True)
 
 
 def java(*args):
     return [JAVA, "-Xmx128m", "-cp", JAVA_CP, *args]
 
 
+def hooks_alone(by, key, fmt):
+    """The same figure for the hooks alone (the empty programs), where they ran."""
+    v = by.get("hooks alone", {}).get(key)
+    return f" (the hooks alone: {fmt(v)})" if v is not None else ""
+
+
 def ratio_at_least(floor):
     def check(label, by):
         pt = by["parktrace"]["median"]
-        return [(f"{label}: throughput ratio >= {floor}", f"{pt:.3f}", verdict(pt >= floor))]
+        return [(f"{label}: throughput ratio >= {floor}", f"{pt:.3f}" + hooks_alone(by, "median", "{:.3f}".format),
+                 verdict(pt >= floor))]
     return check
 
 
@@ -314,7 +324,8 @@ def bpf_cost_at_most(mean_ns):
         if not c:
             return []
         p99 = max(c["switch_p99"], c["waking_p99"])
-        return [(f"{label}: mean BPF run time per event <= {mean_ns} ns", f"{c['ns']} ns", verdict(c["ns"] <= mean_ns)),
+        return [(f"{label}: mean BPF run time per event <= {mean_ns} ns",
+                 f"{c['ns']} ns" + hooks_alone(by, "bpf_ns", "{} ns".format), verdict(c["ns"] <= mean_ns)),
                 (f"{label}: BPF run time p99 <= 20 us", f"{p99} ns", verdict(0 < p99 <= P99_LIMIT_NS))]
     return check
 
@@ -390,7 +401,7 @@ WORKLOADS = [
      "JVM park that sleeps (the worst case named in `spec/environment.md`, and in issue #3: "
      "each probe mode beside JFR and the bpftrace scripts, the default mode's overhead the "
      "lowest). Throughput is round trips per second over S seconds after a 500 ms warm-up.",
-     "variants": JAVA_REAL_VARIANTS + ["offcputime"],
+     "variants": JAVA_REAL_VARIANTS + ["offcputime", "hooks alone"],
      "targets": [ratio_at_least(0.95), below_peers("JFR", "JFR default", "bpftrace", "bpftrace uprobes"),
                  least_cpu_of_all, bpf_cost_at_most(300)]},
     {"label": "jetty under wrk", "cmd": lambda s: [JETTY, str(s)], "min_seconds": JETTY_MIN_SECONDS,
@@ -433,7 +444,7 @@ WORKLOADS = [
      "parktrace's count, some 40 000 parks a second on the semaphore, 15 000 on `notEmpty` and a "
      "few hundred on `takeLock` (half a voluntary context switch per task), on top of the work. "
      "Throughput is tasks completed per second over S seconds after a 500 ms warm-up.",
-     "variants": JAVA_REAL_VARIANTS, "targets": [ratio_at_least(0.99), bpf_cost_at_most(300)]},
+     "variants": JAVA_REAL_VARIANTS + ["hooks alone"], "targets": [ratio_at_least(0.99), bpf_cost_at_most(300)]},
 ]
 
 
@@ -482,10 +493,10 @@ def bpf_cost(err):
             "waking_p99": int(st.get("sched_waking_p99_ns", 0))}
 
 
-def bpf_ns_per_run(cmd, tracer_cmd, probes):
+def bpf_ns_per_run(cmd, tracer_cmd):
     """BPF run time needs kernel.bpf_stats_enabled, which slows every program
     run, so it is measured in a run of its own, never in the ratios."""
-    p = subprocess.Popen(tracer_cmd + ["--self-stats", "--probes", probes], stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(tracer_cmd + ["--self-stats"], stderr=subprocess.PIPE, text=True)
     wait_attached(p, 2.0)
     ops(cmd)
     p.send_signal(signal.SIGINT)
@@ -529,7 +540,7 @@ def overhead(w):
                 t.stop()
             log(f"{label} round {rnd + 1}/{ROUNDS}: {t.name} {raw[t.name][-1]:.0f} ops/s")
     base = raw["untraced"]
-    bpf_ns = {t.name: bpf_ns_per_run(cmd, t.cmd, t.stats_probes) for t in ts if t.stats_probes and w.get("bpf_stats", True)}
+    bpf_ns = {t.name: bpf_ns_per_run(cmd, t.cmd) for t in ts if t.bpf_stats and w.get("bpf_stats", True)}
     rows = []
     for t in ts[1:]:
         ratios = [a / b for a, b in zip(raw[t.name], base)]
@@ -967,7 +978,10 @@ def write(results, path):
              "with the equivalent futex script in `tools/bench/bench.py` (futex enter/exit timing per "
              "(pid, uaddr), count, sum and histogram); `bpftrace uprobes`, the classic JVM script "
              "(`Unsafe_Park` entry and return, `Unsafe_Unpark`); `offcputime -u` from libbpf-tools "
-             "(sched_switch, user threads, stacks). The C workloads run under parktrace's two futex "
+             "(sched_switch, user threads, stacks); `hooks alone`, two programs that do nothing on "
+             "parktrace's default hooks (`tools/bench/hooks_floor.bpf.c`: tp_btf `sched_switch` and "
+             "`sched_waking`, a per-CPU count each), the floor under any tracer built on them, on the C "
+             "workloads, `java PingPong` and `java ThreadPool`. The C workloads run under parktrace's two futex "
              "modes, bpftrace and offcputime; the Java ones under every variant but offcputime, which "
              "only `java PingPong` keeps. JFR's cost is inside the JVM, so it has no tracer CPU or RSS "
              "of its own.\n")
