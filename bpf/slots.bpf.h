@@ -57,8 +57,12 @@ struct {
     __type(value, struct pt_slot);
 } slots SEC(".maps");
 
+/* Its entries, like stack_time's and waker_time's, are allocated as they
+ * are made: preallocated, the three hashes were 20 MiB of kernel memory
+ * and a tenth of every start, however few blockers and stacks a run saw. */
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
     __uint(max_entries, 1);           /* resized by the loader */
     __type(key, struct pt_blocker_key);
     __type(value, __u32);
@@ -93,6 +97,7 @@ struct {
  * stack): entries made by stacks.bpf.h, charged by wait_finish. */
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
     __uint(max_entries, 65536);
     __type(key, struct pt_stack_key);
     __type(value, struct pt_stack_val);
@@ -100,6 +105,7 @@ struct {
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
     __uint(max_entries, 65536);
     __type(key, struct pt_waker_key);
     __type(value, struct pt_waker_val);
