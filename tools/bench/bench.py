@@ -413,7 +413,8 @@ WORKLOADS = [
      "requests a second; with 10 s, by 8%); throughput is "
      "wrk's requests per second. Server, wrk and tracer share the 2 CPUs.",
      "variants": JAVA_REAL_VARIANTS,
-     "targets": [ratio_at_least_unless_swinging(0.99, "the servers' Jetty, started once"), bpf_cost_at_most(1000)]},
+     "targets": [ratio_at_least_unless_swinging(0.99, "the servers' Jetty, started once"),
+                 below_peers("JFR", "JFR default"), bpf_cost_at_most(1000)]},
     {"label": "java FrequentLock", "cmd": lambda s: java("FrequentLock", str(s), "8"),
      "about": "The frequently-acquired-lock pattern (`tools/workloads/FrequentLock.java`): 8 threads, "
      "two fair `ReentrantLock`s each held 32 ms, the first taken three times as often, so "
@@ -423,7 +424,7 @@ WORKLOADS = [
      "one acquisition in 80): about 31 a second, "
      "one per 32 ms hold plus the hand-off, whatever the tracer; the ratio shows whether "
      "tracing stretches the hand-offs.",
-     "variants": JAVA_REAL_VARIANTS, "targets": [ratio_at_least(0.99)],
+     "variants": JAVA_REAL_VARIANTS, "targets": [ratio_at_least(0.99), below_peers("JFR", "JFR default")],
      # About 40 parks a second: the machine's other activity would set its BPF ns/run.
      "bpf_stats": False},
     {"label": "java LargeCriticalSection", "cmd": lambda s: java("LargeCriticalSection", str(s), "3"),
@@ -432,7 +433,7 @@ WORKLOADS = [
      "so every lock is always contended. Throughput is the three locks' acquisitions per second, "
      "each timed from its first to its last acquisition after a 500 ms warm-up: about 330 a "
      "second, set by the holds; the ratio shows whether tracing stretches the hand-offs.",
-     "variants": JAVA_REAL_VARIANTS, "targets": [ratio_at_least(0.99)],
+     "variants": JAVA_REAL_VARIANTS, "targets": [ratio_at_least(0.99), below_peers("JFR", "JFR default")],
      # About 330 parks a second: the machine's other activity would set its BPF ns/run.
      "bpf_stats": False},
     {"label": "java ThreadPool", "cmd": lambda s: java("ThreadPool", "-s", str(s), "-t", "4", "-q", "16"),
@@ -444,7 +445,8 @@ WORKLOADS = [
      "parktrace's count, some 40 000 parks a second on the semaphore, 15 000 on `notEmpty` and a "
      "few hundred on `takeLock` (half a voluntary context switch per task), on top of the work. "
      "Throughput is tasks completed per second over S seconds after a 500 ms warm-up.",
-     "variants": JAVA_REAL_VARIANTS + ["hooks alone"], "targets": [ratio_at_least(0.99), bpf_cost_at_most(300)]},
+     "variants": JAVA_REAL_VARIANTS + ["hooks alone"],
+     "targets": [ratio_at_least(0.99), below_peers("JFR", "JFR default"), bpf_cost_at_most(300)]},
 ]
 
 

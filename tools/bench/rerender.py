@@ -10,7 +10,7 @@ src, md, readme = sys.argv[1], sys.argv[2], sys.argv[3]
 res = json.load(open(src))
 targets = bench.write(res, md)
 cols = ["parktrace", bench.BASELINE_VARIANT, "parktrace --unwind copy", "parktrace --probes uprobes", "parktrace --probes syscalls", "JFR",
-        "JFR default", "bpftrace", "bpftrace uprobes", "offcputime"]
+        "JFR default", "bpftrace", "bpftrace uprobes", "offcputime", "hooks alone"]
 cols = [c for c in cols if c and any(c == r["variant"] for ov in res["overhead"] for r in ov["rows"])]
 head = {"parktrace --unwind copy": "--unwind copy", "parktrace --probes uprobes": "--probes uprobes", "parktrace --probes syscalls": "--probes syscalls",
         "bpftrace": "bpftrace script"}
