@@ -563,7 +563,8 @@ def overhead(w):
 # The real-server suite (tools/servers/, docs/servers.md): Debian's servers on
 # loopback under their own load clients. Each is started once; each round
 # runs the load client untraced, then under parktrace (after TRACER_SETTLE
-# s of load under it), and (Tomcat, ZooKeeper, Jetty) on a second instance of the same server started with JFR.
+# s of load under it), and (Tomcat, ZooKeeper, Jetty) on a second instance
+# of the same server started with JFR.
 SERVERS_DIR = os.path.join(ROOT, "tools", "servers")
 SERVER_SECONDS = float(os.environ.get("BENCH_SERVER_SECONDS", "5"))
 SERVER_WARMUP = 2       # seconds of load on each instance before the rounds
