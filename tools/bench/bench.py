@@ -133,9 +133,10 @@ class Variant:
 
     def __init__(self, name, cmd=None, settle=2.0, until_attached=False, jvm_flags=None, stats=False):
         # parktrace is given a fixed 2 s, as in the first benchmarks, so that
-        # its CPU share (over its whole life, start-up included) stays
-        # comparable with theirs and with the 2% target; the peers, up to
-        # SETTLE seconds until their probes are attached.
+        # its CPU share over its whole life, start-up included, stays
+        # comparable with theirs; the peers, up to SETTLE seconds until their
+        # probes are attached. The 2% target is judged on the CPU from the
+        # settle's end to exit: the cost of tracing the workload.
         self.name, self.cmd, self.settle, self.until_attached = name, cmd, settle, until_attached
         self.jvm_flags = jvm_flags          # function of the run's recording path
         self.bpf_stats = stats              # takes --self-stats: a BPF ns/run run of its own
@@ -164,6 +165,9 @@ class Variant:
             time.sleep(self.settle)
         if self.proc.poll() is not None:
             raise RuntimeError(f"{self.name} exited early: {open(self.err.name).read()}")
+        # Where the workload's run begins: start-up is over (for parktrace,
+        # about 0.14 s of CPU, most of a 5 s life's share).
+        self.settled_ns, self.settled = tree_run_ns(self.proc.pid), time.time()
 
     def stop(self):
         if self.recordings:
@@ -176,8 +180,10 @@ class Variant:
         if not self.proc:
             return
         ru = stop_and_reap(self.proc)
-        life = time.time() - self.started
-        self.stats.append({"cpu_pct": 100 * (ru.ru_utime + ru.ru_stime) / life, "rss_kb": ru.ru_maxrss})
+        now = time.time()
+        cpu_s = ru.ru_utime + ru.ru_stime
+        self.stats.append({"cpu_pct": 100 * cpu_s / (now - self.started), "rss_kb": ru.ru_maxrss,
+                           "tracing_cpu_pct": 100 * (cpu_s - self.settled_ns / 1e9) / (now - self.settled)})
         self.err.close()
         self.proc = None
 
@@ -287,11 +293,27 @@ def ratio_at_least(floor):
     return check
 
 
+def cpu_cell(stats):
+    """A tracer's median CPU share while tracing, and over its whole life."""
+    if not stats:
+        return "-"
+    life = statistics.median(s["cpu_pct"] for s in stats)
+    if "tracing_cpu_pct" not in stats[0]:       # results from before it was measured
+        return f"{life:.2f}"
+    return f"{statistics.median(s['tracing_cpu_pct'] for s in stats):.2f} ({life:.2f})"
+
+
 def cost_targets(label, by):
+    """The CPU target is the cost of tracing the workload (issue 2: "while
+    tracing that workload"): from the end of the tracer's 2 s settle to its
+    exit, final report included. Its whole life's share, start-up included,
+    is shown beside it: at a 5 s life start-up alone is near 3%."""
     pt = by["parktrace"]
-    cpu = statistics.median(s["cpu_pct"] for s in pt["stats"])
+    cpu = statistics.median(s["tracing_cpu_pct"] for s in pt["stats"])
+    life = statistics.median(s["cpu_pct"] for s in pt["stats"])
     rss = max(s["rss_kb"] for s in pt["stats"]) / 1024
-    return [(f"{label}: parktrace CPU <= 2% of a core", f"{cpu:.2f}%", verdict(cpu <= 2)),
+    return [(f"{label}: parktrace CPU <= 2% of a core while tracing it",
+             f"{cpu:.2f}% (over its whole life, start-up included: {life:.2f}%)", verdict(cpu <= 2)),
             (f"{label}: parktrace RSS <= 64 MiB", f"{rss:.1f} MiB", verdict(rss <= 64))]
 
 
@@ -761,6 +783,18 @@ def run_ns(pid):
         return int(f.read().split()[0])
 
 
+def tree_run_ns(pid):
+    """run_ns over all of a live process's threads (bpftrace has several)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass                # a thread that ended since the listing
+    return total
+
+
 def scaling():
     """parktrace's own CPU (steady state: only while the workload runs, after
     attaching), peak RSS and BPF time per program run and per wait, as the
@@ -1012,11 +1046,12 @@ def write(results, path):
         L.append(f"\n## `{ov['label']}`\n")
         L.append(ov["about"] + f" Command: `{ov['cmd']}`.\n")
         L.append("| variant | throughput ratio (median) | min | max | CPU per operation vs untraced | "
-                 "CPU per blocking wait vs untraced | tracer CPU % of one core | tracer peak RSS | BPF ns/run |")
+                 "CPU per blocking wait vs untraced | tracer CPU % of one core while tracing (whole life) | tracer peak RSS | "
+                 "BPF ns/run |")
         L.append("|---|---|---|---|---|---|---|---|---|")
         for r in ov["rows"]:
             st = r["stats"]
-            cpu = f"{statistics.median(s['cpu_pct'] for s in st):.2f}" if st else "-"
+            cpu = cpu_cell(st)
             rss = f"{max(s['rss_kb'] for s in st) / 1024:.1f} MiB" if st else "-"
             bns = str(r["bpf_ns"]) if r["bpf_ns"] else "-"
             L.append(f"| {r['variant']} | {r['median']:.3f} | {r['min']:.3f} | {r['max']:.3f} | "
@@ -1216,7 +1251,8 @@ def write_servers(L, results):
              "same round's untraced figure: where the untraced runs swing by more than 10%, the "
              "targets below are judged on it rather than on throughput (issue 16).\n")
     L.append("| server | load | variant | throughput ratio (median) | min | max | machine CPU per op, "
-             "traced / untraced (median) | untraced /s (median) | traced /s (median) | tracer CPU % of one core | "
+             "traced / untraced (median) | untraced /s (median) | traced /s (median) | "
+             "tracer CPU % of one core while tracing (whole life) | "
              "tracer peak RSS |")
     L.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results["servers"]:
@@ -1226,7 +1262,7 @@ def write_servers(L, results):
             continue
         for i, v in enumerate(r["rows"]):
             st = v["stats"]
-            cpu = f"{statistics.median(x['cpu_pct'] for x in st):.2f}" if st else "-"
+            cpu = cpu_cell(st)
             rss = f"{max(x['rss_kb'] for x in st) / 1024:.1f} MiB" if st else "-"
             how = v["variant"] + (" (system-wide)" if r["system_wide"] and v["variant"] != "JFR" else "")
             head = f"| {r['server']} | {r['about']}; {r['unit']} |" if i == 0 else "| | |"
