@@ -434,7 +434,14 @@ def csp_counts_threads_born_and_dying_while_watched():
     # The collector moves the lock as threads come and go: one row per place,
     # all over the same working time, so their CSPs add up.
     csp, ref = sum(b["csp"] for b in rows), wl["wait_ns"] / wl["alive_ns"]
-    check(0.5 * ref <= csp <= 1.05 * ref, f"CSP {csp:.4f} of the churning lock, the workload's {ref:.4f}")
+    # It has failed twice under CI at a third of the workload's figure: the
+    # message says whether a lock row went missing or the working time grew.
+    lock_rows = [(b["class"], b["parks"], b["thread_time_ns"], b["csp"]) for b in jvm_rows(final)
+                 if b["top_frame"] == "ChurnLock.lambda$main$0"]
+    check(0.5 * ref <= csp <= 1.05 * ref,
+          f"CSP {csp:.4f} of the churning lock, the workload's {ref:.4f} (its {wl['threads']} threads waited "
+          f"{wl['wait_ns']} ns in lock() over {wl['alive_ns']} ns of lives; parktrace's rows there "
+          f"(class, parks, ns, CSP): {lock_rows}; processes: {final.get('processes')})")
 
 
 @test
