@@ -90,15 +90,12 @@ static __always_inline void sleep_ended(struct pt_proc *pr, __u64 start, __u64 n
 
 /* Thread T of process TGID is switched out in an interruptible sleep that
  * is no futex wait (nanosleep, epoll_wait, poll, accept, a socket read):
- * idle time for CSP's working time, when its process is registered. The
- * thread's record W is made here if it has none. NOW: 0 when the caller
- * has not read the clock yet, read here only for a sleep that counts (a
- * server's threads sleep in epoll at every request). */
-static __always_inline void idle_sleep_begin(struct task_struct *t, __u32 tgid, __u64 now)
+ * idle time for CSP's working time, when its process is registered. W is
+ * the thread's record. NOW: 0 when the caller has not read the clock yet,
+ * read here only for a sleep that counts (a server's threads sleep in epoll
+ * at every request). */
+static __always_inline void idle_sleep_begin(struct pt_wait *w, struct task_struct *t, __u32 tgid, __u64 now)
 {
-    struct pt_wait *w = bpf_task_storage_get(&waits, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-    if (!w)
-        return;
     __u32 gen = procs_gen;
     if (w->watch_gen == gen && !w->watched)
         return;

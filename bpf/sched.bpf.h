@@ -135,17 +135,28 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
     __u64 uaddr;
     bool private, timed;
     __u32 idx;
-    if (preempt || !(prev_state & TASK_INTERRUPTIBLE) || !tgid_traced(prev->tgid))
+    if (preempt || !(prev_state & TASK_INTERRUPTIBLE) || !tgid_traced(prev->tgid) || (prev->flags & PF_KTHREAD))
         return 0;
-    if (!sleeping_in_futex(prev, &uaddr, &private, &timed)) {
-        /* Any other interruptible sleep is idle (CSP's working time). */
-        if (!(prev->flags & PF_KTHREAD))
-            idle_sleep_begin(prev, prev->tgid, now);
-        return 0;
-    }
     w = bpf_task_storage_get(&waits, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!w) {
-        count_drop(PT_DROP_WAITING);
+        if (sleeping_in_futex(prev, &uaddr, &private, &timed))
+            count_drop(PT_DROP_WAITING);
+        return 0;
+    }
+    /* A wait still open as its thread sleeps again lost the switch in that
+     * ended it. Not only before a futex wait: a lock's holder that sleeps
+     * holding it (in nanosleep, say) would be counted parked on it until
+     * its next wait, one waiter over the threads that could wait (peak).
+     * Ended before the kind of sleep is known, so that the verifier walks
+     * it once. */
+    if ((w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) == PT_WAIT_ACTIVE) {
+        if (!now)
+            now = bpf_ktime_get_ns();
+        end_stale_wait(w, prev, now);
+    }
+    if (!sleeping_in_futex(prev, &uaddr, &private, &timed)) {
+        /* Any other interruptible sleep is idle (CSP's working time). */
+        idle_sleep_begin(w, prev, prev->tgid, now);
         return 0;
     }
     if (w->flags & PT_WAIT_UPROBE)
@@ -153,7 +164,6 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     if (!now)
         now = bpf_ktime_get_ns();
-    end_stale_wait(w, prev, now);
     struct pt_blocker_key key;
     if (!trace_java || !java_wait_key(&key, uaddr, pid_tgid, w)) {
         if (!trace_futex)

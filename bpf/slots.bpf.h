@@ -582,10 +582,13 @@ static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait_
 
 /* A record still active when its thread sleeps again, or exits, lost the
  * switch back in that ends it: on 6.18 a sched_switch now and then never
- * reaches the program (a few per million, seen as a thread switched out
- * twice with no switch in between). The thread has run without a break
- * since that switch, so its wait ended the CPU time it has run since it was
- * last picked before NOW. Where that cannot be told (a uprobe park; a
+ * reaches the program (about one wait in 8 000 on a contended mutex, seen
+ * as a thread switched out twice with no switch in between). Called at
+ * any interruptible sleep of the thread (sched_switch), not only its next
+ * wait: a holder sleeping on its lock would count as parked on it. The
+ * thread has run without a break since that switch (a preemption's switch
+ * back in would have ended it), so its wait ended the CPU time it has run
+ * since it was last picked before NOW. Where that cannot be told (a uprobe park; a
  * thread that has run longer than it waited), reclaim_stale drops it. */
 static __always_inline void end_stale_wait(struct pt_wait *w, struct task_struct *t, __u64 now)
 {

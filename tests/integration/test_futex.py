@@ -80,7 +80,6 @@ def mutex_times_and_parks_match_workload():
     wl, reports, _ = run_workload_traced()
     final = final_of(reports)
     rows = [b for b in final["blockers"] if b["pid"] == wl["pid"]]
-    over = []
     for m in wl["mutexes"]:
         mine = [b for b in rows if b["name"] == m["name"]]
         check(len(mine) == 1, f"{m['name']}: expected one row, got {len(mine)}")
@@ -98,10 +97,11 @@ def mutex_times_and_parks_match_workload():
         # hold twice the think time, a second waiter always arrives.
         check(m["peak_in_lock"] <= wl["threads"] // len(wl["mutexes"]) - 1, f"workload: {m}")
         check(b["peak_parked"] >= 2, f"{m['name']}: peak_parked {b['peak_parked']}")
-        check(b["peak_parked"] <= m["peak_in_lock"] + 1,
+        # A switch back in that never reached sched_switch once left the
+        # holder counted parked through its hold (one run in four): now
+        # ended when it sleeps, so never one over.
+        check(b["peak_parked"] <= m["peak_in_lock"],
               f"{m['name']}: peak_parked {b['peak_parked']}, at most {m['peak_in_lock']} threads in lock()")
-        if b["peak_parked"] > m["peak_in_lock"]:
-            over.append(f"{m['name']} peak_parked {b['peak_parked']}, at most {m['peak_in_lock']} threads in lock()")
         check(b["max_park_ns"] >= b["avg_park_ns"] > 0, f"{m['name']}: max < avg")
         # A queue is always waiting, so the thesis's hold estimate must
         # recover the holds the workload measured (a sleep overshoots its
@@ -113,11 +113,6 @@ def mutex_times_and_parks_match_workload():
               f"{m['name']}: histogram does not count every completed wait")
         check("worker" in b["first_stack"] and b["top_frame"] == "worker",
               f"{m['name']}: waiter stack lacks the workload's worker(): {b['first_stack']}")
-    # Checked last, as every other check must still run: parktrace now and
-    # then reports one waiter more than were inside lock() (a bug); more
-    # than one fails above.
-    if over:
-        known_gap("peak_parked_over_waiters", "; ".join(over))
 
 
 @test
