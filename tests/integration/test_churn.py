@@ -111,24 +111,30 @@ def exited_processes_leave_the_table_and_the_stack_cache():
     check(m, f"--self-stats printed no stack_entries: {p.stderr[-800:]}")
     check(int(m.group(1)) <= 20, f"the stack cache still holds {m.group(1)} entries of exited processes "
           f"(templates {m.group(2)})")
-    # What they counted stays: per child, every blocked lock() call's time
-    # is in its rows (the rest of them is its main thread's joins), and its
-    # class row holds it against its own timing.
+    # What they counted stays: per child, every blocked lock() call is in
+    # its class row, and that row's time against the child's own timing.
     unnamed = []
     for w in wls:
         mine = [b for b in final["blockers"] if b["pid"] == w["pid"]]
         rows = [b for b in mine if b["class"] == "pthread_mutex"]
         check(len(rows) == 1, f"child {w['pid']}: {len(rows)} pthread_mutex rows (want 1)")
-        others = {b["class"]: b["thread_time_ns"] for b in mine if b is not rows[0]}
-        total = sum(b["thread_time_ns"] for b in mine)
-        check(total >= 0.95 * w["blocked_ns"], f"child {w['pid']}: its rows hold {total} ns of waits, its "
-              f"lock() calls alone blocked {w['blocked_ns']} ns: counts lost")
-        if rows[0]["thread_time_ns"] < 0.95 * w["blocked_ns"]:
-            unnamed.append(f"child {w['pid']}: pthread_mutex {rows[0]['thread_time_ns']} ns of the workload's "
-                           f"{w['blocked_ns']}, its other rows {others}")
+        others = {b["class"]: (b["parks"], b["thread_time_ns"]) for b in mine if b is not rows[0]}
+        # Its main thread's joins of its 2 threads are its only other waits:
+        # more there are mutex waits that went without their naming stack.
+        if sum(parks for parks, _ in others.values()) > 2:
+            unnamed.append(f"child {w['pid']}: pthread_mutex {rows[0]['parks']} parks, "
+                           f"{rows[0]['thread_time_ns']} ns of the workload's {w['blocked']} calls, "
+                           f"{w['blocked_ns']} ns; its other rows (parks, ns) {others}")
             continue
-        within(rows[0]["thread_time_ns"], w["blocked_ns"], 0.05,
-               f"child {w['pid']}'s pthread_mutex time (its other rows: {others})")
+        check(rows[0]["parks"] >= w["blocked"], f"child {w['pid']}: {rows[0]['parks']} parks for its "
+              f"{w['blocked']} blocked lock() calls")
+        # The sleeps lie inside the calls the workload timed, short of them
+        # by each call's way into the kernel and back after the wake-up: 1%
+        # of these 200 us waits on a quiet host, 5.1% seen on a busy CI host.
+        got = rows[0]["thread_time_ns"]
+        check(0.90 * w["blocked_ns"] <= got <= 1.05 * w["blocked_ns"],
+              f"child {w['pid']}'s pthread_mutex time {got} ns, its lock() calls blocked {w['blocked_ns']} ns "
+              f"(its other rows (parks, ns): {others})")
     if unnamed:
         # Kept, but classed futex: on the CI host, twice in a dozen runs,
         # part of a child's new mutexes went without their naming stack
