@@ -1,8 +1,9 @@
 #include "preflight.h"
 
+#include "procstatus.h"
+
 #include <errno.h>
 #include <linux/capability.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +18,22 @@
 #define CAP_BPF 39
 #endif
 
+/* Each of PIDS a live process. kill(pid, 0) alone passes a thread's id
+ * (whose process would then match nothing, silently) and a zombie. */
 int preflight_pids(const int *pids, int npids)
 {
     for (int i = 0; i < npids; i++) {
-        if (kill(pids[i], 0) && errno == ESRCH) {
+        struct procstatus ps;
+        if (procstatus_read(pids[i], &ps)) {
             fprintf(stderr, "parktrace: no process with PID %d\n", pids[i]);
+            return -1;
+        }
+        if (ps.tgid != pids[i]) {
+            fprintf(stderr, "parktrace: %d is a thread of process %d: use -p %d\n", pids[i], ps.tgid, ps.tgid);
+            return -1;
+        }
+        if (ps.state == 'Z') {
+            fprintf(stderr, "parktrace: process %d has exited\n", pids[i]);
             return -1;
         }
     }

@@ -299,6 +299,24 @@ def errors_are_one_line():
     p = error_case(["-d", "1"], 2, "BTF", env=env)
     check(len(p.stderr.strip().splitlines()) == 1, "BTF error is not one line")
     error_case(["-p", "2147480000"], 2, "no process with PID 2147480000")
+    # A thread's id answers kill(pid, 0) but names no process: nothing would
+    # match it. A zombie answers too, and has nothing left to trace.
+    wl = subprocess.Popen([MC, "-t", "2", "-s", "5"], stdout=subprocess.DEVNULL)
+    dead = subprocess.Popen(["true"])
+    try:
+        deadline = time.time() + 5
+        while time.time() < deadline and len(os.listdir(f"/proc/{wl.pid}/task")) < 2:
+            time.sleep(0.05)
+        tid = max(int(t) for t in os.listdir(f"/proc/{wl.pid}/task"))
+        check(tid != wl.pid, f"the workload {wl.pid} started no thread")
+        error_case(["-p", str(tid)], 2, f"{tid} is a thread of process {wl.pid}: use -p {wl.pid}")
+        while time.time() < deadline and "Z" not in open(f"/proc/{dead.pid}/stat").read().rsplit(")", 1)[1][:3]:
+            time.sleep(0.05)
+        error_case(["-p", str(dead.pid)], 2, f"process {dead.pid} has exited")
+    finally:
+        wl.kill()
+        wl.wait()
+        dead.wait()
     error_case(["-d", "1x"], 1, "invalid duration '1x'")
     error_case(["-i", "-5s"], 1, "invalid interval")
     error_case(["--bogus"], 1, "unknown option '--bogus'")

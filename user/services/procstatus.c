@@ -33,9 +33,15 @@ int procstatus_read(int pid, struct procstatus *ps)
     unsigned long long v;
     int found = 0;
     /* Without an NSpid line (kernels before 4.1) the pid is the same everywhere. */
-    ps->nspid = pid;
+    ps->nspid = ps->tgid = pid;
+    ps->state = '?';
     while (getline(&line, &cap, f) > 0) {
-        if (strncmp(line, "NSpid:", 6) == 0) {
+        if (strncmp(line, "State:", 6) == 0) {
+            const char *c = line + 6 + strspn(line + 6, " \t");
+            ps->state = *c ? *c : '?';
+        } else if (strncmp(line, "Tgid:", 5) == 0 && field(line + 5, 0, &v) == 0) {
+            ps->tgid = (int)v;
+        } else if (strncmp(line, "NSpid:", 6) == 0) {
             /* The last field is the innermost namespace, the one the process sees. */
             char *p = line + 6, *end;
             for (long n; (n = strtol(p, &end, 10)), end != p; p = end)

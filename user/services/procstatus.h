@@ -8,6 +8,8 @@
 #include <sys/types.h>
 
 struct procstatus {
+    int tgid;           /* its process: itself, unless PID is another thread's id */
+    char state;         /* 'Z' for a zombie: exited, not yet reaped */
     int nspid;          /* pid in its innermost pid namespace (last of NSpid:) */
     uid_t euid;         /* effective uid and gid, as this process sees them */
     gid_t egid;
