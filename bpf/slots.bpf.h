@@ -588,8 +588,9 @@ static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait_
  * wait: a holder sleeping on its lock would count as parked on it. The
  * thread has run without a break since that switch (a preemption's switch
  * back in would have ended it), so its wait ended the CPU time it has run
- * since it was last picked before NOW. Where that cannot be told (a uprobe park; a
- * thread that has run longer than it waited), reclaim_stale drops it. */
+ * since it was last picked before NOW. Where that cannot be told (a uprobe
+ * park; a thread that has run longer than it waited), reclaim_stale drops
+ * it. */
 static __always_inline void end_stale_wait(struct pt_wait *w, struct task_struct *t, __u64 now)
 {
     __u32 flags = w->flags;

@@ -321,6 +321,11 @@ def cost_targets(label, by):
 P99_LIMIT_NS = 20000
 
 
+# Untraced runs that swing by more than this (range over median) cannot
+# judge a target by throughput (issue 16).
+SWING_LIMIT = 0.10
+
+
 def swing(ops):
     """How far untraced runs moved between rounds: their range over their median."""
     return (max(ops) - min(ops)) / statistics.median(ops)
@@ -335,7 +340,7 @@ def cpu_judges(by, peer=None, cpu_key="cpu_ratio"):
     if by["parktrace"].get(cpu_key) is None or (peer and by[peer].get(cpu_key) is None):
         return None
     moved = swing(by["untraced"]["ops"])
-    if moved > 0.10:
+    if moved > SWING_LIMIT:
         return f"untraced runs swung {100 * moved:.0f}%"
     if peer and abs(by["parktrace"]["median"] - by[peer]["median"]) < moved:
         return f"throughputs closer than the untraced runs' {100 * moved:.1f}% swing"
@@ -373,7 +378,7 @@ def ratio_at_least_unless_swinging(floor, elsewhere):
     swing more (issue 16), the ratio is shown but judged ELSEWHERE."""
     def check(label, by):
         moved = swing(by["untraced"]["ops"])
-        if moved <= 0.10:
+        if moved <= SWING_LIMIT:
             return ratio_at_least(floor)(label, by)
         return [(f"{label}: throughput ratio >= {floor}",
                  f"{by['parktrace']['median']:.3f}, but untraced runs swung {100 * moved:.0f}%: judged on {elsewhere}",
@@ -827,12 +832,12 @@ def run_ns(pid):
 
 
 def tree_run_ns(pid):
-    """run_ns over all of a live process's threads (bpftrace has several)."""
+    """run_ns over all of a live process's threads (bpftrace has several):
+    /proc/TID answers for a thread as /proc/PID for a process."""
     total = 0
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
+            total += run_ns(int(tid))
         except (FileNotFoundError, ProcessLookupError):
             pass                # a thread that ended since the listing
     return total
