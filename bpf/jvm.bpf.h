@@ -4,7 +4,8 @@
  * slots.bpf.h and before stacks.bpf.h, whose walker reads both maps.
  *
  * Owns: the maps jvm_layouts (tgid -> layout, from user space) and
- * java_threads (tid -> JavaThread*), the global layouts_gen; learn_park_offset,
+ * java_threads (tid -> JavaThread*), the globals layouts_gen and
+ * safepoint_gen; learn_park_offset,
  * javathread_of, klass_word, note_klass, monitor_key, java_wait_key,
  * park_cache_fill, park_key_by_cache, park_blocker_key.
  *
@@ -19,6 +20,13 @@
  * thread's cached park (pt_park_cache) holds only while it is unchanged,
  * so a JVM user space gave up on has its parks shown as futex waits again. */
 __u32 layouts_gen = 1;
+
+/* Bumped at the start and at the end of every safepoint of every probed
+ * libjvm (jvm_safepoint, jvm_uprobes.bpf.h): a stop-the-world collector
+ * moves objects only in between, so a park's cached reads of the heap
+ * (pt_park_cache) hold while it is unchanged. One counter for all JVMs:
+ * each JVM's few safepoints a second cost the others a reread or two. */
+__u32 safepoint_gen = 1;
 
 /* JVMs (tgid -> layout) and their threads (tid -> JavaThread*), kept by
  * user space, which finds JVMs and walks their thread lists. */
@@ -76,7 +84,7 @@ static __always_inline __u64 javathread_of(const struct pt_jvm_layout *l, __u64 
 static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
                                              struct pt_blocker_key *key);
 static __always_inline void park_cache_fill(struct pt_park_cache *pc, const struct pt_jvm_layout *l, __u64 jt);
-static __always_inline void park_key_by_cache(const struct pt_park_cache *pc, __u32 tgid, struct pt_blocker_key *key);
+static __always_inline void park_key_by_cache(struct pt_park_cache *pc, __u32 tgid, struct pt_blocker_key *key);
 
 /* OBJ's klass word as stored: narrow when class pointers are compressed.
  * It is part of a Java blocker's key, beside the address: a young
@@ -198,23 +206,29 @@ static __always_inline void park_cache_fill(struct pt_park_cache *pc, const stru
     pc->compressed_oops = l->compressed_oops;
     pc->klass = l->klass;
     pc->compressed_klass = l->compressed_klass;
+    pc->stable_oops = l->stable_oops;
+    pc->thread_oop = 0;     /* nothing kept yet */
 }
 
 /* The key of JavaThread JT's current park: (tgid, its parkBlocker object). */
 static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
                                              struct pt_blocker_key *key)
 {
-    struct pt_park_cache pc;
+    struct pt_park_cache pc = {};
     park_cache_fill(&pc, l, jt);
     park_key_by_cache(&pc, tgid, key);
 }
 
 /* The same from PC (the Thread object itself can move in a collection; the
  * handle cannot). */
-static __always_inline void park_key_by_cache(const struct pt_park_cache *pc, __u32 tgid, struct pt_blocker_key *key)
+static __always_inline void park_key_by_cache(struct pt_park_cache *pc, __u32 tgid, struct pt_blocker_key *key)
 {
-    __u64 thread_oop = 0, blocker = 0;
-    if (pc->handle)
+    /* Read before the heap: a safepoint that begins meanwhile leaves what
+     * is read now under the older count, reread at the next park. */
+    __u32 gen = safepoint_gen;
+    bool kept = pc->stable_oops && pc->oop_gen == gen && pc->thread_oop;
+    __u64 thread_oop = kept ? pc->thread_oop : 0, blocker = 0;
+    if (!kept && pc->handle)
         bpf_probe_read_user(&thread_oop, sizeof(thread_oop), (void *)pc->handle);
     if (thread_oop) {
         __u64 addr = thread_oop + pc->park_blocker;
@@ -228,9 +242,27 @@ static __always_inline void park_key_by_cache(const struct pt_park_cache *pc, __
     }
     /* A park without a blocker is one "<no blocker>" row per JVM. */
     key->addr = blocker;
-    key->ino = blocker ? klass_word(blocker, pc->klass, pc->compressed_klass) : 0;
     key->owner = tgid;
     key->kind = PT_KIND_JVM_PARK;
+    /* Between two safepoints an address holds one object: its class as
+     * read before (a pool's worker alternates between two blockers). */
+    if (!blocker)
+        key->ino = 0;
+    else if (kept && blocker == pc->blocker[0])
+        key->ino = pc->klass_word[0];
+    else if (kept && blocker == pc->blocker[1])
+        key->ino = pc->klass_word[1];
+    else {
+        key->ino = klass_word(blocker, pc->klass, pc->compressed_klass);
+        pc->blocker[1] = kept ? pc->blocker[0] : 0;
+        pc->klass_word[1] = pc->klass_word[0];
+        pc->blocker[0] = blocker;
+        pc->klass_word[0] = key->ino;
+    }
+    if (!kept && pc->stable_oops) {
+        pc->thread_oop = thread_oop;
+        pc->oop_gen = gen;
+    }
 }
 
 #endif

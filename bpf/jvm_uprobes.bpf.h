@@ -1,11 +1,12 @@
 /* The uprobes in HotSpot: java_thread_start at JavaThread::run, in every
- * probe mode, so a new Java thread's first park is recognised; and probe
+ * probe mode, so a new Java thread's first park is recognised;
+ * jvm_safepoint at SafepointSynchronize::begin and ::end; and probe
  * mode "uprobes" (--probes uprobes): Java parks timed at Unsafe_Park
  * (uprobe and uretprobe), their wakers taken at Unsafe_Unpark. Included by
  * parktrace.bpf.c last, which keeps these programs last in the object.
  *
  * Owns: the map pending_wakers (an unparked thread's waker stack);
- * javathread_of_env; the programs java_thread_start, unsafe_park,
+ * javathread_of_env; the programs java_thread_start, jvm_safepoint, unsafe_park,
  * unsafe_park_exit, unsafe_unpark.
  *
  * Shared: uses jvm_layouts and java_threads (jvm.bpf.h), stacks (stacks.bpf.h),
@@ -24,6 +25,18 @@ int BPF_KPROBE(java_thread_start, void *thread)
     if (!tgid_traced(tgid) || !bpf_map_lookup_elem(&jvm_layouts, &tgid))
         return 0;
     bpf_map_update_elem(&java_threads, &tid, &jt, BPF_ANY);
+    return 0;
+}
+
+/* SafepointSynchronize::begin and ::end, in probe mode "sched": a
+ * stop-the-world collector moves objects only in between, so parks may
+ * keep what they read of the heap while safepoint_gen stands still (only
+ * for JVMs whose collector stops the world: stable_oops). A few hits a
+ * second per JVM. */
+SEC("uprobe")
+int BPF_KPROBE(jvm_safepoint)
+{
+    __sync_fetch_and_add(&safepoint_gen, 1);
     return 0;
 }
 

@@ -59,6 +59,11 @@ struct pt_jvm_layout {
     __u64 klass;            /* oopDesc's klass field */
     __u32 oop_shift, klass_shift;
     __u32 compressed_oops, compressed_klass;
+    /* Its objects move only inside a safepoint (a stop-the-world
+     * collector), and its libjvm's safepoints bump safepoint_gen: a park
+     * may reuse what it read of the heap until the next (jvm.bpf.h). */
+    __u32 stable_oops;
+    __u32 pad_stable;
     __u64 osthread;         /* JavaThread::_osthread */
     __u64 os_tid;           /* OSThread::_thread_id */
     /* Where in a JavaThread its park futexes lie (the Parker's condition
@@ -187,6 +192,14 @@ struct pt_park_cache {
     __u32 oop_shift, compressed_oops;
     __u32 gen;             /* layouts_gen when filled */
     __u16 klass, compressed_klass;  /* oopDesc's klass field, and its width */
+    /* What its parks read of the heap, kept while no safepoint has passed
+     * (oop_gen, safepoint_gen then) in a JVM whose objects move only in
+     * one (stable_oops): its java.lang.Thread's address, and the last two
+     * blockers and their klass words. Each park then reads one word, its
+     * parkBlocker, instead of three. */
+    __u32 stable_oops, oop_gen;
+    __u64 thread_oop;
+    __u64 blocker[2], klass_word[2];
 };
 
 /* Waits left until the next stack taken, the gap as drawn (its waits

@@ -32,16 +32,6 @@
 #define PERFMAP_SLOW_NS 50000000ULL
 #define PERFMAP_SLOW_PAUSE 10
 
-static bool read_flag(const struct jvm *j, const char *name, bool *v)
-{
-    uint64_t addr = jvm_symbol(j, name);
-    uint8_t b;
-    if (!addr || !procmem_read(&j->mem, addr, &b, 1))
-        return false;
-    *v = b != 0;
-    return true;
-}
-
 static void read_code_ranges(struct jvm_frames *f, const struct jvm *j)
 {
     uint64_t a_code, a_lo, a_hi, o_buf, o_limit, queue, buf;
@@ -67,8 +57,8 @@ void jvm_frames_open(struct jvm_frames *f, struct jvm *j, const struct jvm_layou
     f->method_slot = INTERP_METHOD_SLOT;
     read_code_ranges(f, j);
     /* Unknown counts as off: the advice is then given rather than missed. */
-    read_flag(j, "PreserveFramePointer", &f->preserve_fp);
-    read_flag(j, "DisableAttachMechanism", &f->attach_disabled);
+    jvm_flag(j, "PreserveFramePointer", &f->preserve_fp);
+    jvm_flag(j, "DisableAttachMechanism", &f->attach_disabled);
     f->ok = jvm_offset(j, "Method", "_constMethod", &f->const_method) &&
             jvm_offset(j, "ConstMethod", "_constants", &f->constants) &&
             jvm_offset(j, "ConstMethod", "_name_index", &f->name_index) &&

@@ -8,14 +8,20 @@ static bool read_u32(const struct jvm *j, uint64_t addr, uint32_t *v)
     return procmem_read(&j->mem, addr, v, sizeof(*v));
 }
 
-static bool flag(const struct jvm *j, const char *name, bool *v)
+/* Whether the JVM's objects move only inside a safepoint: true for the
+ * collectors that stop the world to move them (ZGC and Shenandoah move
+ * them while Java runs), false when the flags cannot be read. */
+static bool stop_the_world_collector(const struct jvm *j)
 {
-    uint64_t addr = jvm_symbol(j, name);
-    uint8_t b;
-    if (!addr || !procmem_read(&j->mem, addr, &b, 1))
-        return false;
-    *v = b != 0;
-    return true;
+    static const char *const stw[] = {"UseG1GC", "UseParallelGC", "UseSerialGC", "UseEpsilonGC"};
+    static const char *const concurrent[] = {"UseZGC", "UseShenandoahGC"};
+    bool on = false, any = false;
+    for (size_t i = 0; i < sizeof(concurrent) / sizeof(concurrent[0]); i++)
+        if (!jvm_flag(j, concurrent[i], &on) || on)
+            return false;
+    for (size_t i = 0; i < sizeof(stw) / sizeof(stw[0]); i++)
+        any |= jvm_flag(j, stw[i], &on) && on;
+    return any;
 }
 
 int jvm_layout_read(struct jvm *j, struct jvm_layout *l)
@@ -40,8 +46,8 @@ int jvm_layout_read(struct jvm *j, struct jvm_layout *l)
     if (blocker_var && read_u32(j, blocker_var, &blocker_off) && blocker_off == 0)
         return 1;
     if (!blocker_var || !read_u32(j, blocker_var, &blocker_off) ||
-        !flag(j, "UseCompressedOops", &l->compressed_oops) ||
-        !flag(j, "UseCompressedClassPointers", &l->compressed_klass) ||
+        !jvm_flag(j, "UseCompressedOops", &l->compressed_oops) ||
+        !jvm_flag(j, "UseCompressedClassPointers", &l->compressed_klass) ||
         !procmem_u64(&j->mem, a_oop_base, &l->oop_base) || !read_u32(j, a_oop_shift, &l->oop_shift) ||
         !procmem_u64(&j->mem, a_klass_base, &l->klass_base) || !read_u32(j, a_klass_shift, &l->klass_shift)) {
         snprintf(j->error, sizeof(j->error),
@@ -57,6 +63,7 @@ int jvm_layout_read(struct jvm *j, struct jvm_layout *l)
         return -1;
     }
     l->park_blocker = blocker_off;
+    l->stw_collector = stop_the_world_collector(j);
     if (!jvm_offset(j, "Klass", "_super", &l->klass_super))
         l->klass_super = 0;
     /* Only the uprobe mode needs it, to find an unparked thread. */

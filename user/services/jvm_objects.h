@@ -21,6 +21,7 @@ struct jvm_layout {
     uint64_t klass_name;      /* Klass::_name */
     uint64_t klass_super;     /* Klass::_super; 0 when unknown */
     uint64_t sym_length, sym_body;
+    bool stw_collector;       /* its collector moves objects only in safepoints */
 };
 
 /* Returns 0; 1 when the JVM is still starting (java.lang.Thread not yet

@@ -261,6 +261,22 @@ static bool probe_share_left(struct jvm_tracker *jt, int fd)
     return true;
 }
 
+/* Lets JVM PID's parks keep what they read of its heap between two
+ * safepoints, now that its libjvm's safepoints are probed: set in the
+ * kernel's entry as it stands, offsets it has learnt since included. */
+static void keep_heap_reads(struct jvm_tracker *jt, int pid)
+{
+    uint32_t key = (uint32_t)pid;
+    struct pt_jvm_layout kl;
+    if (bpf_map_lookup_elem(jt->tr->jvm_layouts_fd, &key, &kl))
+        return;
+    kl.stable_oops = 1;
+    if (bpf_map_update_elem(jt->tr->jvm_layouts_fd, &key, &kl, BPF_EXIST))
+        return;
+    tracer_layouts_changed(jt->tr);
+    jt->stats.heap_reads_kept++;
+}
+
 /* Returns true when PID is settled: tracked, or reported as unreadable;
  * false when its JVM is still starting and should be looked at again. */
 static bool start_tracking(struct jvm_tracker *jt, int pid, bool last_chance)
@@ -336,8 +352,9 @@ static bool start_tracking(struct jvm_tracker *jt, int pid, bool last_chance)
         return true;   /* given up on: kept for naming, its slot reused first */
     /* Opened as the JVM sees it, never a FIFO a user put at its name. */
     int fd = safe_open_in_root(pid, t->j.libjvm);
-    if (fd >= 0 && probe_share_left(jt, fd))
-        tracer_attach_jvm(jt->tr, fd, t->j.libjvm);
+    if (fd >= 0 && probe_share_left(jt, fd) && tracer_attach_jvm(jt->tr, fd, t->j.libjvm) == 1 &&
+        t->l.stw_collector)
+        keep_heap_reads(jt, pid);
     if (fd >= 0)
         close(fd);
     /* Its code cache is walked as Java frames from now on. */

@@ -51,6 +51,7 @@ struct jvm_tracker_stats {
     uint64_t threads_refused;     /* Java threads over their user's share of the kernel's map */
     uint64_t candidates_evicted;  /* processes dropped unexamined from a full candidate table */
     uint64_t probes_refused;      /* libjvm files left unprobed: their owner had their share */
+    uint64_t heap_reads_kept;     /* JVMs whose parks reuse their heap reads between safepoints */
 };
 
 void jvm_tracker_stats(const struct jvm_tracker *jt, struct jvm_tracker_stats *s);

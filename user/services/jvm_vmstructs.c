@@ -279,6 +279,16 @@ uint64_t jvm_symbol(const struct jvm *j, const char *name)
     return j->elf && symbol(j, j->elf, name, &addr) ? addr : 0;
 }
 
+bool jvm_flag(const struct jvm *j, const char *name, bool *v)
+{
+    uint64_t addr = jvm_symbol(j, name);
+    uint8_t b;
+    if (!addr || !procmem_read(&j->mem, addr, &b, 1))
+        return false;
+    *v = b != 0;
+    return true;
+}
+
 int jvm_java_threads(const struct jvm *j, int *tids, uint64_t *threads, int max)
 {
     uint64_t list_var, len_off, threads_off, osthread_off, tid_off, list, array;

@@ -54,6 +54,10 @@ bool jvm_static(const struct jvm *j, const char *type, const char *field, uint64
 /* The runtime address of a libjvm symbol (mangled name), or 0. */
 uint64_t jvm_symbol(const struct jvm *j, const char *name);
 
+/* The value of the JVM's bool flag NAME (-XX:...), a libjvm variable of
+ * that name; false when it cannot be read. */
+bool jvm_flag(const struct jvm *j, const char *name, bool *v);
+
 /* The OS thread ids of the JVM's JavaThreads, and the JavaThread pointers
  * when THREADS is not NULL, from ThreadsSMRSupport's current list. Returns
  * how many were stored, or -1. */

@@ -103,6 +103,8 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bpf_program__set_autoload(skel->progs.unsafe_park_exit, uprobes);
     bpf_program__set_autoload(skel->progs.unsafe_unpark, uprobes);
     bpf_program__set_autoload(skel->progs.java_thread_start, options_trace_java(o));
+    /* Parks timed from the scheduler keep their heap reads between safepoints. */
+    bpf_program__set_autoload(skel->progs.jvm_safepoint, jvm_park && o->probes == PT_PROBES_SCHED);
     bpf_program__set_autoload(skel->progs.futex_enter, syscalls);
     bpf_program__set_autoload(skel->progs.futex_exit, syscalls);
     bpf_program__set_autoload(skel->progs.futex_waitv_enter, waitv);
@@ -279,26 +281,32 @@ int tracer_attach_jvm(struct tracer *t, int fd, const char *libjvm)
     /* One file seen through several paths (containers) is probed once. */
     for (int i = 0; i < t->njvm_files; i++)
         if (t->jvm_files[i].dev == st.st_dev && t->jvm_files[i].ino == st.st_ino)
-            return 0;
+            return t->jvm_files[i].safepoints;
     if (t->njvm_files == TRACER_MAX_JVMS) {
         fprintf(stderr, "parktrace: more than %d different libjvm files; %s is not probed\n", TRACER_MAX_JVMS,
                 name);
         return -1;
     }
-    t->jvm_files[t->njvm_files].dev = st.st_dev;
-    t->jvm_files[t->njvm_files++].ino = st.st_ino;
+    struct tracer_jvm_file *file = &t->jvm_files[t->njvm_files++];
+    *file = (struct tracer_jvm_file){.dev = st.st_dev, .ino = st.st_ino};
     /* libbpf reads the symbols and the kernel finds the inode through the
      * descriptor: no path that could be swapped for a FIFO meanwhile. */
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
     if (attach_jvm_probe(t, t->skel->progs.java_thread_start, false, path, name, "_ZN10JavaThread3runEv"))
         return -1;
+    /* Both ends of a safepoint, or neither counts. */
+    if (bpf_program__autoload(t->skel->progs.jvm_safepoint) &&
+        !attach_jvm_probe(t, t->skel->progs.jvm_safepoint, false, path, name,
+                          "_ZN20SafepointSynchronize5beginEv") &&
+        !attach_jvm_probe(t, t->skel->progs.jvm_safepoint, false, path, name, "_ZN20SafepointSynchronize3endEv"))
+        file->safepoints = true;
     if (!bpf_program__autoload(t->skel->progs.unsafe_park))
-        return 0;
+        return file->safepoints;
     if (attach_jvm_probe(t, t->skel->progs.unsafe_park, false, path, name, "Unsafe_Park") ||
         attach_jvm_probe(t, t->skel->progs.unsafe_park_exit, true, path, name, "Unsafe_Park") ||
         attach_jvm_probe(t, t->skel->progs.unsafe_unpark, false, path, name, "Unsafe_Unpark"))
         return -1;
-    return 0;
+    return file->safepoints;
 }
 
 int tracer_sample_ready_fd(const struct tracer *t)

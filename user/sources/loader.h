@@ -28,7 +28,10 @@ struct tracer {
     /* --probes uprobes: the probes on each distinct libjvm */
     struct bpf_link *links[TRACER_MAX_LINKS];
     int nlinks;
-    struct { uint64_t dev, ino; } jvm_files[TRACER_MAX_JVMS];
+    struct tracer_jvm_file {
+        uint64_t dev, ino;
+        bool safepoints;       /* SafepointSynchronize::begin and ::end probed */
+    } jvm_files[TRACER_MAX_JVMS];
     int njvm_files;
     struct ring_buffer *sample_ready;   /* new stack samples, to unwind at once */
     const struct tracer_ready *on_ready;   /* while draining it */
@@ -74,8 +77,9 @@ void tracer_start_window(struct tracer *t, uint64_t now);
 
 /* Puts the JVM's uprobes on the libjvm open at FD (LIBJVM is its path, for
  * messages), once per file, for every process that maps it: thread start,
- * and with --probes uprobes park and unpark. 0, or -1 after saying why in
- * one line. */
+ * safepoints (parks timed from the scheduler), and with --probes uprobes
+ * park and unpark. 1 when the file's safepoints are probed, 0 when not, or
+ * -1 after saying why in one line. */
 int tracer_attach_jvm(struct tracer *t, int fd, const char *libjvm);
 
 /* What the kernel asks user space for at once, through its ready ring. */

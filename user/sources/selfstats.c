@@ -147,8 +147,9 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
     jvm_tracker_stats(jvm, &js);
     fprintf(f, "parktrace: self jvms=%d jvm_entries=%d jvms_evicted=%" PRIu64 " jvms_given_up=%" PRIu64
                " java_threads_refused=%" PRIu64 " jvm_candidates_evicted=%" PRIu64 " jvm_probes_refused=%" PRIu64
-               "\n",
-            js.tracked, js.entries, js.evicted, js.given_up, js.threads_refused, js.candidates_evicted, js.probes_refused);
+               " jvms_heap_reads_kept=%" PRIu64 " safepoint_edges=%" PRIu32 "\n",
+            js.tracked, js.entries, js.evicted, js.given_up, js.threads_refused, js.candidates_evicted, js.probes_refused,
+            js.heap_reads_kept, t->skel->data->safepoint_gen - 1);
     if (u.binaries)
         unwind_tables_print(sv->tables, f);
 }
