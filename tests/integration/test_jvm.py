@@ -242,6 +242,32 @@ def another_class_at_a_collected_blockers_address_is_another_blocker():
 
 
 @test
+def heap_reads_are_kept_only_where_objects_move_in_safepoints():
+    """Between two safepoints a park reuses its Thread's address and its
+    blockers' classes, for JVMs whose collector moves objects only inside
+    one. AliasedBlocker collects 80 times and parks and waits on objects
+    of two classes from one thread throughout: under G1 the JVM keeps its
+    reads and the safepoints are seen; under ZGC, which relocates objects
+    while Java runs, it does not. Either way each class counts exactly the
+    parks and waits the workload made."""
+    for gc, kept in (("-XX:+UseG1GC", 1), ("-XX:+UseZGC", 0)):
+        wl, final, err = run_java("AliasedBlocker", "10", "41", "500", jvm_flags=[gc],
+                                  pt_args=["--self-stats"], want_stderr=True)
+        st = dict(re.findall(r"(\w+)=(\d+)", err))
+        check(int(st.get("jvms_heap_reads_kept", -1)) == kept,
+              f"{gc}: jvms_heap_reads_kept {st.get('jvms_heap_reads_kept')}, want {kept}")
+        if kept:
+            # Two collections a round, each a safepoint's start and end.
+            check(int(st.get("safepoint_edges", 0)) >= 4 * wl["rounds"],
+                  f"{gc}: {st.get('safepoint_edges')} safepoint edges for {2 * wl['rounds']} collections")
+        for kind in ("jvm-park", "jvm-wait"):
+            for cls, want in ((ALIASED_FIRST, wl["first"]), (ALIASED_SECOND, wl["second"])):
+                got = sum(b["parks"] for b in jvm_rows(final, kind) if b["class"] == cls)
+                check(abs(got - want) <= max(2, want // 50),
+                      f"{gc}: {kind} {cls}: parktrace {got} waits, the workload made {want}")
+
+
+@test
 def kinds_select_what_is_traced():
     wl, final = run_java("TimedParks", "2", pt_args=("--kinds", "jvm-park"))
     kinds = {b["kind"] for b in final["blockers"]}
