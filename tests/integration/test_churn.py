@@ -15,9 +15,15 @@ from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 CHURN = os.path.join(BUILD, "workloads", "churn_locks")
 LOCKS = 60000
 SLOTS = 32768   # --max-blockers here: smaller than the workload's mutexes
-# The follower times whole lock() calls: a futex wait and a microsecond or
-# so around it (the trylock, the syscall), 0.5% of a 200 us wait at most.
-TOLERANCE = 0.02
+
+
+def sleeps_within_calls(got, want, what):
+    """The follower times whole lock() calls; the sleeps lie inside them,
+    short of them by each call's way into the kernel and back after the
+    wake-up: 1% of these 200 us waits on a quiet host, 2.1% and 5.1% seen
+    on a busy CI host."""
+    check(0.90 * want <= got <= 1.05 * want, f"{what}: parktrace {got} ns, the workload's blocked lock() calls "
+          f"{want} ns ({got / want - 1:+.1%}, allowed -10% to +5%)")
 
 
 def churn_run(by, extra=()):
@@ -40,7 +46,7 @@ def churn_by_class_keeps_every_wait():
     wl, final, rows = churn_run("class")
     check(final["totals"]["dropped_events"] == 0, f"dropped_events {final['totals']['dropped_events']} (want 0)")
     check(len(rows) == 1, f"by class, the workload's mutexes should be 1 row, got {len(rows)}")
-    within(rows[0]["thread_time_ns"], wl["blocked_ns"], TOLERANCE, "the pthread_mutex class's thread_time_ns")
+    sleeps_within_calls(rows[0]["thread_time_ns"], wl["blocked_ns"], "the pthread_mutex class's thread_time_ns")
     # The workload's blocked-on mutexes went through a table of SLOTS: all
     # but what the table still holds at the end were let go.
     live, recycled = final["totals"]["live_blockers"], final["totals"]["recycled_blockers"]
@@ -65,7 +71,7 @@ def churn_default_view_shows_the_objects_together():
     check(final["totals"]["dropped_events"] == 0, f"dropped_events {final['totals']['dropped_events']} (want 0)")
     objects = sum(b.get("objects", 1) for b in rows)
     check(objects >= wl["blocked"], f"the rows stand for {objects} objects, the workload blocked on {wl['blocked']}")
-    within(sum(b["thread_time_ns"] for b in rows), wl["blocked_ns"], TOLERANCE, "the rows' thread_time_ns")
+    sleeps_within_calls(sum(b["thread_time_ns"] for b in rows), wl["blocked_ns"], "the rows' thread_time_ns")
 
 
 @test
@@ -128,13 +134,8 @@ def exited_processes_leave_the_table_and_the_stack_cache():
             continue
         check(rows[0]["parks"] >= w["blocked"], f"child {w['pid']}: {rows[0]['parks']} parks for its "
               f"{w['blocked']} blocked lock() calls")
-        # The sleeps lie inside the calls the workload timed, short of them
-        # by each call's way into the kernel and back after the wake-up: 1%
-        # of these 200 us waits on a quiet host, 5.1% seen on a busy CI host.
-        got = rows[0]["thread_time_ns"]
-        check(0.90 * w["blocked_ns"] <= got <= 1.05 * w["blocked_ns"],
-              f"child {w['pid']}'s pthread_mutex time {got} ns, its lock() calls blocked {w['blocked_ns']} ns "
-              f"(its other rows (parks, ns): {others})")
+        sleeps_within_calls(rows[0]["thread_time_ns"], w["blocked_ns"],
+                            f"child {w['pid']}'s pthread_mutex time (its other rows (parks, ns): {others})")
     if unnamed:
         # Kept, but classed futex: on the CI host, twice in a dozen runs,
         # part of a child's new mutexes went without their naming stack
