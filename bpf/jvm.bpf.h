@@ -244,6 +244,12 @@ static __always_inline void park_key_by_cache(struct pt_park_cache *pc, __u32 tg
     key->addr = blocker;
     key->owner = tgid;
     key->kind = PT_KIND_JVM_PARK;
+    /* A new count: nothing read under the last one holds. */
+    if (!kept && pc->stable_oops) {
+        pc->thread_oop = thread_oop;
+        pc->oop_gen = gen;
+        pc->blocker[0] = pc->blocker[1] = 0;
+    }
     /* Between two safepoints an address holds one object: its class as
      * read before (a pool's worker alternates between two blockers). */
     if (!blocker)
@@ -252,16 +258,12 @@ static __always_inline void park_key_by_cache(struct pt_park_cache *pc, __u32 tg
         key->ino = pc->klass_word[0];
     else if (kept && blocker == pc->blocker[1])
         key->ino = pc->klass_word[1];
-    else {
-        key->ino = klass_word(blocker, pc->klass, pc->compressed_klass);
-        pc->blocker[1] = kept ? pc->blocker[0] : 0;
+    else if ((key->ino = klass_word(blocker, pc->klass, pc->compressed_klass))) {
+        /* A read that failed (0) is not kept: it would hold to the next safepoint. */
+        pc->blocker[1] = pc->blocker[0];
         pc->klass_word[1] = pc->klass_word[0];
         pc->blocker[0] = blocker;
         pc->klass_word[0] = key->ino;
-    }
-    if (!kept && pc->stable_oops) {
-        pc->thread_oop = thread_oop;
-        pc->oop_gen = gen;
     }
 }
 
