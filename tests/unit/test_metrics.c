@@ -37,7 +37,7 @@ static void window_split(void)
     struct pt_window_extra extra = {.peak_parked = 2, .max_park_ns = 350 * MS, .threads = 3,
                                     .first_event = prev.t + 200 * MS, .last_event = prev.t + 800 * MS};
     struct pt_figures f;
-    metrics_window(&prev, &cur, &extra, &f);
+    metrics_window(&prev, &cur, &extra, PT_HIST_SLOTS, &f);
     CHECK(f.window_ns == 1000 * MS, "window is the time between snapshots");
     CHECK(f.parks == 3 && f.wakeups == 2 && f.parked_now == 1, "counts are differences");
     CHECK(f.thread_time_ns == 900 * MS && f.real_time_ns == 600 * MS, "times are differences");
@@ -61,7 +61,7 @@ static void stuck_lock(void)
     cur.real_ns += 1000 * MS;
     struct pt_window_extra extra = {.peak_parked = 1};
     struct pt_figures f;
-    metrics_window(&prev, &cur, &extra, &f);
+    metrics_window(&prev, &cur, &extra, PT_HIST_SLOTS, &f);
     CHECK(f.thread_time_ns == 1000 * MS && f.real_util == 1.0, "a stuck waiter fills the window");
     CHECK(f.parks == 0 && f.avg_hold_ns == 0, "no new parks: no hold estimate");
     CHECK(fabs(f.real_life_util - 1.0) < 1e-9, "life spans the window while parked");
@@ -74,6 +74,27 @@ static void hist_bounds(void)
     CHECK(lo == 0 && hi == 2, "slot 0 is [0,2)");
     metrics_hist_bounds(10, &lo, &hi);
     CHECK(lo == 1024 && hi == 2048, "slot 10 is [1024,2048)");
+}
+
+static void hist_used(void)
+{
+    /* A report reads only the slots up to the longest wait's: each slot's
+     * first and last value needs just that many. */
+    for (int i = 0; i < PT_HIST_SLOTS - 1; i++) {
+        uint64_t lo, hi;
+        metrics_hist_bounds(i, &lo, &hi);
+        CHECK(metrics_hist_used(lo) == i + 1 && metrics_hist_used(hi - 1) == i + 1,
+              "slot %d [%llu,%llu) is the last one read", i, (unsigned long long)lo, (unsigned long long)hi);
+    }
+    CHECK(metrics_hist_used(UINT64_MAX) == PT_HIST_SLOTS, "the open last slot is read for the longest waits");
+    /* A window whose slots above the longest wait are left unread. */
+    struct pt_counters prev = {.t = 0}, cur = {.t = 1000 * MS, .parks = 1, .thread_ns = 3000};
+    cur.hist[11] = 1;
+    cur.hist[30] = 999;     /* not read: past the longest wait */
+    struct pt_window_extra extra = {.max_park_ns = 3000};
+    struct pt_figures f;
+    metrics_window(&prev, &cur, &extra, metrics_hist_used(3000), &f);
+    CHECK(f.hist[11] == 1 && f.hist[30] == 0, "only slots up to the longest wait's are read");
 }
 
 static void merge(void)
@@ -104,5 +125,6 @@ int main(void)
     window_split();
     stuck_lock();
     hist_bounds();
+    hist_used();
     return CHECK_DONE();
 }

@@ -21,7 +21,7 @@ static uint64_t delta(uint64_t a, uint64_t b)
 }
 
 void metrics_window(const struct pt_counters *prev, const struct pt_counters *cur,
-                    const struct pt_window_extra *extra, struct pt_figures *out)
+                    const struct pt_window_extra *extra, int hist_slots, struct pt_figures *out)
 {
     memset(out, 0, sizeof(*out));
     out->window_ns = delta(prev->t, cur->t);
@@ -49,8 +49,14 @@ void metrics_window(const struct pt_counters *prev, const struct pt_counters *cu
     if (!extra->first_event && out->parked_now)
         first = prev->t;
     metrics_derive(out, last > first ? last - first : 0);
-    for (int i = 0; i < PT_HIST_SLOTS; i++)
+    for (int i = 0; i < hist_slots && i < PT_HIST_SLOTS; i++)
         out->hist[i] = delta(prev->hist[i], cur->hist[i]);
+}
+
+int metrics_hist_used(uint64_t max_ns)
+{
+    int top = max_ns ? 63 - __builtin_clzll(max_ns) : 0;
+    return top < PT_HIST_SLOTS ? top + 1 : PT_HIST_SLOTS;
 }
 
 void metrics_derive(struct pt_figures *f, uint64_t life_ns)

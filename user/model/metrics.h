@@ -34,9 +34,15 @@ uint64_t metrics_avg_park(uint64_t thread_ns, uint64_t parks);
 uint64_t metrics_avg_hold(uint64_t real_ns, uint64_t parks, uint64_t parked_now);
 
 /* Figures for the window (prev->t, cur->t]. PREV may be all zero with t set
- * to the run's start, giving the whole run. */
+ * to the run's start, giving the whole run. Of the histograms only the
+ * first HIST_SLOTS slots are read: those above the window's longest wait
+ * can have gained nothing (metrics_hist_used). */
 void metrics_window(const struct pt_counters *prev, const struct pt_counters *cur,
-                    const struct pt_window_extra *extra, struct pt_figures *out);
+                    const struct pt_window_extra *extra, int hist_slots, struct pt_figures *out);
+
+/* How many histogram slots, from the first, can hold a wait no longer
+ * than MAX_NS (the kernel's log2 slots). */
+int metrics_hist_used(uint64_t max_ns);
 
 /* Adds blocker ADD's figures into INTO, for rows grouped by class or site.
  * Counts and times add; the longest wait is the longer one; peak_parked and

@@ -13,6 +13,7 @@ void phases_feed(struct phases *ph, int *cur, int pid, uint64_t id, const char *
         if (*cur >= 0) {
             ph->p[*cur].open = false;
             ph->p[*cur].end = win_start;
+            ph->open--;
             *cur = -1;
         }
         return;
@@ -32,6 +33,7 @@ void phases_feed(struct phases *ph, int *cur, int pid, uint64_t id, const char *
         snprintf(ph->p[ph->n].cls, sizeof(ph->p[ph->n].cls), "%s", cls ? cls : "");
         snprintf(ph->p[ph->n].name, sizeof(ph->p[ph->n].name), "%s", name ? name : "");
         *cur = ph->n++;
+        ph->open++;
     }
     struct phase *p = &ph->p[*cur];
     if (csp > p->peak)

@@ -20,6 +20,7 @@ struct phase {
 struct phases {
     struct phase *p;
     int n, cap;
+    int open;                     /* of them, open */
     uint64_t forgotten;           /* closed phases let go (phases_trim) */
 };
 

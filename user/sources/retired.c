@@ -297,7 +297,7 @@ int retired_rows(const struct retired *r, bool interval, uint64_t from_t, uint64
         struct pt_counters cur = s->cur, from = interval ? s->prev : none;
         cur.t = now;
         from.t = from_t;
-        metrics_window(&from, &cur, interval ? &s->win : &s->whole, &row->fig);
+        metrics_window(&from, &cur, interval ? &s->win : &s->whole, PT_HIST_SLOTS, &row->fig);
         if (!row->fig.parks && !row->fig.thread_time_ns)
             continue;
         *waits += row->fig.parks;
