@@ -28,17 +28,23 @@ def jvm_rows(final, kind="jvm-park"):
 
 def hold_estimate_within(b, hold, what=""):
     """avg_hold_ns (real time over waits) against the holds the workload
-    timed: 3% either way, plus two holds' worth over the waits upward. Real
-    time overshoots at the run's edges: at the start the third thread waits
-    behind two holds, and one late wake-up can span another. The 64 ms lock
-    has only 30-45 waits a run, so each such hold is +2-3.6% (measured:
-    +2.2% at 3 s and +3.5% at 2 s every run, once +7.2% under uprobes)."""
+    timed: 3% under, and upward 3% plus two holds' worth over the waits,
+    of the interval from one acquisition to the next. Real time goes on
+    while the lock is handed over: the next holder is still asleep as the
+    last one lets go (its wake-up took 4.2% of a 4 ms hold on a busy CI
+    run), and the workload times that too. It also overshoots at the run's
+    edges: at the start the third thread waits behind two holds, and one
+    late wake-up can span another. The 64 ms lock has only 30-45 waits a
+    run, so each such hold is +2-3.6% (measured: +2.2% at 3 s and +3.5% at
+    2 s every run, once +7.2% under uprobes)."""
     done = b["parks"] - b["parked_now"]
     edge = 2 / done if done else 0
     got, want = b["avg_hold_ns"], hold["mean_hold_ns"]
-    check(0.97 * want <= got <= (1.03 + edge) * want,
+    upto = max(want, hold["mean_interval_ns"])
+    check(0.97 * want <= got <= (1.03 + edge) * upto,
           f"{what}{hold['preset_ms']} ms lock avg_hold_ns: parktrace {got} vs workload {want} "
-          f"({got / want - 1:+.1%}, allowed -3% to +{3 + 100 * edge:.1f}% over {done} waits)")
+          f"({got / want - 1:+.1%}; allowed -3%, and up to +{3 + 100 * edge:.1f}% over {done} waits of the "
+          f"interval between acquisitions, {upto} ns, {upto / want - 1:+.1%})")
 
 
 @test

@@ -353,12 +353,12 @@ def floor_target(label, by, floor, cpu_key="cpu_ratio"):
     pt = by["parktrace"]["median"]
     why = cpu_judges(by, cpu_key=cpu_key)
     if not why:
-        return (f"{label}: throughput ratio >= {floor}", f"{pt:.3f}" + hooks_alone(by, "median", "{:.3f}".format),
-                verdict(pt >= floor))
+        return (f"{label}: throughput ratio >= {floor}",
+                f"{pt:.3f}" + hooks_alone(by, "median", "{:.3f}".format) + bpf_share(by), verdict(pt >= floor))
     c = by["parktrace"][cpu_key]
     return (f"{label}: throughput ratio >= {floor} ({why}: machine CPU per operation)",
-            f"CPU per op {c:.3f} of untraced (throughput {pt:.3f})" + hooks_alone(by, cpu_key, "{:.3f}".format),
-            verdict(c <= 1 / floor))
+            f"CPU per op {c:.3f} of untraced (throughput {pt:.3f})" + hooks_alone(by, cpu_key, "{:.3f}".format)
+            + bpf_share(by), verdict(c <= 1 / floor))
 
 
 def ahead_target(label, by, peer, what, cpu_key="cpu_ratio"):
@@ -555,12 +555,23 @@ def proc_cpu(pid):
         return 0.0
 
 
-def bpf_cost(err):
+def bpf_cost(err, busy_s=0.0):
     """--self-stats' BPF figures: the mean run time over every program's
-    runs (the kernel's bpf_stats) and the hot programs' 99th percentiles."""
+    runs (the kernel's bpf_stats) and the hot programs' 99th percentiles;
+    with BUSY_S, the machine's busy CPU seconds meanwhile, the share of it
+    that BPF took (what tracing must cost at least, at that event rate)."""
     st = dict(re.findall(r"(\w+)=(\d+)\b", err))
-    return {"ns": int(st["bpf_ns_per_run"]), "switch_p99": int(st.get("sched_switch_p99_ns", 0)),
-            "waking_p99": int(st.get("sched_waking_p99_ns", 0))}
+    c = {"ns": int(st["bpf_ns_per_run"]), "switch_p99": int(st.get("sched_switch_p99_ns", 0)),
+         "waking_p99": int(st.get("sched_waking_p99_ns", 0))}
+    if busy_s > 0 and "bpf_runs" in st:
+        c["machine_share"] = int(st["bpf_runs"]) * c["ns"] / 1e9 / busy_s
+    return c
+
+
+def bpf_share(by):
+    """The BPF share of the machine's CPU, for a target's value, or ""."""
+    share = (by["parktrace"].get("bpf_cost") or {}).get("machine_share")
+    return f" (BPF alone: {100 * share:.1f}% of the machine's busy CPU)" if share else ""
 
 
 def bpf_ns_per_run(cmd, tracer_cmd):
@@ -568,10 +579,12 @@ def bpf_ns_per_run(cmd, tracer_cmd):
     run, so it is measured in a run of its own, never in the ratios."""
     p = subprocess.Popen(tracer_cmd + ["--self-stats"], stderr=subprocess.PIPE, text=True)
     wait_attached(p, 2.0)
+    busy = machine_busy()
     ops(cmd)
+    busy = machine_busy() - busy
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
-    return bpf_cost(err)
+    return bpf_cost(err, busy)
 
 
 def jfr_summary(rec):
@@ -749,10 +762,12 @@ def server_overhead(spec):
             st = Variant("parktrace --self-stats", PT_RUN + target + ["--self-stats"])
             st.start()
             try:
+                busy = machine_busy()
                 run_load(s, seconds)
+                busy = machine_busy() - busy
             finally:
                 st.stop()
-            res["bpf_cost"] = bpf_cost(open(st.err.name).read())
+            res["bpf_cost"] = bpf_cost(open(st.err.name).read(), busy)
         # Stopped: the JFR instance has written its recording (dumponexit).
         if spec.get("jfr"):
             if not os.path.exists(rec) or os.path.getsize(rec) == 0:
@@ -1364,6 +1379,7 @@ def server_targets(servers):
             continue
         by = {v["variant"]: v for v in r["rows"]}
         by["untraced"] = {"ops": r["untraced_ops"]}
+        by["parktrace"] = dict(by["parktrace"], bpf_cost=r.get("bpf_cost"))
         if r.get("floor"):
             targets.append(floor_target(r["server"], by, r["floor"], "cpu_op"))
         if "JFR" in by:

@@ -7,7 +7,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *  the hold estimate applies to all three; a 1 ms pause outside the lock
  *  keeps a woken waiter from being overtaken. Holds are timed too (a sleep
  *  overshoots its request), and printed as one JSON line at the end:
- *  {"holds":[{"preset_ms":4,"taken":N,"mean_hold_ns":NS},...]}, after the
+ *  {"holds":[{"preset_ms":4,"taken":N,"mean_hold_ns":NS,"mean_interval_ns":NS},...]},
+ *  the interval being from one acquisition to the next (a hold and the
+ *  hand-off to the next holder, over the same stretch as ops), after the
  *  pattern's throughput, `ops_per_sec N`: the three locks' acquisitions per
  *  second, each timed from its first to its last acquisition after a
  *  warm-up (a quarter of the run, at most 500 ms) and before the end.
@@ -69,7 +71,8 @@ public class LargeCriticalSection {
         for (int l = 0; l < HOLD_MS.length; l++) {
             long n = taken[l].get();
             out.append(l > 0 ? "," : "").append("{\"preset_ms\":").append(HOLD_MS[l]).append(",\"taken\":").append(n)
-               .append(",\"mean_hold_ns\":").append(n > 0 ? held[l].get() / n : 0).append("}");
+               .append(",\"mean_hold_ns\":").append(n > 0 ? held[l].get() / n : 0)
+               .append(",\"mean_interval_ns\":").append(k[l] > 1 ? (last[l] - first[l]) / (k[l] - 1) : 0).append("}");
         }
         System.out.println(out.append("]}"));
     }
