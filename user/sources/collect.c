@@ -1164,9 +1164,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         c->cpu_window_ns = cpu;
 
     /* The whole run's figures are from zero (made once: 400 bytes). */
-    static const struct pt_counters none;
-    struct pt_counters zero = none;
-    zero.t = c->start_ns;
+    const struct pt_counters zero = {.t = c->start_ns};
     struct idle_list idle = {0};
     struct wakers wk, raw = {0};
     struct waker_entry *top = c->top;
