@@ -246,6 +246,8 @@ def default_top_folds_what_would_not_make_it():
     # joins it (metrics.md, "The default view"). So the 19 words waited
     # 7..25 times are rows of their own, and one row stands for the other 6
     # words' 21 waits. main's joins wait for threads to end: idle, after.
+    # The ranking is by the times the workload measured: on a loaded
+    # machine a late wake-up can lift the 6-wait word over the 7-wait one.
     counts = ",".join(str(n) for n in range(1, 26))
     report = os.path.join(TMP, "top.json")
     p = run_pt(["-f", "json", "--", FC, "-c", counts, "-w", "4", "-r", report])
@@ -253,11 +255,12 @@ def default_top_folds_what_would_not_make_it():
     wl = json.load(open(report))
     final = final_of(json_reports(p.stdout))
     rows = [b for b in final["blockers"] if b["pid"] == wl["pid"]]
-    want = {w["addr"] for w in wl["words"] if w["waits"] >= 7}
+    ranked = sorted(wl["words"], key=lambda w: w["wait_ns"], reverse=True)
+    want = {w["addr"] for w in ranked[:19]}
     own = {b["id"] for b in rows if b["objects"] == 1}
     check(len(final["blockers"]) == 20 and want <= own,
           f"{len(final['blockers'])} rows; words missing as rows of their own: {want - own}")
-    small = [w for w in wl["words"] if w["waits"] <= 6]
+    small = ranked[19:]
     folded = [b for b in rows if b["objects"] > 1 and not b["idle"]]
     check(len(folded) == 1 and folded[0]["objects"] == len(small) and
           folded[0]["parks"] == sum(w["waits"] for w in small),
