@@ -3,7 +3,7 @@
  * sched_waking, hrtimer_expire_entry/exit). Included by parktrace.bpf.c after
  * slots, futex, jvm and stacks.
  *
- * Owns: the map timer_wakes and hrtimer_wakeup_fn; sleeping_in_futex; the programs hrtimer_entry,
+ * Owns: the maps timer_wakes and quiet_waits, and hrtimer_wakeup_fn; sleeping_in_futex, note_quiet; the programs hrtimer_entry,
  * hrtimer_exit, sched_switch, sched_waking.
  *
  * Shared: uses waits, slots (slots.bpf.h), jvm_layouts and java_threads
@@ -78,6 +78,60 @@ int BPF_PROG(hrtimer_exit)
     return 0;
 }
 
+/* Threads (by tid, at tid mod 2^PT_QUIET_BITS) whose wait in progress needs
+ * nothing of its wakeup: it has no timeout, so only a wake or a signal can
+ * end it (the signal is seen as it is switched back in), and its waker's
+ * stack is not wanted. Their sched_waking returns after one read of this
+ * line, which stays shared in every CPU's cache as long as its threads'
+ * waits stay quiet, instead of fetching the sleeping thread's record from
+ * the CPU it slept on: on a thread pool, three runs in eight of the
+ * programs, and most of their misses. A collision or a stale entry only
+ * costs the full path. */
+#define PT_QUIET_BITS 14
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1 << PT_QUIET_BITS);
+    __type(key, __u32);
+    __type(value, __u32);
+} quiet_waits SEC(".maps");
+
+/* The entry in quiet_waits of thread TID. */
+static __always_inline __u32 *quiet_entry(__u32 tid)
+{
+    __u32 i = tid & ((1 << PT_QUIET_BITS) - 1);
+    return bpf_map_lookup_elem(&quiet_waits, &i);
+}
+
+/* Marks the wait of the current task just begun quiet, or not; written
+ * only when that changes, so that the line stays shared. */
+static __always_inline void note_quiet(bool quiet)
+{
+    __u32 id = bpf_get_current_pid_tgid(), *e = quiet_entry(id);
+    if (!e)
+        return;
+    if (quiet) {
+        if (*e != id)
+            *e = id;
+    } else if (*e == id) {
+        *e = 0;
+    }
+}
+
+/* Whether P has a signal pending that it does not block. TIF_SIGPENDING
+ * is bit 2 on x86 before 6.18 and bit 1 since (the generic TIF bits), so
+ * either bit only says to look, and the pending sets decide: bit 1 was
+ * TIF_NOTIFY_RESUME, which rseq sets at every migration. */
+static __always_inline bool signal_pending(struct task_struct *p)
+{
+    if (!(p->thread_info.flags & 0x6))
+        return false;
+    unsigned long pending = p->pending.signal.sig[0];
+    struct signal_struct *sig = p->signal;
+    if (sig)
+        pending |= sig->shared_pending.signal.sig[0];
+    return pending & ~p->blocked.sig[0];
+}
+
 /* The futex PREV (the current task) is going to sleep in, if any; *TIMED:
  * whether the call has a timeout (every waiting op, and futex_waitv, take
  * it as their fourth argument). */
@@ -124,6 +178,9 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
     if (w && (w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) == PT_WAIT_ACTIVE) {
         struct pt_wait_end done;
         wait_end_copy(&done, w);
+        /* No waking decided its end (a quiet wait's, say): a signal ended it, or a wake did. */
+        if (!(done.flags & PT_WAIT_END_SEEN) && done.end == PT_END_WOKEN && signal_pending(next))
+            done.end = PT_END_INTERRUPTED;
         if (!now)
             now = bpf_ktime_get_ns();
         struct pt_slot *s = bpf_map_lookup_elem(&slots, &done.slot);
@@ -187,11 +244,15 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
     if (timed)
         w->end = PT_END_TIMEOUT;
     /* This switch is counted already: a waking one switch ago woke this wait. */
-    if (w->early_sw + 1 == prev->nvcsw + prev->nivcsw)
+    if (w->early_sw + 1 == prev->nvcsw + prev->nivcsw) {
         w->end = w->early_end;
+        w->flags |= PT_WAIT_END_SEEN;
+    }
     bool naming;
     if (!wait_stack_skipped(s, w, pid_tgid, &naming))
         take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming);
+    /* What note_waker would leave alone (no stack, or untimed under --threshold). */
+    note_quiet(!timed && (w->stack_id < 0 || !(w->flags & PT_WAIT_TIMED)));
     return 0;
 }
 
@@ -211,8 +272,6 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
  * otherwise another thread woke it (FUTEX_WAKE, or the kernel's futex wake
  * when a joined thread exits). sched_waking, unlike sched_wakeup, always
  * runs in the waker's own context. */
-#define TIF_SIGPENDING 2
-
 /* How a wakeup of P ends its wait; consumes a timer_wakes match. */
 static __always_inline __u32 wake_end(struct task_struct *p)
 {
@@ -222,33 +281,52 @@ static __always_inline __u32 wake_end(struct task_struct *p)
             *timer = 0;
         return PT_END_TIMEOUT;
     }
-    if (p->thread_info.flags & (1UL << TIF_SIGPENDING))
+    if (signal_pending(p))
         return PT_END_INTERRUPTED;
     return PT_END_WOKEN;
 }
 
 static __always_inline int on_waking(__u64 *ctx, struct task_struct *p)
 {
+    bool on_cpu = *(volatile int *)&p->on_cpu;
+    if (!on_cpu) {
+        /* Off its CPU in a quiet wait: nothing to decide. on_cpu is read
+         * first: it drops only after the switch out that marked the wait
+         * (x86 keeps two loads in order; the barrier keeps the compiler
+         * from swapping them). */
+        asm volatile("" ::: "memory");
+        __u32 *q = quiet_entry(p->pid);
+        if (q && *q == p->pid)
+            return 0;
+    } else {
+        /* Still on its CPU, on its way to sleep or being switched out:
+         * only a futex sleep with a timeout needs its end from here. An
+         * untimed one ends woken, or interrupted as its switch back in
+         * sees. Its registers are all that is read of it. */
+        struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
+        long nr = regs->orig_ax;
+        if ((nr != NR_FUTEX && nr != NR_FUTEX_WAITV) || !regs->r10)
+            return 0;
+    }
     struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
     if (!w)
         return 0;
     __u32 flags = w->flags;
     if ((flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) != PT_WAIT_ACTIVE) {
-        /* A thread woken inside a futex wait after the scheduler took its
-         * state but before its switch out (a timeout firing on another
-         * CPU, say): the switch that starts the wait comes next, and takes
-         * the end from here (matched by its context switch count). Such a
-         * thread is still on its CPU: one that is not (a server's thread
-         * woken from epoll or a socket) is never one, and its registers,
-         * cold on its kernel stack, are not read. */
-        if (!(flags & PT_WAIT_UPROBE) && p->on_cpu &&
-            ((struct pt_regs *)bpf_task_pt_regs(p))->orig_ax == NR_FUTEX) {
+        /* A thread woken inside a timed futex wait after the scheduler
+         * took its state but before its switch out (its timeout firing on
+         * another CPU, say): the switch that starts the wait comes next,
+         * and takes the end from here (matched by its context switch
+         * count). Such a thread is still on its CPU: one that is not (a
+         * server's thread woken from epoll or a socket) is never one. */
+        if (!(flags & PT_WAIT_UPROBE) && on_cpu) {
             w->early_end = wake_end(p);
             w->early_sw = p->nvcsw + p->nivcsw;
         }
         return 0;
     }
     w->end = wake_end(p);
+    w->flags = flags | PT_WAIT_END_SEEN;
     if (w->end == PT_END_WOKEN)
         note_waker(ctx, w, p->tgid);
     return 0;

@@ -21,6 +21,7 @@ del TESTS[_own:]
 
 MW = os.path.join(BUILD, "workloads", "metric_waits")
 MS = os.path.join(BUILD, "workloads", "many_stacks")
+IW = os.path.join(BUILD, "workloads", "interrupted_waits")
 
 
 def traced_workload(exe, wl_args, pt_args=()):
@@ -257,6 +258,28 @@ def timed_out_waits_are_timeouts_not_wakeups():
     if final["totals"]["dropped_events"]:
         # A few wait ends lost (PT_DROP_WAITING), as seen before.
         known_gap("timed_out_waits_lose_ends", what)
+
+
+@test
+def interrupted_waits_are_not_wakeups():
+    """A signal that interrupts an untimed wait is no wakeup (metrics.md:
+    waits that ended because another thread woke the waiter). The workload
+    interrupts 20 waits on its word and then wakes one. On 6.18 the
+    kernel's signal bit moved (TIF_SIGPENDING 2 to 1), and every one read
+    as a wakeup; the default probes may also decide it at the switch back
+    in, with no program at the wakeup (a quiet wait)."""
+    for probes in ("sched", "syscalls"):
+        report = os.path.join(TMP, f"iw-{probes}.json")
+        p = run_pt(["-f", "json", "--top", "0", "--probes", probes, "--", IW, "-n", "20", "-r", report])
+        check(p.returncode == 0, p.stderr)
+        wl = json.load(open(report))
+        check(wl["interrupted"] == 20 and wl["woken"] == 1 and wl["other"] == 0, f"the workload's waits: {wl}")
+        rows = [b for b in final_of(json_reports(p.stdout))["blockers"]
+                if b["pid"] == wl["pid"] and b["id"] == wl["addr"]]
+        check(len(rows) == 1, f"{probes}: no row for the word {wl['addr']}")
+        b = rows[0]
+        check((b["parks"], b["wakeups"], b["timeouts"]) == (21, 1, 0),
+              f"{probes}: parks/wakeups/timeouts {b['parks']}/{b['wakeups']}/{b['timeouts']}, want 21/1/0")
 
 
 @test

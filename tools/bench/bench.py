@@ -353,12 +353,30 @@ def floor_target(label, by, floor, cpu_key="cpu_ratio"):
     pt = by["parktrace"]["median"]
     why = cpu_judges(by, cpu_key=cpu_key)
     if not why:
+        ok = pt >= floor
         return (f"{label}: throughput ratio >= {floor}",
-                f"{pt:.3f}" + hooks_alone(by, "median", "{:.3f}".format) + bpf_share(by), verdict(pt >= floor))
+                f"{pt:.3f}" + hooks_alone(by, "median", "{:.3f}".format) + bpf_share(by)
+                + ("" if ok else out_of_reach(by, floor)), verdict(ok))
     c = by["parktrace"][cpu_key]
+    ok = c <= 1 / floor
     return (f"{label}: throughput ratio >= {floor} ({why}: machine CPU per operation)",
             f"CPU per op {c:.3f} of untraced (throughput {pt:.3f})" + hooks_alone(by, cpu_key, "{:.3f}".format)
-            + bpf_share(by), verdict(c <= 1 / floor))
+            + bpf_share(by) + ("" if ok else out_of_reach(by, floor)), verdict(ok))
+
+
+def out_of_reach(by, floor):
+    """Why a floor cannot be met at the workload's event rate, or "": the
+    BPF programs alone took more of the machine's busy CPU than the floor
+    leaves for all of tracing (a share s costs at least 1 / (1 - s) CPU
+    per operation), and the mean run time that would fit."""
+    c = by["parktrace"].get("bpf_cost") or {}
+    share, allow = c.get("machine_share"), 1 - floor
+    if not share or share <= allow:
+        return ""
+    hooks = by.get("hooks alone", {}).get("bpf_ns")
+    return (f"; out of reach at this event rate: the floor leaves BPF {100 * allow:.0f}% of the machine's "
+            f"CPU, {c['ns'] * allow / share:.0f} ns a run against {c['ns']} ns"
+            + (f" (the empty hooks alone: {hooks} ns)" if hooks else ""))
 
 
 def ahead_target(label, by, peer, what, cpu_key="cpu_ratio"):
@@ -1004,7 +1022,11 @@ def pattern_holds(name, out):
     return [(32, wl["often_hold_ns"], 1e9 / ops if ops else 0)]
 
 
-HOLD_PATTERNS = [("LargeCriticalSection", ["6", "3"]), ("FrequentLock", ["6", "8"])]
+# FrequentLock's threads start a second late (DELAY_MS): a park made before
+# parktrace has read a new JVM's layout is a futex wait, and the lock's real
+# time then covers hand-offs its parks do not count (5 of 192 at first:
+# +2.2%).
+HOLD_PATTERNS = [("LargeCriticalSection", ["6", "3"]), ("FrequentLock", ["6", "8", "1000"])]
 
 
 def accuracy_holds():
@@ -1274,13 +1296,16 @@ def write(results, path):
     if "accuracy_holds" in results:
         L.append("\n## Accuracy against preset hold times\n")
         L.append("`parktrace -f json --top 0 --kinds jvm-park -- java LargeCriticalSection 6 3` and `... "
-                 "FrequentLock 6 8`: `avg_hold_ns` (the thesis's estimate, real time / completed parks) against "
+                 "FrequentLock 6 8 1000`: `avg_hold_ns` (the thesis's estimate, real time / completed parks) against "
                  "the mean hold the workload timed around each critical section (`Thread.sleep` overshoots "
                  "the preset hold by about 0.15 ms), and against the preset. FrequentLock's second lock is "
                  "left out: it is seldom contended, and the estimate assumes a lock that always is. "
                  "Real time goes on while a lock is handed over (the next holder is still asleep as the last "
                  "lets go), so the estimate is of the interval from one acquisition to the next, which the "
-                 "workloads time too (FrequentLock's is its throughput's inverse).\n")
+                 "workloads time too (FrequentLock's is its throughput's inverse). FrequentLock's threads "
+                 "start a second late (its third argument): parks made before parktrace has read a new "
+                 "JVM's layout are futex waits, so the lock's real time would cover hand-offs its parks do "
+                 "not count (5 of 192 without the delay, +2.2%).\n")
         L.append("| lock | preset hold | hold the workload timed | interval between acquisitions | parks | "
                  "parktrace avg hold | error vs timed | error vs interval | error vs preset |")
         L.append("|---|---|---|---|---|---|---|---|---|")
