@@ -102,11 +102,11 @@ static __always_inline __u32 *quiet_entry(__u32 tid)
     return bpf_map_lookup_elem(&quiet_waits, &i);
 }
 
-/* Marks the wait of the current task just begun quiet, or not; written
- * only when that changes, so that the line stays shared. */
-static __always_inline void note_quiet(bool quiet)
+/* Marks the wait thread TID just began quiet, or not; written only when
+ * that changes, so that the line stays shared. */
+static __always_inline void note_quiet(__u32 id, bool quiet)
 {
-    __u32 id = bpf_get_current_pid_tgid(), *e = quiet_entry(id);
+    __u32 *e = quiet_entry(id);
     if (!e)
         return;
     if (quiet) {
@@ -252,7 +252,7 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
     if (!wait_stack_skipped(s, w, pid_tgid, &naming))
         take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming);
     /* What note_waker would leave alone (no stack, or untimed under --threshold). */
-    note_quiet(!timed && (w->stack_id < 0 || !(w->flags & PT_WAIT_TIMED)));
+    note_quiet((__u32)pid_tgid, !timed && (w->stack_id < 0 || !(w->flags & PT_WAIT_TIMED)));
     return 0;
 }
 
