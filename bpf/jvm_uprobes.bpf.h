@@ -103,8 +103,7 @@ int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
     if (!s)
         return 0;
     note_klass(s, &key);
-    wait_start(s, idx, w, now);
-    w->flags |= PT_WAIT_UPROBE | (time ? PT_WAIT_PARK_TIMED : 0);
+    wait_start(s, idx, w, now, PT_END_WOKEN, PT_WAIT_UPROBE | (time ? PT_WAIT_PARK_TIMED : 0));
     w->nvcsw = task->nvcsw;
     bool naming;
     if (!wait_stack_skipped(s, w, pid_tgid, &naming))

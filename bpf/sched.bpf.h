@@ -235,19 +235,19 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
      * line of the slot is one a wait need not touch). */
     if (!again)
         note_klass(s, &key);
-    wait_start(s, idx, w, now);
     /* A timed wait's end when no waking reaches the program: its timeout.
      * The kernel now and then switches a timed-out waiter back in with no
      * sched_waking seen for it (about 1 in 10 000 of many_stacks' 100 us
      * waits, the task storage and recursion counters clean), and a
-     * wakeup's default read those timeouts as wakeups. */
-    if (timed)
-        w->end = PT_END_TIMEOUT;
+     * wakeup's default read those timeouts as wakeups. Decided before the
+     * wait opens: a waking from now on is its own. */
+    __u32 end = timed ? PT_END_TIMEOUT : PT_END_WOKEN, seen = 0;
     /* This switch is counted already: a waking one switch ago woke this wait. */
     if (w->early_sw + 1 == prev->nvcsw + prev->nivcsw) {
-        w->end = w->early_end;
-        w->flags |= PT_WAIT_END_SEEN;
+        end = w->early_end;
+        seen = PT_WAIT_END_SEEN;
     }
+    wait_start(s, idx, w, now, end, seen);
     bool naming;
     if (!wait_stack_skipped(s, w, pid_tgid, &naming))
         take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming);
@@ -326,7 +326,8 @@ static __always_inline int on_waking(__u64 *ctx, struct task_struct *p)
         return 0;
     }
     w->end = wake_end(p);
-    w->flags = flags | PT_WAIT_END_SEEN;
+    /* Atomic: the waiter's CPU may still be opening the wait (wait_start). */
+    __sync_fetch_and_or(&w->flags, PT_WAIT_END_SEEN);
     if (w->end == PT_END_WOKEN)
         note_waker(ctx, w, p->tgid);
     return 0;

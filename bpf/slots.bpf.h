@@ -372,27 +372,38 @@ static __always_inline void wait_end_copy(struct pt_wait_end *e, struct pt_wait 
 
 /* A wait has begun on slot S: only the live part, ParkedNow and the busy
  * period. Begun waits are completed ones plus those in progress, so no
- * separate count is kept unless --threshold needs one. */
-static __always_inline void wait_start(struct pt_slot *s, __u32 idx, struct pt_wait *w, __u64 now)
+ * separate count is kept unless --threshold needs one. END is how it ends
+ * unless its waking says otherwise, EXTRA more flags. The flags are
+ * written once, last: a waking on another CPU (the waiter still on its
+ * CPU, going to sleep) reads them to decide whether the wait is open, and
+ * one that read ACTIVE alone and wrote it back with END_SEEN lost TIMED,
+ * so the wait's end never left ParkedNow (H2's row locks: a waiter left
+ * parked for good now and then, seconds of time no thread waited). */
+static __always_inline void wait_start(struct pt_slot *s, __u32 idx, struct pt_wait *w, __u64 now, __u32 end,
+                                       __u32 extra)
 {
+    __u32 flags = PT_WAIT_ACTIVE | extra;
     w->start_ns = now;
     w->slot = idx;
-    w->flags = PT_WAIT_ACTIVE;
     w->odds = w->waker_odds = PT_ODDS_ONE;
     w->concurrency = 0;
     w->stack_id = -1;
     w->waker_stack = -1;
-    w->end = PT_END_WOKEN;
+    w->end = end;
     if (!threshold || __sync_fetch_and_add(&s->attempts, 1) >= threshold) {
-        w->flags |= PT_WAIT_TIMED;
+        flags |= PT_WAIT_TIMED;
         __sync_fetch_and_add(&s->start_sum, now);
         __s64 old = __sync_fetch_and_add(&s->parked_now, 1);
         if (old == 0) {
             s->busy_start = now;
-            w->flags |= PT_WAIT_OPENED_BUSY;
+            flags |= PT_WAIT_OPENED_BUSY;
         }
         w->concurrency = old + 1;
     }
+    /* x86 keeps stores in order; this keeps the compiler from moving any
+     * of the record's fields after its flags. */
+    asm volatile("" ::: "memory");
+    w->flags = flags;
 }
 
 /* Undoes a wait that did not sleep after all. */

@@ -487,14 +487,14 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
     if (regs->orig_ax != NR_FUTEX)
         return;
     if (stack_skipped(&w->wake_gap, false)) {
-        w->flags |= PT_WAIT_WAKER_LOST;
+        __sync_fetch_and_or(&w->flags, PT_WAIT_WAKER_LOST);
         return;
     }
     __u64 start = stack_budget_ns ? bpf_ktime_get_ns() : 0;
     struct pt_budget *b;
     w->waker_odds = budget_sample(&w->wake_gap, start, false, false, &b);
     if (!w->waker_odds) {
-        w->flags |= PT_WAIT_WAKER_LOST;
+        __sync_fetch_and_or(&w->flags, PT_WAIT_WAKER_LOST);
         return;
     }
     waker_entry(ctx, cur, regs, w, waiter_tgid);

@@ -50,7 +50,7 @@ static __always_inline int syscall_wait_begin(__u64 uaddr, bool private, bool ch
     if (check_val && !word_matches(uaddr, val))
         return 0;
     reclaim_stale(w, now);
-    wait_start(s, idx, w, now);
+    wait_start(s, idx, w, now, PT_END_WOKEN, 0);
     return 0;
 }
 
