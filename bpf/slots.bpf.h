@@ -613,9 +613,16 @@ static __always_inline void end_stale_wait(struct pt_wait *w, struct task_struct
         reclaim_stale(w, now);
         return;
     }
+    /* Not before the window user space last opened: its snapshot then
+     * counted the wait as under way up to that moment, and an end before
+     * it took time back from a closed window (the next one's thread time
+     * below its real time). */
+    __u64 end = now - ran, opened = window_start_ns;
+    if (end < opened && opened <= now)
+        end = opened;
     struct pt_wait_end done;
     wait_end_copy(&done, w);
-    wait_finish(s, &done, w, now - ran, done.end, t->pid, t->tgid, NULL);
+    wait_finish(s, &done, w, end, done.end, t->pid, t->tgid, NULL);
     __sync_fetch_and_add(&lost_ends_recovered, 1);
 }
 

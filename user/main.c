@@ -75,8 +75,9 @@ static bool emit(struct run *r, enum pt_report_type type)
     if (type == PT_REPORT_FINAL && r->o.pprof)
         what |= MODEL_STACKS;
     bool serve = r->http && type == PT_REPORT_INTERVAL;
+    /* /debug/pprof/mutex charges lock waits to the stacks that woke them. */
     if (serve)
-        what |= MODEL_STACKS;
+        what |= MODEL_STACKS | MODEL_WAKERS;
     const struct pt_model *m = collector_report(&r->c, type, what);
     const struct pt_write_opts wo = {0};
     /* Once the live view has stopped, its last interval is not shown. */
@@ -99,7 +100,7 @@ static bool emit(struct run *r, enum pt_report_type type)
  * (the final report covers the whole run either way). */
 static void serve_window(struct run *r, enum pt_report_type type)
 {
-    fleet_pages_render(&r->snap, collector_report(&r->c, type, MODEL_STACKS));
+    fleet_pages_render(&r->snap, collector_report(&r->c, type, MODEL_STACKS | MODEL_WAKERS));
 }
 
 /* The kernel's requests, handed to the services that answer them. */

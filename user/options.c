@@ -83,7 +83,7 @@ static void options_usage(FILE *f)
           "      --threshold N          time a blocker only after its Nth park\n"
           "      --print-threshold N    omit blockers with fewer than N parks\n"
           "      --phase-threshold F    CSP at which a phase begins (default 0.05)\n"
-          "      --sort time|csp        order rows by thread time or by CSP (default: csp with -i)\n"
+          "      --sort time|csp        order rows by thread time (the default) or by CSP\n"
           "      --role CLASS=lock|wait override a class's role\n"
           "      --max-blockers N       size of the kernel blocker table (default 65536)\n"
           "      --recycled-budget KIB  memory for recycled blockers' sites and stacks; past it, exited\n"
@@ -228,7 +228,6 @@ int options_parse(int argc, char **argv, struct pt_options *o)
     int c, k;
     uint64_t v;
     char *end, name[64];
-    bool sort_given = false;
 
     memset(o, 0, sizeof(*o));
     o->kinds = (1u << PT_KIND_COUNT) - 1;
@@ -338,7 +337,6 @@ int options_parse(int argc, char **argv, struct pt_options *o)
             if ((k = CHOICE(optarg, "time", "csp")) < 0)
                 return fail("invalid --sort '%s' (time or csp)", optarg);
             o->sort = (enum pt_sort)k;
-            sort_given = true;
             break;
         case OPT_PROBES:
             if ((k = CHOICE(optarg, "sched", "syscalls", "uprobes")) < 0)
@@ -391,9 +389,6 @@ int options_parse(int argc, char **argv, struct pt_options *o)
         if (o->npids)
             return fail("%s", "use either -p or -- COMMAND, not both");
     }
-    /* A live view ranks by what hurts now; a single report by total time. */
-    if (!sort_given)
-        o->sort = o->interval_ns ? PT_SORT_CSP : PT_SORT_TIME;
     if (o->output && o->collapsed && output_file_same(o->output, o->collapsed))
         return fail("-o and --collapsed both name %s: give each its own file", o->collapsed);
     /* Each file is written aside and renamed: two options on one file

@@ -189,8 +189,91 @@ def finish_pt(started, timeout=60):
 
 
 def json_reports(text):
-    """parktrace's reports; other lines (a workload's own output) are skipped."""
-    return [json.loads(line) for line in text.splitlines() if line.startswith('{"type":')]
+    """parktrace's reports, each held to invariants(); other lines (a
+    workload's own output) are skipped."""
+    return [invariants(json.loads(line)) for line in text.splitlines() if line.startswith('{"type":')]
+
+
+def _numbers(v, path=""):
+    """Every number in V, with where it is."""
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return
+    if isinstance(v, (int, float)):
+        yield path, v
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            yield from _numbers(x, f"{path}.{k}")
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from _numbers(x, f"{path}[{i}]")
+
+
+def invariants(r):
+    """Holds report R to what no report may break (docs/metrics.md,
+    "Invariants"), whatever the workload: no negative, NaN or infinite
+    figure; a CSP or a utilisation of real time outside 0..1; a peak below
+    the waiters left at the end; rows that do not add up, with the rest,
+    to the totals; a process that waited longer than its threads lived.
+    Returns R; a breach fails the test that read it."""
+    import math
+    what = f"{r.get('type')} report"
+    for path, x in _numbers(r):
+        check(math.isfinite(x) and x >= 0, f"{what}: {path} is {x}")
+    w = r["window_ns"]
+    rows = r["blockers"]
+    for b in rows:
+        row = f"{what}: {b['kind']} {b['class']} {b['id']} (pid {b['pid']})"
+        check(b["csp"] is None or b["csp"] <= 1.0 + 1e-9, f"{row}: csp {b['csp']}")
+        check(b["real_util"] <= 1.0 + 1e-9 and b["real_time_ns"] <= w, f"{row}: real time {b['real_time_ns']} "
+              f"in a window of {w}")
+        check(b["parked_now"] <= b["peak_parked"], f"{row}: {b['parked_now']} parked now, peak {b['peak_parked']}")
+        # A wait dropped (counted) leaves its real time and takes its thread
+        # time. Intervals are left out: with three tracers at once a
+        # window's real time now and then passes its thread time by up to
+        # a wait (tests/README.md, known gaps).
+        check(r["type"] == "interval" or b["real_time_ns"] <= b["thread_time_ns"] or r["totals"]["dropped_events"],
+              f"{row}: real time {b['real_time_ns']} over thread time {b['thread_time_ns']} ({b['parks']} parks, "
+              f"{b['parked_now']} parked at the end, peak {b['peak_parked']}, longest {b['max_park_ns']}, "
+              f"{b['objects']} objects)")
+        check(b["objects"] >= 1, f"{row}: {b['objects']} objects")
+        if r["type"] != "interval":
+            check(b["wakeups"] + b["timeouts"] <= b["parks"], f"{row}: {b['wakeups']} wakeups and "
+                  f"{b['timeouts']} timeouts of {b['parks']} parks")
+    for ph in r["phases"]:
+        check(ph["mean_csp"] <= ph["peak_csp"] + 1e-9 <= 1.0 + 2e-9, f"{what}: phase {ph}")
+    t = r["totals"]
+    rest = t["rest"]
+    for key, total in (("parks", "waits"), ("thread_time_ns", "thread_time_ns"), ("objects", "blockers")):
+        shown = sum(b[key] for b in rows)
+        check(shown + rest[key] == t[total], f"{what}: the rows' {key} ({shown}) and the rest's ({rest[key]}) "
+              f"do not add up to the total {total} ({t[total]})")
+    check(rest["rows"] == 0 or rest["objects"] >= rest["rows"], f"{what}: rest {rest}")
+    waited = 0
+    for p in r["processes"]:
+        proc = f"{what}: process {p['pid']} ({p['comm']})"
+        check(p["working_ns"] + p["idle_ns"] == p["lived_ns"], f"{proc}: working {p['working_ns']} + idle "
+              f"{p['idle_ns']} is not its threads' life {p['lived_ns']}")
+        # The wait times and the lives are read at one instant but not
+        # atomically: 1 ms and 0.5% of slack, far below any lost end.
+        check(p["thread_time_ns"] <= p["lived_ns"] * 1.005 + 1e6, f"{proc}: waited {p['thread_time_ns']} ns, "
+              f"longer than its threads lived ({p['lived_ns']} ns)")
+        waited += p["thread_time_ns"]
+    check(waited <= t["thread_time_ns"], f"{what}: its processes waited {waited} ns, its totals say "
+          f"{t['thread_time_ns']}")
+    return r
+
+
+def check_lived(report, pid, threads, slack=0.02):
+    """Process PID, known to the workload to run at most THREADS threads
+    through REPORT's window, lived no longer than that: a check of
+    lived_ns against the workload, not against parktrace."""
+    procs = [p for p in report["processes"] if p["pid"] == pid]
+    check(procs, f"no process entry for pid {pid}")
+    limit = threads * report["window_ns"] * (1 + slack)
+    check(procs[0]["lived_ns"] <= limit, f"pid {pid}: threads lived {procs[0]['lived_ns']} ns, more than "
+          f"{threads} threads x {report['window_ns']} ns")
+    check(procs[0]["thread_time_ns"] <= limit, f"pid {pid}: waited {procs[0]['thread_time_ns']} ns, more than "
+          f"{threads} threads x {report['window_ns']} ns")
 
 
 def final_of(reports):

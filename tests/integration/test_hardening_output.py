@@ -91,7 +91,7 @@ def hostile_names_reach_no_reader_raw():
     raw = open(out, "rb").read()
     check(not control_bytes(raw), f"raw control bytes in the JSON: {control_bytes(raw)}")
     lines = raw.decode("utf-8").splitlines()   # strict: not UTF-8 raises
-    reports = [json.loads(line) for line in lines]
+    reports = [invariants(json.loads(line)) for line in lines]
     check(len(reports) == 1 and reports[0]["type"] == "final", f"{len(reports)} JSON lines for one report")
     rows = reports[0]["blockers"]
     mutex = [r for r in rows if r["name"] == "contended"]

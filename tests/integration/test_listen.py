@@ -169,7 +169,7 @@ def pprof_endpoints_read_by_go_tool_pprof():
     t = Traced()
     try:
         wl = t.wait_workload()
-        got = {}
+        got, traces = {}, {}
         for ep in ("mutex", "block"):
             r = go_pprof("-raw", f"{t.base}/debug/pprof/{ep}")
             check(r.returncode == 0, f"go tool pprof -raw /debug/pprof/{ep}: {r.stderr.strip()[-300:]}")
@@ -178,8 +178,15 @@ def pprof_endpoints_read_by_go_tool_pprof():
             check(got[ep], f"/debug/pprof/{ep}: no samples")
             top = go_pprof("-top", f"{t.base}/debug/pprof/{ep}")
             check(top.returncode == 0, f"go tool pprof -top /debug/pprof/{ep}: {top.stderr.strip()[-300:]}")
+            traces[ep] = go_pprof("-traces", f"{t.base}/debug/pprof/{ep}").stdout
     finally:
         t.finish()
+    # Go's mutex profile charges the delay to the stack that released the
+    # lock (cli.md): the unlockers' stacks, where /debug/pprof/block keeps
+    # the waiters'.
+    check("unlock" in traces["mutex"], f"/debug/pprof/mutex has no unlocking stack:\n{traces['mutex'][:1500]}")
+    check("unlock" not in traces["block"] and "lock_wait" in traces["block"],
+          f"/debug/pprof/block is not the waiters' stacks:\n{traces['block'][:1500]}")
     check(all(s[2].get("role") == "lock" for s in got["mutex"]), "/debug/pprof/mutex holds a wait-role sample")
     check(any(s[2].get("class") == "pthread_cond" for s in got["block"]), "/debug/pprof/block lacks the condvar")
     for ep in ("mutex", "block"):

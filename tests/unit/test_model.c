@@ -139,11 +139,12 @@ static void make_stacks(void)
     stacks[4] = (struct pt_model_stack){"idle", &s_empty, "futex", .count = 1, .ns = 1500, .own_count = 1,
                                         .own_ns = 1500};
     wakers[0] = (struct pt_model_waker){"mutex_contentio", &s_mutex, "pthread_mutex", &s_waker, "mutex_contentio",
-                                        237, 1420000000ULL};
+                                        237, 1420000000ULL, .kind = "futex"};
     wakers[1] = (struct pt_model_waker){"mutex_contentio", &s_cond, "pthread_cond", &s_waker2, "producer", 75,
-                                        1500000000ULL};
-    wakers[2] = (struct pt_model_waker){"java", &s_java, JCLS, &s_jwaker, "java", 5, 2000};
-    wakers[3] = (struct pt_model_waker){"java", &s_java, JCLS, &s_jwaker, "ev\x1bil;comm\nname", 1, 100};
+                                        1500000000ULL, .kind = "futex", .wait = true};
+    wakers[2] = (struct pt_model_waker){"java", &s_java, JCLS, &s_jwaker, "java", 5, 2000, .kind = "jvm-park"};
+    wakers[3] = (struct pt_model_waker){"java", &s_java, JCLS, &s_jwaker, "ev\x1bil;comm\nname", 1, 100,
+                                        .kind = "jvm-park"};
 }
 
 static void model(struct pt_model *m, enum pt_report_type type, int nrows, int nphases)

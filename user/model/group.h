@@ -18,13 +18,23 @@ void group_rows(struct pt_model *r, enum pt_group by);
 void fold_rows(struct pt_model *r, struct pt_row *const *picked, int k);
 
 /* Merges the two futex words of each glibc condition variable (the same
- * aligned 8 bytes of one process) into one row, at the lower address. */
+ * aligned 8 bytes of one process) into one row, at the lower address,
+ * and counts it as one blocker in R's totals. */
 void merge_condvar_words(struct pt_model *r);
 
 /* After ranking ROWS[0..N) (the K shown ones copied to SHOWN, PICKED
  * pointing at their originals): a row pushed out by a folded row of its
  * own site joins it, so that what a shown group stands for is all of its
- * site below the top. SHOWN must be sorted again after. */
-void fold_dropped(struct pt_row *shown, int k, const struct pt_row *rows, int n, struct pt_row *const *picked);
+ * site below the top; the others are added to REST. SHOWN must be sorted
+ * again after. */
+void fold_dropped(struct pt_row *shown, int k, const struct pt_row *rows, int n, struct pt_row *const *picked,
+                  struct pt_rest *rest);
+
+/* Adds ROW to what the report leaves out. */
+void rest_add(struct pt_rest *rest, const struct pt_row *row);
+
+/* Adds the rows of ROWS[0..N) that are not among the K that PICKED points
+ * to (the shown ones) to REST. */
+void rest_of(const struct pt_row *rows, int n, struct pt_row *const *picked, int k, struct pt_rest *rest);
 
 #endif

@@ -60,6 +60,10 @@ struct pt_model_process {
     int pid;
     char comm[PT_MODEL_COMM];
     uint64_t working_ns, idle_ns;
+    /* Its threads' time alive in the window (working + idle), and the part
+     * of it they spent in waits on any blocker, shown or not: the second
+     * is never more than the first (metrics.md). */
+    uint64_t lived_ns, thread_time_ns;
 };
 
 /* A stretch of intervals in which a lock's CSP stayed at or above
@@ -101,10 +105,25 @@ struct pt_model_waker {
     const struct pt_stack *waker;
     char waker_root[PT_MODEL_COMM];   /* the waker's process */
     uint64_t count, ns;
+    /* The blocker, as pt_model_stack labels it. */
+    int pid;
+    const char *kind;
+    bool wait;
+    const char *name;
+    char id[24];
+};
+
+/* What a report's rows leave out (--top, --print-threshold): how many
+ * rows, the blockers they stand for, their waits and their time. The rows
+ * shown and this add up to the totals. */
+struct pt_rest {
+    uint64_t rows, objects, parks, thread_time_ns;
 };
 
 struct pt_totals {
     uint64_t waits, blockers;             /* in the window, printed or not */
+    uint64_t thread_time_ns;              /* their time, printed or not */
+    struct pt_rest rest;
     uint64_t dropped_events, dropped_stacks;
     uint64_t stacks, truncated_stacks;    /* waiter stacks so far, and those cut short */
     uint64_t live_blockers;               /* in the kernel's table now */
@@ -137,6 +156,7 @@ struct pt_model {
     /* The run's waiter stacks and waker pairs, in the kernel's table order;
      * only in a model built with them (collector_report's MODEL_STACKS). */
     bool has_stacks;
+    bool has_wakers;              /* and the pairs (MODEL_WAKERS) */
     struct pt_model_stack *stacks;
     int nstacks;
     struct pt_model_waker *wakers;

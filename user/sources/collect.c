@@ -12,16 +12,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "group.h"
 #include "idle.h"
 #include "jvm_tracker.h"
 #include "monotonic.h"
 #include "parktrace.skel.h"
 #include "procmaps.h"
-#include "rank.h"
 #include "services.h"
 #include "stacks.h"
 #include "symbolize.h"
+#include "view.h"
 #include "wakers.h"
 
 #define MAX_RESOLVE_TRIES 20
@@ -355,25 +354,41 @@ void collector_tick(struct collector *c)
  * of its histogram (the rest are left as they were). Waits in progress
  * count up to NOW: parked_now * now - start_sum. The kernel updates these
  * fields one atomic at a time, so the read is repeated until two passes
- * agree. */
+ * agree. A wait's end adds its time to thread_ns a few atomics before it
+ * leaves parked_now and start_sum: two passes read within those few
+ * nanoseconds agreed and counted it twice, once done and once in progress
+ * (that window's real time above its thread time, the next window's
+ * thread time short). So where a wait may be under way or ending (a
+ * waiter, or an event in the last millisecond), the second pass waits a
+ * microsecond, longer than the kernel's steps of one wait. */
+#define SNAPSHOT_SETTLE_NS 1000
 static void snapshot(const struct pt_slot *s, uint64_t now, int hist_slots, struct pt_counters *out)
 {
     int64_t parked = 0;
-    uint64_t sum = 0, thread = 0, real = 0, busy = 0;
+    uint64_t sum = 0, thread = 0, real = 0, busy = 0, parks = 0;
     for (int tries = 0; tries < 8; tries++) {
+        parks = __atomic_load_n(&s->parks, __ATOMIC_ACQUIRE);
         parked = __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE);
         sum = __atomic_load_n(&s->start_sum, __ATOMIC_ACQUIRE);
         thread = __atomic_load_n(&s->thread_ns, __ATOMIC_ACQUIRE);
         real = __atomic_load_n(&s->real_ns, __ATOMIC_ACQUIRE);
         busy = __atomic_load_n(&s->busy_start, __ATOMIC_ACQUIRE);
+        uint64_t last = __atomic_load_n(&s->last_ts, __ATOMIC_ACQUIRE);
+        if (parked || last + 1000000 > now) {
+            uint64_t t0 = monotonic_ns();
+            while (monotonic_ns() - t0 < SNAPSHOT_SETTLE_NS)
+                ;
+        }
         if (parked == __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE) &&
             sum == __atomic_load_n(&s->start_sum, __ATOMIC_ACQUIRE) &&
             thread == __atomic_load_n(&s->thread_ns, __ATOMIC_ACQUIRE) &&
-            real == __atomic_load_n(&s->real_ns, __ATOMIC_ACQUIRE))
+            real == __atomic_load_n(&s->real_ns, __ATOMIC_ACQUIRE) &&
+            busy == __atomic_load_n(&s->busy_start, __ATOMIC_ACQUIRE) &&
+            parks == __atomic_load_n(&s->parks, __ATOMIC_ACQUIRE))
             break;
     }
     out->t = now;
-    out->parks = __atomic_load_n(&s->parks, __ATOMIC_ACQUIRE) + (parked > 0 ? (uint64_t)parked : 0);
+    out->parks = parks + (parked > 0 ? (uint64_t)parked : 0);
     memcpy(out->ends, s->ends, sizeof(out->ends));
     out->parked_now = parked;
     out->fast_parks = __atomic_load_n(&s->fast_parks, __ATOMIC_ACQUIRE);
@@ -449,28 +464,36 @@ static void reserve_top(struct collector *c, uint32_t nused)
     }
 }
 
-/* Thread time per process spent in wait-role waits in the window. */
-struct idle_list {
+/* Thread time per process in the window: its waits, or its wait-role
+ * (idle) waits. Rows of one process mostly come together: the last one
+ * added is looked at first. */
+struct pid_sums {
     struct { int pid; uint64_t ns; } *v;
-    int n, cap;
+    int n, cap, last;
 };
 
-static void add_idle(struct idle_list *l, int pid, uint64_t ns)
+static void pid_sum_add(struct pid_sums *l, int pid, uint64_t ns)
 {
+    if (l->last < l->n && l->v[l->last].pid == pid) {
+        l->v[l->last].ns += ns;
+        return;
+    }
     for (int i = 0; i < l->n; i++)
         if (l->v[i].pid == pid) {
             l->v[i].ns += ns;
+            l->last = i;
             return;
         }
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 64;
-        l->v = realloc(l->v, (size_t)l->cap * sizeof(*l->v));
+        l->v = realloc_or_die(l->v, (size_t)l->cap * sizeof(*l->v));
     }
+    l->last = l->n;
     l->v[l->n].pid = pid;
     l->v[l->n++].ns = ns;
 }
 
-static uint64_t idle_of(const struct idle_list *l, int pid)
+static uint64_t pid_sum_of(const struct pid_sums *l, int pid)
 {
     for (int i = 0; i < l->n; i++)
         if (l->v[i].pid == pid)
@@ -481,13 +504,13 @@ static uint64_t idle_of(const struct idle_list *l, int pid)
 /* PID's thread time alive, and the idle part of it (metrics.md, CSP: its
  * idle sleeps, measured by the kernel, and its wait-role waits), in the
  * window or over the run; false when PID is not watched. */
-static bool process_time(struct collector *c, const struct idle_list *idle, int pid, uint64_t now, bool interval,
+static bool process_time(struct collector *c, const struct pid_sums *idle, int pid, uint64_t now, bool interval,
                          uint64_t *alive, uint64_t *idle_ns)
 {
     uint64_t sleep;
     if (!(interval ? csp_alive_window(&c->csp, pid, now, alive, &sleep) : csp_alive(&c->csp, pid, now, alive, &sleep)))
         return false;
-    uint64_t all = sleep + idle_of(idle, pid);
+    uint64_t all = sleep + pid_sum_of(idle, pid);
     *idle_ns = all < *alive ? all : *alive;
     return true;
 }
@@ -519,7 +542,7 @@ static void trim_phases(struct collector *c)
 }
 
 /* CSP for every lock-role row; in interval reports, phases too. */
-static void apply_csp(struct collector *c, struct pt_model *r, const struct idle_list *idle, uint64_t now,
+static void apply_csp(struct collector *c, struct pt_model *r, const struct pid_sums *idle, uint64_t now,
                       bool interval)
 {
     struct timespec win = r->wall;
@@ -641,6 +664,7 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
 {
     struct map_dump st = {0};
     m->has_stacks = true;
+    m->has_wakers = pairs;
     /* The kernel's table of wait time per (blocker, process, waiter stack),
      * in its own order. */
     map_dump(c->t->stack_time_fd, sizeof(struct pt_stack_key), sizeof(struct pt_stack_val), &st);
@@ -675,6 +699,13 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
         comm_of(c, (int)k->waker_tgid, b, mw->waker_root);
         mw->count = v.count;
         mw->ns = v.ns;
+        struct pt_model_stack labels;
+        stack_blocker(c, k->slot, b, &labels);
+        mw->pid = labels.pid;
+        mw->kind = labels.kind;
+        mw->wait = labels.wait;
+        mw->name = labels.name;
+        memcpy(mw->id, labels.id, sizeof(mw->id));
     }
     int nsums;
     struct woken_sum *sums = woken_sums(w, &nsums);
@@ -764,8 +795,8 @@ static bool blocker_idle(struct collector *c, struct blocker *b, const struct pt
 
 /* R's processes with a known alive time: their working and idle thread
  * time in the window (JSON `processes`). */
-static void model_processes(struct collector *c, struct pt_model *r, const struct idle_list *idle, uint64_t now,
-                            bool interval)
+static void model_processes(struct collector *c, struct pt_model *r, const struct pid_sums *idle,
+                            const struct pid_sums *waited, uint64_t now, bool interval)
 {
     for (int i = 0; i < r->nrows; i++) {
         int pid = r->rows[i].pid, j;
@@ -779,6 +810,8 @@ static void model_processes(struct collector *c, struct pt_model *r, const struc
         snprintf(p->comm, sizeof(p->comm), "%s", r->rows[i].comm);
         p->idle_ns = idle_ns;
         p->working_ns = alive - idle_ns;
+        p->lived_ns = alive;
+        p->thread_time_ns = pid_sum_of(waited, pid);
     }
 }
 
@@ -825,12 +858,13 @@ static const char *retiring_class(const struct blocker *b)
     return b->cls.cls ? b->cls.cls : "futex";
 }
 
-static void retire_member(struct collector *c, uint32_t i, uint64_t now)
+/* Slot I's blocker as a member of its retired site (figures aside). */
+static struct retired_member member_of(struct collector *c, uint32_t i)
 {
     const struct pt_slot *s = &c->t->slots[i];
     resolve(c, i);
     struct blocker *b = c->b[i];
-    struct retired_member m = {
+    return (struct retired_member){
         .pid = b->pid,
         .kind = pt_kind_names[s->key.kind & 0xff],
         .cls = retiring_class(b),
@@ -844,7 +878,12 @@ static void retire_member(struct collector *c, uint32_t i, uint64_t now)
         .whole = {s->peak, s->max_ns, s->threads, s->first_ts, s->last_ts},
         .win = {s->peak_win, s->max_win_ns, s->threads_win, s->win_first_ts, s->last_ts},
     };
-    snapshot(s, now, PT_HIST_SLOTS, &m.final);
+}
+
+static void retire_member(struct collector *c, uint32_t i, uint64_t now)
+{
+    struct retired_member m = member_of(c, i);
+    snapshot(&c->t->slots[i], now, PT_HIST_SLOTS, &m.final);
     retired_add(&c->retired, &m);
 }
 
@@ -907,6 +946,23 @@ static struct pt_stack_key entry_key(const struct map_dump *d, size_t key_size, 
     return k;
 }
 
+/* A retiring slot's (waiter, waker) entry: its waker to the site's tally
+ * (metrics.md, "The waker on every contended row": a site of thousands
+ * of short-lived objects, each waited on a few times, names who ends its
+ * waits as a long-lived lock does). */
+static void retire_waker(struct collector *c, const struct pt_waker_key *k, const struct pt_waker_val *v)
+{
+    if (!v->count || k->waker_stack < 0)
+        return;
+    struct retired_member m = member_of(c, k->slot);
+    const struct pt_stack *st = stacks_resolve(c->stacks, k->slot, (int)k->waker_tgid, k->waker_stack);
+    if (!st || !st->n)
+        return;
+    char comm[PT_MODEL_COMM];
+    comm_of(c, (int)k->waker_tgid, c->b[k->slot], comm);
+    retired_add_waker(&c->retired, &m, st, comm, v->count, v->ns);
+}
+
 /* Reads table FD whole and keeps the entries of the retiring slots in D. */
 static void read_retiring(struct collector *c, int fd, size_t key_size, size_t val_size, struct map_dump *d)
 {
@@ -954,6 +1010,9 @@ static void retire_stacks(struct collector *c)
             struct pt_stack_key k = entry_key(d[t], ksz[t], i);
             struct pt_stack_val v = line_val(d[t], t, i);
             retire_stack(c, k.slot, k.tgid, k.stack_id, &v, t == 0, sw);
+            if (t == 1)
+                retire_waker(c, (const struct pt_waker_key *)d[t]->keys + i,
+                             (const struct pt_waker_val *)d[t]->vals + i);
         }
         map_delete_keys(fd[t], d[t]->keys, ksz[t], d[t]->n);
     }
@@ -1165,7 +1224,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
 
     /* The whole run's figures are from zero (made once: 400 bytes). */
     const struct pt_counters zero = {.t = c->start_ns};
-    struct idle_list idle = {0};
+    struct pid_sums idle = {0}, waited = {0};
     struct wakers wk, raw = {0};
     struct waker_entry *top = c->top;
     wakers_read(c->t->waker_time_fd, &wk);
@@ -1217,13 +1276,19 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         if (!row->fig.parks && !row->fig.thread_time_ns && !row->fig.parked_now && !row->fig.fast_parks)
             continue;
         r->totals.waits += row->fig.parks;
+        r->totals.thread_time_ns += row->fig.thread_time_ns;
         r->totals.blockers++;
         resolve(c, i);
-        /* Every wait-role wait is idle time of its process, printed or not. */
+        /* Every wait is its process's, and every wait-role wait idle time
+         * of it, printed or not. */
+        pid_sum_add(&waited, b->pid, row->fig.thread_time_ns);
         if (b->cls.wait)
-            add_idle(&idle, b->pid, row->fig.thread_time_ns);
-        if (cur.parks < c->o->print_threshold)
+            pid_sum_add(&idle, b->pid, row->fig.thread_time_ns);
+        if (cur.parks < c->o->print_threshold) {
+            row->objects = 1;
+            rest_add(&r->totals.rest, row);
             continue;
+        }
         row->src = i;
         row->kind = pt_kind_names[s->key.kind & 0xff];
         row->pid = b->pid;
@@ -1253,12 +1318,19 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
                              &r->rows[r->nrows], &r->totals.waits, &r->totals.blockers);
     /* A recycled blocker's wait-role waits stay idle time of its process
      * (a process that exited had its join waits recycled: CSP 10% low). */
-    for (int k = live_rows; k < r->nrows; k++)
-        if (r->rows[k].wait)
-            add_idle(&idle, r->rows[k].pid, r->rows[k].fig.thread_time_ns);
+    for (int k = live_rows; k < r->nrows; k++) {
+        struct pt_row *row = &r->rows[k];
+        if (row->waker_stack)
+            row->waker_top_frame = stacks_top_frame(row->waker_stack);
+        r->totals.thread_time_ns += row->fig.thread_time_ns;
+        pid_sum_add(&waited, row->pid, row->fig.thread_time_ns);
+        if (row->wait)
+            pid_sum_add(&idle, row->pid, row->fig.thread_time_ns);
+    }
     apply_csp(c, r, &idle, now, interval);
-    model_processes(c, r, &idle, now, interval);
+    model_processes(c, r, &idle, &waited, now, interval);
     free(idle.v);
+    free(waited.v);
     if (interval) {
         roll_window(c, nused, now);
         retired_roll(&c->retired);
@@ -1266,26 +1338,10 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         c->window_start = now;
     }
 
-    merge_condvar_words(r);
-    group_rows(r, c->o->by);
     _Static_assert(PT_SORT_TIME == (int)PT_RANK_TIME && PT_SORT_CSP == (int)PT_RANK_CSP &&
                        PT_SORT_PARKS == (int)PT_RANK_PARKS && PT_SORT_PEAK == (int)PT_RANK_PEAK,
                    "options.h keeps rank.h's order");
-    enum pt_rank_key key = (enum pt_rank_key)c->o->sort;
-    r->idle_last = !c->o->show_idle;
-    if (c->o->by == PT_BY_OBJECT && c->o->top && r->nrows > c->o->top) {
-        /* The default view: what would not make the top is folded per site,
-         * then everything is ranked again. */
-        int k = rank_rows(r->rows, r->nrows, key, r->idle_last, c->o->top, c->order, c->sorted);
-        fold_rows(r, c->order, k);
-        int n = r->nrows;
-        r->nrows = rank_rows(r->rows, n, key, r->idle_last, c->o->top, c->order, c->sorted);
-        fold_dropped(c->sorted, r->nrows, r->rows, n, c->order);
-        rank_sort(c->sorted, r->nrows, key, r->idle_last);
-    } else {
-        r->nrows = rank_rows(r->rows, r->nrows, key, r->idle_last, c->o->top, c->order, c->sorted);
-    }
-    r->rows = c->sorted;
+    view_rows(r, c->o->by, c->o->top, (enum pt_rank_key)c->o->sort, !c->o->show_idle, c->order, c->sorted);
     trim_phases(c);
     for (int i = 0; i < c->phases.n; i++) {
         const struct phase *p = &c->phases.p[i];

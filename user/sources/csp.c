@@ -151,9 +151,13 @@ void csp_watch(struct csp *c, int pid, uint64_t now)
         bpf_map_delete_elem(c->fd, &key);
         return;
     }
-    /* The threads the kernel saw born meanwhile are its to count: the
-     * listed threads' alive time, for as many as were there before. */
-    p->before_ns = n > 0 ? (uint64_t)((double)before_ns * (double)n / (double)listed) : 0;
+    /* The threads the kernel saw born meanwhile are its to count: born
+     * after NOW, they added nothing to the listed threads' alive time, and
+     * scaling it down by their share took a tenth of a starting JVM's
+     * threads' time away (its waits then longer than its threads lived).
+     * Threads that died meanwhile were not listed: their share is the
+     * listed threads' average. */
+    p->before_ns = n <= 0 ? 0 : n > listed ? (uint64_t)((double)before_ns * (double)n / (double)listed) : before_ns;
     p->window_alive = p->window_sleep = 0;
     /* Its threads read procs again at their next sleep. */
     if (c->gen)

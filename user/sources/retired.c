@@ -189,6 +189,20 @@ static struct retired_site *site_of(struct retired *r, int pid, const char *comm
 static struct pt_frame exited_frame = {.name = "[exited process]"};
 static const struct pt_stack exited_stack = {.n = 1, .frames = &exited_frame};
 
+/* Adds waker W to the tally KEPT: the same stack adds up, a heavier one
+ * takes its place. */
+static void tally_waker(struct pt_site_waker *kept, const struct pt_site_waker *w)
+{
+    if (!w->stack || !w->ns)
+        return;
+    if (kept->stack == w->stack) {
+        kept->wakeups += w->wakeups;
+        kept->ns += w->ns;
+    } else if (w->ns > kept->ns) {
+        *kept = *w;
+    }
+}
+
 /* Adds site O (of another struct retired) to S, in R. */
 static void merge_site(struct retired *r, struct retired_site *s, const struct retired_site *o, bool shapes)
 {
@@ -201,12 +215,21 @@ static void merge_site(struct retired *r, struct retired_site *s, const struct r
         s->first_stack = intern(r, shapes || s->pid != PT_RETIRED_EXITED ? o->first_stack : &exited_stack);
     }
     s->idle = s->objects ? s->idle && o->idle : o->idle;
+    tally_waker(&s->waker, &o->waker);
     add_counters(&s->cur, &o->cur);
     add_counters(&s->prev, &o->prev);
     add_extra(&s->whole, &o->whole);
     add_extra(&s->win, &o->win);
     s->objects += o->objects;
     s->win_objects += o->win_objects;
+}
+
+void retired_add_waker(struct retired *r, const struct retired_member *m, const struct pt_stack *stack,
+                       const char *comm, uint64_t count, uint64_t ns)
+{
+    struct pt_site_waker w = {.stack = intern(r, stack), .wakeups = count, .ns = ns};
+    snprintf(w.comm, sizeof(w.comm), "%s", comm);
+    tally_waker(&site_of(r, m->pid, m->comm, m->kind, m->cls, m->site)->waker, &w);
 }
 
 void retired_add(struct retired *r, const struct retired_member *m)
@@ -315,6 +338,13 @@ int retired_rows(const struct retired *r, bool interval, uint64_t from_t, uint64
             row->objects = 1;
         row->idle = s->idle;
         row->src = UINT32_MAX;
+        if (s->waker.stack) {
+            /* Over the run: a window's share is not kept per site. */
+            row->waker_stack = s->waker.stack;
+            snprintf(row->waker_comm, sizeof(row->waker_comm), "%s", s->waker.comm);
+            row->waker_ns = s->waker.ns;
+            row->waker_wakeups = s->waker.wakeups;
+        }
         n++;
     }
     return n;

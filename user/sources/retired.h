@@ -31,6 +31,13 @@ struct retired_site {
     struct pt_window_extra whole, win;
     uint32_t objects, win_objects;
     uint64_t heaviest_ns;             /* the member whose identity the site shows */
+    /* The waker stack that ended most of its members' waiting time, as
+     * far as their tables told (retired_add_waker). */
+    struct pt_site_waker {
+        const struct pt_stack *stack;
+        char comm[PT_MODEL_COMM];
+        uint64_t wakeups, ns;
+    } waker;
 };
 
 #define RETIRED_BUCKETS 4096
@@ -72,6 +79,12 @@ struct retired {
 };
 
 void retired_add(struct retired *r, const struct retired_member *m);
+
+/* Waits of M's site (M as given to retired_add) ended by waker stack
+ * STACK of process COMM: COUNT wakeups, NS of waiting. The site keeps
+ * the waker with the most time (a waker seen again adds up). */
+void retired_add_waker(struct retired *r, const struct retired_member *m, const struct pt_stack *stack,
+                       const char *comm, uint64_t count, uint64_t ns);
 
 /* Adds one waiter stack's weights of a recycled blocker WHO (its leaf,
  * class, pid, kind and role; its name and id are not kept). */

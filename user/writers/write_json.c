@@ -120,6 +120,10 @@ int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
                ",\"live_blockers\":%" PRIu64 ",\"recycled_blockers\":%" PRIu64,
             t->waits, t->blockers, t->dropped_events, t->dropped_stacks, t->stacks, t->truncated_stacks,
             t->live_blockers, t->recycled_blockers);
+    /* The rows shown and the rest add up to these (metrics.md). */
+    fprintf(f, ",\"thread_time_ns\":%" PRIu64 ",\"rest\":{\"rows\":%" PRIu64 ",\"objects\":%" PRIu64
+               ",\"parks\":%" PRIu64 ",\"thread_time_ns\":%" PRIu64 "}",
+            t->thread_time_ns, t->rest.rows, t->rest.objects, t->rest.parks, t->rest.thread_time_ns);
     /* A long run's oldest closed phases, let go (only when some were). */
     if (t->phases_forgotten)
         fprintf(f, ",\"phases_forgotten\":%" PRIu64, t->phases_forgotten);
@@ -157,7 +161,9 @@ int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
         const struct pt_model_process *p = &m->procs[i];
         fprintf(f, "%s{\"pid\":%d,\"comm\":", i ? "," : "", p->pid);
         json_string(f, p->comm);
-        fprintf(f, ",\"working_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64 "}", p->working_ns, p->idle_ns);
+        fprintf(f, ",\"working_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64 ",\"lived_ns\":%" PRIu64
+                   ",\"thread_time_ns\":%" PRIu64 "}",
+                p->working_ns, p->idle_ns, p->lived_ns, p->thread_time_ns);
     }
     fputs("]}\n", f);
     return writer_flush(f);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gzip_out.h"
 #include "pprof_strings.h"
@@ -126,6 +127,44 @@ static PtPprof__ValueType value_type(struct pprof *p, const char *type, const ch
     return v;
 }
 
+/* Sample I of the profile into S, false when there is none: the waiter
+ * stacks, then, for /debug/pprof/mutex, the waker pairs. Go's mutex
+ * profile charges a lock's delay to the stack that released it (cli.md):
+ * there a lock's waits with a known waker go to the waker's stack, and
+ * only the rest (no waker seen, or its stack left out) stay on the
+ * waiter's; a recycled blocker's pairs are not kept, so its waits stay on
+ * the waiter's stack. */
+static bool sample_of(const struct pt_model *m, const struct pt_write_opts *o, size_t i, struct pt_model_stack *s)
+{
+    if (i < (size_t)(m->nstacks > 0 ? m->nstacks : 0)) {
+        *s = m->stacks[i];
+        if (o->locks_only) {
+            if (s->wait)
+                return false;
+            if (m->has_wakers && strcmp(s->id, "[recycled]") != 0) {
+                s->count = s->own_count;
+                s->ns = s->own_ns;
+            }
+        }
+        return s->count != 0;
+    }
+    const struct pt_model_waker *w = &m->wakers[i - (size_t)m->nstacks];
+    if (w->wait || !w->count)
+        return false;
+    memset(s, 0, sizeof(*s));
+    memcpy(s->root, w->waker_root, sizeof(s->root));
+    s->stack = w->waker;
+    s->leaf = w->leaf;
+    s->count = w->count;
+    s->ns = w->ns;
+    s->pid = w->pid;
+    s->kind = w->kind;
+    s->wait = w->wait;
+    s->name = w->name;
+    memcpy(s->id, w->id, sizeof(s->id));
+    return true;
+}
+
 /* The whole profile built, packed and compressed; every allocation freed
  * at the one exit. */
 int write_pprof(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
@@ -148,7 +187,7 @@ int write_pprof(FILE *f, const struct pt_model *m, const struct pt_write_opts *o
     prof.time_nanos = o->since_start ? end : end - (int64_t)m->window_ns;
     prof.duration_nanos = o->since_start ? 0 : (int64_t)m->window_ns;
 
-    size_t n = (size_t)(m->nstacks > 0 ? m->nstacks : 0) + 1;
+    size_t n = (size_t)(m->nstacks > 0 ? m->nstacks : 0) + (o->locks_only ? (size_t)m->nwakers : 0) + 1;
     PtPprof__Sample *samples = calloc(n, sizeof(*samples));
     PtPprof__Sample **sample_ptrs = calloc(n, sizeof(*sample_ptrs));
     int64_t *values = calloc(2 * n, sizeof(*values));
@@ -160,13 +199,12 @@ int write_pprof(FILE *f, const struct pt_model *m, const struct pt_write_opts *o
     int rc = -1;
     if (!samples || !sample_ptrs || !values || !labels || !label_ptrs)
         goto out;
-    for (int i = 0; i < m->nstacks; i++) {
-        const struct pt_model_stack *s = &m->stacks[i];
-        /* /debug/pprof/mutex: the waits for a lock only. */
-        if (!s->count || (o->locks_only && s->wait))
+    for (size_t i = 0; i + 1 < n; i++) {
+        struct pt_model_stack s;
+        if (!sample_of(m, o, i, &s))
             continue;
         size_t k = prof.n_sample;
-        if (fill_sample(&p, &samples[k], s, &values[2 * k], &labels[LABELS * k], &label_ptrs[LABELS * k]))
+        if (fill_sample(&p, &samples[k], &s, &values[2 * k], &labels[LABELS * k], &label_ptrs[LABELS * k]))
             goto out;
         sample_ptrs[k] = &samples[k];
         prof.n_sample++;

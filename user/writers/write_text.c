@@ -89,5 +89,13 @@ int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
                   " (--show-idle ranks them in place) --\n", f);
         put_row(f, &m->rows[i]);
     }
+    /* What --top (or --print-threshold) left out, so that the rows add up. */
+    if (t->rest.rows) {
+        char d[32];
+        fprintf(f, "-- and %" PRIu64 " more rows (%" PRIu64 " blockers): %" PRIu64 " waits, %s of thread time"
+                   " (--top 0 shows them) --\n",
+                t->rest.rows, t->rest.objects, t->rest.parks,
+                duration_format(t->rest.thread_time_ns, d, sizeof(d)));
+    }
     return write_phases(f, m, o);
 }
