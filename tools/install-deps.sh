@@ -20,9 +20,10 @@ PKGS="make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev libdw-dev z
 # the results in tests (make install).
 # Servers and their clients: PostgreSQL 15 and pgbench, MariaDB and sysbench,
 # Tomcat 10 (its servlet API jar is in libtomcat10-java) and wrk, ZooKeeper
-# (server and Java client jars), memcached and memcslap (libmemcached-tools).
+# (server and Java client jars), memcached and memcslap (libmemcached-tools),
+# and the embedded Java databases H2, HSQLDB and Derby (tools/servers/h2.py).
 SERVER_PKGS="postgresql-15 postgresql-client-15 postgresql-contrib mariadb-server mariadb-client sysbench
-      tomcat10 libtomcat10-java wrk zookeeper memcached libmemcached-tools"
+      tomcat10 libtomcat10-java wrk zookeeper memcached libmemcached-tools libh2-java libhsqldb-java libderby-java"
 missing=""
 for p in $PKGS $SERVER_PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

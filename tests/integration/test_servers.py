@@ -14,10 +14,15 @@ Each server is started, loaded and traced once (8 s, JSON, every row,
   - <server>_matches_jfr (Java servers): park time and parks per blocker
     class within 5% of JDK Flight Recorder's jdk.ThreadPark events recorded
     in the same JVM over the same window;
+  - <server>_top_row_has_waker (Java servers): the heaviest contention row
+    woken by other threads names its top waker;
   - <server>_contention_first: the top rows are the server's own blockers,
     not its idle threads (GC, compiler and VM threads, pool workers
     waiting for a task). parktrace does not order rows that way yet (issue
     15): a failure of this check ends as a KNOWN-GAP.
+H2, an embedded Java database from Debian, runs in the JVM of the suite's
+own JDBC load (tools/servers/h2.py); h2_row_locks_match_jfr holds its row
+locks (Object.wait on one object per transaction) to JFR's monitor waits.
 A server that cannot be started fails all its tests, with the reason.
 PT_SERVERS_OUT=DIR keeps each run's final report and JFR table there.
 """
@@ -35,6 +40,8 @@ sys.path.insert(0, os.path.join(ROOT, "tools", "servers"))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from common import JDK, JAVA_SRC, ServerError  # noqa: E402
 from jfr_parks import PARK_JFC  # noqa: E402
+from h2 import H2, THREADS as H2_THREADS  # noqa: E402
+from jfr_classes import WAIT_JFC, jfr_waits  # noqa: E402
 from mariadb import MariaDB  # noqa: E402
 from memcached import Memcached  # noqa: E402
 from postgres import Postgres  # noqa: E402
@@ -102,12 +109,14 @@ def self_stats(stderr):
 
 def trace_server(cls):
     """Starts CLS's server, loads it, traces it; what the tests check."""
-    java = cls in (Tomcat, ZooKeeper)
+    java = cls in (Tomcat, ZooKeeper, H2)
     kw, rec = {}, None
     if java:
-        jfc = os.path.join(TMP, "parks.jfc")
+        # The embedded database's row locks are Object.wait: JFR records
+        # monitor waits and entries there too.
+        jfc = os.path.join(TMP, f"{cls.name}.jfc")
         with open(jfc, "w") as f:
-            f.write(PARK_JFC)
+            f.write(WAIT_JFC if cls is H2 else PARK_JFC)
         rec = os.path.join(TMP, f"{cls.name}.jfr")
         kw["jvm_flags"] = [f"-XX:StartFlightRecording:name=pt,settings={jfc}"]
     t0 = time.time()
@@ -135,6 +144,8 @@ def trace_server(cls):
     if java:
         w1 = epoch_ns(final["time"])
         run["jfr"] = jfr_window(rec, w1 - final["window_ns"], w1)
+        if cls is H2:
+            run["jfr_waits"] = jfr_waits(rec, w1 - final["window_ns"], w1)
     if OUT:
         os.makedirs(OUT, exist_ok=True)
         with open(os.path.join(OUT, f"{cls.name}.json"), "w") as f:
@@ -353,6 +364,50 @@ def contention_first(cls):
                   + "; ".join(late))
 
 
+# -- an embedded database: row locks in Object.wait, one object per transaction
+
+ROW_LOCK = "org.h2.mvstore.tx.Transaction"
+
+
+def row_locks_match_jfr(cls):
+    """Issue 37's database A: H2's row locks are Object.wait on the blocking
+    transaction's object, a new one per transaction. The default report
+    (--top 0 here, so that every row adds up) charges that class within 5%
+    of JFR's jdk.JavaMonitorWait in the same JVM over the same window, and
+    no more than the load's threads could wait. Before 2026-11-28 a waking
+    that raced a wait's opening left waiters parked for good: up to 30%
+    over JFR, more than the threads' time."""
+    run = traced(cls)
+    pt = [0, 0]
+    for b in own_rows(run):
+        if b["kind"] == "jvm-wait" and b["class"] == ROW_LOCK:
+            pt[0] += b["parks"]
+            pt[1] += b["thread_time_ns"]
+    want = run["jfr_waits"].get(("jvm-wait", ROW_LOCK), (0, 0, 0, 0))
+    jfr_ns = want[1] + want[3]
+    w = run["final"]["window_ns"]
+    print(f"INFO {cls.name} {ROW_LOCK}: parktrace {pt[1] / 1e6:.1f} ms in {pt[0]} waits, JFR {jfr_ns / 1e6:.1f} ms "
+          f"in {want[0]} waits begun in the window and {want[2]} under way ({(pt[1] - jfr_ns) / max(jfr_ns, 1):+.2%}); "
+          f"{H2_THREADS} threads x {w / 1e9:.1f} s", flush=True)
+    check(jfr_ns > 1e9, f"{cls.name}: JFR saw only {jfr_ns / 1e6:.0f} ms of row-lock waits")
+    check(pt[1] <= H2_THREADS * w, f"{cls.name}: {pt[1] / 1e9:.1f} s of row-lock waits, more than its "
+          f"{H2_THREADS} threads could wait in {w / 1e9:.1f} s")
+    within(pt[1], jfr_ns, JFR_TOLERANCE, f"{cls.name}: {ROW_LOCK} thread time", ref="JFR")
+
+
+# -- the waker on every contended row (metrics.md)
+
+def top_row_has_waker(cls):
+    """The heaviest row of the server's own contention whose waits other
+    threads ended names the stack that ended them (CAUSED-BY)."""
+    run = traced(cls)
+    rows = [b for b in own_rows(run) if idle_reason(b) is None and not b["idle"] and b["wakeups"] > 0]
+    check(rows, f"{cls.name}: no contention row whose waits were woken")
+    b = rows[0]
+    check(b["top_waker"] is not None, f"{cls.name}: the top contention row, {b['kind']} {b['class']} at "
+          f"{b['top_frame']} ({b['objects']} objects, {b['wakeups']} wakeups), names no waker")
+
+
 def register(cls, java):
     def make(fn, what):
         def t():
@@ -363,6 +418,7 @@ def register(cls, java):
     make(frames_named, "frames_named")
     if java:
         make(matches_jfr, "matches_jfr")
+        make(top_row_has_waker, "top_row_has_waker")
     make(contention_first, "contention_first")
 
 
@@ -408,8 +464,14 @@ def tomcat_phase_follows_the_load():
         check(ph["peak_csp"] >= 0.05, f"peak CSP {ph['peak_csp']}")
 
 
-for _cls, _java in ((Postgres, False), (MariaDB, False), (Tomcat, True), (ZooKeeper, True), (Memcached, False)):
+for _cls, _java in ((Postgres, False), (MariaDB, False), (Tomcat, True), (ZooKeeper, True), (Memcached, False),
+                    (H2, True)):
     register(_cls, _java)
+
+
+@test
+def h2_row_locks_match_jfr():
+    row_locks_match_jfr(H2)
 
 
 if __name__ == "__main__":
