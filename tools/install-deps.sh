@@ -11,9 +11,11 @@
 # already has one, as a container does).
 set -eu
 PKGS="make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-      libc6-dbg libdevel-nytprof-perl python3 openjdk-17-jdk-headless procps libclang-rt-14-dev
+      libc6-dbg libdevel-nytprof-perl python3 python3-dbg openjdk-17-jdk-headless procps libclang-rt-14-dev
       strace util-linux tmux
       protobuf-c-compiler libprotobuf-c-dev libmicrohttpd-dev golang-go prometheus groff man-db systemd bash-completion"
+# python3-dbg: the debug symbols of Debian's CPython, which name its GIL
+# (take_gil) in a waiting stack (test_runtimes.py).
 # Fleet export (issue 18): protoc-c and libprotobuf-c for pprof, libmicrohttpd
 # for --listen; go (go tool pprof), prometheus (promtool and the server),
 # groff, man-db, systemd (systemd-analyze) and bash-completion only check

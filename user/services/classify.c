@@ -48,6 +48,31 @@ static bool called_from_idle(const struct pt_stack *st)
     return false;
 }
 
+/* A runtime's own lock, waited on through a condition variable and a
+ * mutex of its own: named for the runtime wherever it is in the stack
+ * (metrics.md, "Idle, joins and runtime locks"). CPython's GIL: take_gil
+ * (take_gil.lto_priv.0 in Debian's build, named from python3.X-dbg's
+ * debug file) waits on the GIL's condition in slices of its switch
+ * interval, so most of its waits time out: as a condition it read as a
+ * timer loop, idle, where it is the contention of every CPU-bound thread. */
+static const struct rule runtime_locks[] = {
+    {"take_gil", "python-gil", false},
+    {"drop_gil", "python-gil", false},   /* the holder waiting for a forced switch to happen */
+};
+
+static bool runtime_lock(const struct pt_stack *st, struct pt_class *out)
+{
+    for (int i = 0; i < st->n; i++)
+        for (size_t r = 0; r < sizeof(runtime_locks) / sizeof(runtime_locks[0]); r++)
+            if (st->frames[i].name &&
+                strncmp(st->frames[i].name, runtime_locks[r].prefix, strlen(runtime_locks[r].prefix)) == 0) {
+                out->cls = runtime_locks[r].cls;
+                out->wait = runtime_locks[r].wait;
+                return true;
+            }
+    return false;
+}
+
 void classify_futex(const struct pt_stack *st, struct pt_class *out)
 {
     if (called_from_idle(st)) {
@@ -55,6 +80,8 @@ void classify_futex(const struct pt_stack *st, struct pt_class *out)
         out->wait = true;
         return;
     }
+    if (runtime_lock(st, out))
+        return;
     for (int i = 0; i < st->n; i++) {
         const char *name = st->frames[i].name;
         for (size_t r = 0; r < sizeof(rules) / sizeof(rules[0]); r++) {

@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Runtimes' own locks, joins and idle threads as metrics.md's table "Idle,
+joins and runtime locks" says, on the runtimes from Debian."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
+
+# Debian's CPython (not whatever python3 comes first in PATH): its GIL is
+# named by python3-dbg's debug file (tools/install-deps.sh).
+PYTHON = "/usr/bin/python3"
+GIL_THREADS = os.path.join(ROOT, "tools", "workloads", "gil_threads.py")
+
+
+@test
+def cpython_gil_is_contention():
+    # Four CPU-bound threads for 3 s: one holds the GIL at a time, the
+    # others wait for it (about 9 s of thread time). Before 2026-11-28 the
+    # GIL's condition variable was a wait-role row whose waits mostly
+    # timed out (its switch interval), so idle and ranked last, and the
+    # main thread's join led the report.
+    p = run_pt(["-f", "json", "--", PYTHON, GIL_THREADS, "3", "4"], timeout=60)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
+    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"pid"')][-1])
+    final = final_of(json_reports(p.stdout))
+    rows = [b for b in final["blockers"] if b["pid"] == wl["pid"]]
+    gil = [b for b in rows if b["class"] == "python-gil"]
+    check(gil, f"no python-gil row: {[(b['class'], b['top_frame']) for b in rows]}")
+    check(all(b["role"] == "lock" and not b["idle"] for b in gil),
+          f"the GIL is not contention: {[(b['role'], b['idle']) for b in gil]}")
+    check(rows[0]["class"] == "python-gil", f"row 1 is {rows[0]['class']} at {rows[0]['top_frame']}, not the GIL")
+    check(rows[0]["csp"] is not None and rows[0]["csp"] > 0.3, f"the GIL's CSP is {rows[0]['csp']}")
+    # Against the threads' own clocks: wall time less CPU time, which with
+    # one runner at a time is their wait for the GIL.
+    within(sum(b["thread_time_ns"] for b in gil), wl["gil_wait_ns"], 0.10, "the GIL's thread time")
+    check_lived(final, wl["pid"], wl["threads"] + 1)
+
+
+if __name__ == "__main__":
+    main()
