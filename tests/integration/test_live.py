@@ -340,6 +340,45 @@ def keys_are_not_read_when_stdin_is_not_the_terminal():
 
 import atexit  # noqa: E402
 
+H2_JAR = "/usr/share/java/h2.jar"
+DB_LOAD = os.path.join(ROOT, "tools", "servers", "java", "EmbeddedDbLoad.java")
+
+
+@test
+def an_embedded_database_shows_its_row_locks_first():
+    # Issue 37: H2's row locks are Object.wait on one object per
+    # transaction, wait-role rows with no CSP. Sorted by CSP, the live view
+    # filled with one-park monitor rows and never showed them, and 100
+    # columns cut their top frame to "~re.endTransaction". By thread time
+    # the row locks come first, folded ("N objects"), and the top frame
+    # keeps its Class.method.
+    if not os.path.exists(H2_JAR):
+        skip("no H2 (Debian package libh2-java)")
+    classes = os.path.join(TMP, "dbload")
+    c = subprocess.run(["javac", "-d", classes, "-cp", H2_JAR, DB_LOAD], capture_output=True, text=True, timeout=120)
+    check(c.returncode == 0, f"javac: {c.stderr[-300:]}")
+    url = f"jdbc:h2:{os.path.join(TMP, 'h2db', 'db')};LOCK_TIMEOUT=10000"
+    db = subprocess.Popen(["java", "-Xmx256m", "-cp", f"{H2_JAR}:{classes}", "EmbeddedDbLoad", url, "8", "30", "16"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    pane = None
+    try:
+        check(db.stdout.readline().startswith("started"), "the database load did not start")
+        cmd = " ".join(shlex.quote(a) for a in pt_cmd(["-i", "1s", "-p", str(db.pid)]))
+        pane = Pane(100, 30, f"{cmd}; sleep 60")
+        lines, header, rows = frame(pane, lambda f: sort_key(f[1]) == "time" and "objects" in f[0][2], timeout=40)
+        first = rows[0]
+        check(first["KIND"] == "jvm-wait" and first["CLASS"] == "Transaction",
+              f"row 1 is {first['KIND']} {first['CLASS']}, not the row locks:\n" + "\n".join(lines))
+        check("Transaction.waitForThisToEnd" in first["TOP-FRAME"],
+              f"row 1's top frame {first['TOP-FRAME']!r} lost its Class.method:\n" + "\n".join(lines))
+        pane.keys("q")
+    finally:
+        if pane:
+            pane.close()
+        db.kill()
+        db.wait()
+
+
 atexit.register(lambda: subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True))
 
 if __name__ == "__main__":

@@ -81,18 +81,12 @@ def jcmd(pid, *args):
 
 
 def jfr_window(rec, w0_ns, w1_ns):
-    """JFR's jdk.ThreadPark per class over [w0, w1] (java/JfrWindow.java):
+    """JFR's jdk.ThreadPark per class over [w0, w1] (jfr_classes.jfr_waits):
     {class: (parks begun in it, park ns inside it, parks under way at w0,
     their ns inside it)}: the park time includes the parks under way at w0
     for their part inside, as parktrace's windows do."""
-    p = subprocess.run([os.path.join(JDK, "java"), os.path.join(JAVA_SRC, "JfrWindow.java"), rec,
-                        str(w0_ns), str(w1_ns)], capture_output=True, text=True, timeout=120)
-    check(p.returncode == 0, f"JfrWindow: {p.stderr.strip()[-400:]}")
-    out = {}
-    for line in p.stdout.splitlines():
-        cls, parks, ns, parks_before, ns_before = line.split("\t")
-        out[cls] = (int(parks), int(ns) + int(ns_before), int(parks_before), int(ns_before))
-    return out
+    return {cls: (n, ns + nsb, nb, nsb) for (kind, cls), (n, ns, nb, nsb) in jfr_waits(rec, w0_ns, w1_ns).items()
+            if kind == "jvm-park"}
 
 
 def epoch_ns(rfc3339):

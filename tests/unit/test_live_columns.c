@@ -45,6 +45,9 @@ static void layouts(void)
     struct live_layout l;
     live_layout(&l, 79, PT_RANK_TIME);
     CHECK(!l.shown[LC_CAUSED] && !l.shown[LC_RLIFE] && l.width[LC_TOP] >= 16, "at 80 columns: no CAUSED-BY, a top frame");
+    live_layout(&l, 100, PT_RANK_TIME);
+    CHECK(l.width[LC_TOP] >= 28 && l.total <= 100,
+          "at 100 columns the top frame keeps a Java Class.method whole (%d characters)", l.width[LC_TOP]);
     live_layout(&l, 199, PT_RANK_TIME);
     bool all = true;
     for (int c = 0; c < LC_COUNT; c++)

@@ -216,6 +216,16 @@ class Server:
                 p.wait(timeout=5)
         return self.load_output(p)
 
+    def wait_load_started(self, p, timeout, marker="started"):
+        """Waits until load client P has written MARKER (its workers run)."""
+        deadline = time.time() + timeout
+        while marker not in self.load_output(p):
+            self.check_load_alive(p)
+            if time.time() > deadline:
+                raise ServerError(f"{self.name}: the load did not start within {timeout} s: "
+                                  f"{self.load_output(p)[-400:]}")
+            time.sleep(0.1)
+
     def check_load_alive(self, p):
         if p.poll() is not None:
             raise ServerError(f"{self.name}: the load client exited {p.returncode} early: "

@@ -18,7 +18,6 @@ blocking Transaction object, one object per transaction
 
 EmbeddedDb, the shared part, is used by hsqldb.py and derby.py too."""
 import os
-import time
 
 from common import _live, JAVA, Server, ServerError, compile_java, report_value
 
@@ -60,13 +59,7 @@ class EmbeddedDb(Server):
         p = self.spawn_load([JAVA, "-Xmx256m", *self.jvm_flags, *self.extra_jvm_flags(),
                              "-cp", f"{self.jar}:{self.path('classes')}", "EmbeddedDbLoad",
                              self.url(), str(self.threads), str(seconds), str(self.hot_rows)], cwd=self.dir)
-        deadline = time.time() + self.start_timeout
-        while "started" not in self.load_output(p):
-            self.check_load_alive(p)
-            if time.time() > deadline:
-                raise ServerError(f"{self.name}: the load did not start within {self.start_timeout} s: "
-                                  f"{self.load_output(p)[-400:]}")
-            time.sleep(0.1)
+        self.wait_load_started(p, self.start_timeout)
         self.proc = p
         return p
 

@@ -9,9 +9,8 @@ disk). Started as root with java directly (ZooKeeper does not refuse root),
 so this process is the one to trace. JVM flags (JFR for one) come from the
 jvm_flags argument."""
 import os
-import time
 
-from common import JAVA, Server, ServerError, compile_java, report_value
+from common import JAVA, Server, compile_java, report_value
 
 CP = "/usr/share/java/zookeeper.jar"
 THREADS = 16
@@ -47,13 +46,7 @@ class ZooKeeper(Server):
     def load(self, seconds):
         p = self.spawn_load([JAVA, "-Xmx128m", "-cp", f"{CP}:{self.path('classes')}", "ZkLoad",
                              f"127.0.0.1:{self.port}", str(THREADS), str(SESSIONS), str(seconds)])
-        deadline = time.time() + 30
-        while "started" not in self.load_output(p):
-            self.check_load_alive(p)
-            if time.time() > deadline:
-                raise ServerError(f"zookeeper: the load client did not start within 30 s: "
-                                  f"{self.load_output(p)[-400:]}")
-            time.sleep(0.1)
+        self.wait_load_started(p, 30)
         return p
 
     throughput_unit = "requests/s (ZkLoad)"

@@ -51,6 +51,11 @@ static enum live_col key_col(enum pt_rank_key key)
     }
 }
 
+/* What TOP-FRAME asks for before the figures give way: a Java frame's
+ * Class.method whole ("Transaction.waitForThisToEnd"), where 100 columns
+ * cut it to "~.waitForThisToEnd" (issue 37). */
+#define TOP_FRAME_WANT 28
+
 void live_layout(struct live_layout *l, int width, enum pt_rank_key key)
 {
     int total = -1;   /* no separator before the first column */
@@ -59,7 +64,10 @@ void live_layout(struct live_layout *l, int width, enum pt_rank_key key)
         l->width[c] = cols[c].min;
         total += cols[c].min + 1;
     }
-    for (size_t i = 0; i < sizeof(drop_order) / sizeof(drop_order[0]) && total > width; i++) {
+    /* Once columns must leave, they leave for the top frame's Class.method
+     * too. */
+    int want = total > width ? TOP_FRAME_WANT - cols[LC_TOP].min : 0;
+    for (size_t i = 0; i < sizeof(drop_order) / sizeof(drop_order[0]) && total + want > width; i++) {
         enum live_col c = drop_order[i];
         if (c == key_col(key))
             continue;
@@ -78,6 +86,8 @@ void live_layout(struct live_layout *l, int width, enum pt_rank_key key)
         if (!l->shown[c])
             continue;
         int more = cols[c].pref - l->width[c];
+        if (more <= 0)
+            continue;
         more = more < extra ? more : extra;
         l->width[c] += more;
         extra -= more;

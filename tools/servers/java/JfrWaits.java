@@ -13,8 +13,7 @@ import jdk.jfr.consumer.RecordingFile;
  * jdk.JavaMonitorWait by monitorClass (jvm-wait). Optionally inside a
  * window of wall-clock time (parktrace's run): each wait clipped to the
  * window, as parktrace charges a wait to a window, counted apart when it
- * was already under way at the window's start (as JfrWindow.java does for
- * parks). Read with JFR's own consumer API (`jfr print --json` of a busy
+ * was already under way at the window's start. Read with JFR's own consumer API (`jfr print --json` of a busy
  * recording is hundreds of megabytes). One line per kind and class:
  *   kind<TAB>class<TAB>count<TAB>ns<TAB>count_before<TAB>ns_before
  * (without a window, every event is in count/ns and the _before columns
