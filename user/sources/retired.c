@@ -215,7 +215,12 @@ static void merge_site(struct retired *r, struct retired_site *s, const struct r
         s->first_stack = intern(r, shapes || s->pid != PT_RETIRED_EXITED ? o->first_stack : &exited_stack);
     }
     s->idle = s->objects ? s->idle && o->idle : o->idle;
-    tally_waker(&s->waker, &o->waker);
+    /* O's stacks may be another struct retired's (retired_fold frees it):
+     * the waker's is copied here, as the first stack is. */
+    struct pt_site_waker w = o->waker;
+    if (w.stack)
+        w.stack = shapes || s->pid != PT_RETIRED_EXITED ? intern(r, w.stack) : NULL;
+    tally_waker(&s->waker, &w);
     add_counters(&s->cur, &o->cur);
     add_counters(&s->prev, &o->prev);
     add_extra(&s->whole, &o->whole);
