@@ -309,13 +309,17 @@ SAMPLED_BUDGET = {"c_nofp": "0.3", "cpp_nofp": "0.2"}
 SHARE_POINTS = 5.0
 
 
+def sampled_enough(t):
+    return (t.get("stacks_mode") == "sampled" and t.get("stack_samples_lost", 0) > 50 and
+            t.get("stack_samples_lost", 0) > t.get("waits", 0) / 10)
+
+
 def sampled_totals_say_so(t, what):
     # Over the budget, waits go without their stack: charged at a weight
     # (stack_samples) or left out (stack_samples_lost). Long waits (1 ms and
     # more) keep theirs, taken as they end if need be, so a workload of long
     # waits may rest little of its time on weighted samples.
-    check(t.get("stacks_mode") == "sampled" and t.get("stack_samples_lost", 0) > 50 and
-          t.get("stack_samples_lost", 0) > t.get("waits", 0) / 10,
+    check(sampled_enough(t),
           f"{what}: the run hardly left stacks out (totals {t}); the budget no longer forces walks to chance")
 
 
@@ -354,7 +358,16 @@ def mixed_path_shares(variant, pt_args):
 
 
 def sampled_shares_match_workload(variant):
-    want, got, totals = mixed_path_shares(variant, ["--stack-budget", SAMPLED_BUDGET[variant]])
+    # What the walks cost depends on the machine: where a run took every
+    # stack within the budget (issue 38: a fresh clone on a fast machine,
+    # stack_samples_lost 0 of 2 422 waits), the next runs halve it.
+    budget = float(SAMPLED_BUDGET[variant])
+    for _ in range(3):
+        want, got, totals = mixed_path_shares(variant, ["--stack-budget", f"{budget:g}"])
+        if sampled_enough(totals):
+            break
+        print(f"INFO {variant}: every stack fit {budget:g}% of a CPU; again at half", flush=True)
+        budget /= 2
     sampled_totals_say_so(totals, variant)
     # Six stacks a thread (more than its cache holds): every wait is a walk
     # at chance. Before long waits had their own stratum (docs/design.md
