@@ -57,6 +57,8 @@ void collector_init(struct collector *c, struct tracer *t, struct pt_services *s
         exit(1);
     }
     c->start_ns = c->window_start = monotonic_ns();
+    clock_gettime(CLOCK_REALTIME, &c->start_wall);
+    c->window_wall = c->start_wall;
     c->cpu_start_ns = c->cpu_window_ns = process_cpu_ns();
     csp_init(&c->csp, t->procs_fd, tracer_procs_gen(t), c->start_ns);
 }
@@ -545,14 +547,7 @@ static void trim_phases(struct collector *c)
 static void apply_csp(struct collector *c, struct pt_model *r, const struct pid_sums *idle, uint64_t now,
                       bool interval)
 {
-    struct timespec win = r->wall;
-    uint64_t back = r->window_ns;
-    win.tv_sec -= (time_t)(back / 1000000000ULL);
-    win.tv_nsec -= (long)(back % 1000000000ULL);
-    if (win.tv_nsec < 0) {
-        win.tv_nsec += 1000000000L;
-        win.tv_sec--;
-    }
+    struct timespec win = interval ? c->window_wall : c->start_wall;
     for (int i = 0; i < r->nrows; i++) {
         struct pt_row *row = &r->rows[i];
         uint64_t alive, idle_ns;
@@ -1199,6 +1194,9 @@ static void recycle(struct collector *c, uint64_t now)
 const struct pt_model *collector_report(struct collector *c, enum pt_report_type type, unsigned what)
 {
     uint64_t now = monotonic_ns();
+    struct timespec wall;
+    /* Read beside NOW: the tick below can take milliseconds. */
+    clock_gettime(CLOCK_REALTIME, &wall);
     bool interval = type == PT_REPORT_INTERVAL;
     struct pt_model *r = &c->model;
 
@@ -1206,7 +1204,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     collector_tick(c);
     model_clear(r);
     r->type = type;
-    clock_gettime(CLOCK_REALTIME, &r->wall);
+    r->wall = wall;
     uint32_t nused = tracer_used_slots(c->t);
     /* The tick's scan counted the slots taken (every valid one among
      * them); those published since have 256 rows (more wait for the next
@@ -1336,6 +1334,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         retired_roll(&c->retired);
         csp_roll(&c->csp, now);
         c->window_start = now;
+        c->window_wall = wall;
     }
 
     _Static_assert(PT_SORT_TIME == (int)PT_RANK_TIME && PT_SORT_CSP == (int)PT_RANK_CSP &&

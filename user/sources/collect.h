@@ -50,6 +50,9 @@ struct collector {
     struct blocker **b;        /* indexed like the kernel's slots; NULL while free */
     uint64_t start_ns;         /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
     uint64_t window_start;     /* start of the current interval */
+    /* The same instants on the wall clock: a phase starts exactly when the
+     * report before it was stamped. */
+    struct timespec start_wall, window_wall;
     uint64_t cpu_start_ns, cpu_window_ns;   /* parktrace's own CPU time then */
     struct csp csp;
     struct phases phases;
