@@ -37,5 +37,37 @@ def cpython_gil_is_contention():
     check_lived(final, wl["pid"], wl["threads"] + 1)
 
 
+def releases_a_thread_end(b):
+    waker = (b.get("top_waker") or {}).get("stack") or []
+    return any(f.startswith("release_sentinel") for f in waker)
+
+
+@test
+def cpython_join_ranks_with_idle_housekeeping():
+    # The main thread joins four threads that spin 3 s. Thread.join takes
+    # each thread's state lock, a semaphore like any Lock; the thread's end
+    # releases it (release_sentinel). Before 2026-11-28 the first join was a
+    # lock-role `sem` row of about 3 s with a CSP, above the GIL.
+    p = run_pt(["-f", "json", "--", PYTHON, GIL_THREADS, "3", "4"], timeout=60)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
+    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"pid"')][-1])
+    final = final_of(json_reports(p.stdout))
+    rows = [b for b in final["blockers"] if b["pid"] == wl["pid"]]
+    joins = [b for b in rows if b["class"] == "sem" and releases_a_thread_end(b)]
+    check(joins, f"no join row: {[(b['class'], b['top_frame'], b.get('top_waker')) for b in rows]}")
+    check(all(b["role"] == "wait" and b["idle"] and b["csp"] is None for b in joins),
+          f"joins are not idle waits: {[(b['role'], b['idle'], b['csp']) for b in joins]}")
+    # Ranked after every contention row.
+    first_idle = min(i for i, b in enumerate(rows) if b["idle"])
+    check(all(b["idle"] for b in rows[first_idle:]), "a contention row ranks below idle housekeeping")
+    check(rows[0]["class"] == "python-gil", f"row 1 is {rows[0]['class']} at {rows[0]['top_frame']}")
+    # Against the main thread's clock around join(): its time there is the
+    # joins' waits plus taking the GIL back after each (a few switch
+    # intervals of 5 ms), which the GIL's rows count.
+    joined = sum(b["thread_time_ns"] for b in joins)
+    check(0.85 * wl["join_ns"] <= joined <= 1.01 * wl["join_ns"],
+          f"the joins' thread time {joined / 1e9:.3f} s, the main thread spent {wl['join_ns'] / 1e9:.3f} s in join()")
+
+
 if __name__ == "__main__":
     main()

@@ -53,6 +53,11 @@ static const struct pt_frame task_queue_wait[] = {
     JVM("Unsafe_Park"), JAVA("jdk.internal.misc.Unsafe.park"), JAVA("java.util.concurrent.LinkedBlockingQueue.take"),
     JAVA("App.consume"), JAVA("java.util.concurrent.ThreadPoolExecutor.runWorker"), JAVA("java.lang.Thread.run"),
 };
+/* A Java thread joining another: Thread.join waits on the thread object. */
+static const struct pt_frame java_join[] = {
+    JVM("JVM_MonitorWait"), JAVA("java.lang.Object.wait"), JAVA("java.lang.Thread.join"),
+    JAVA("java.lang.Thread.join"), JAVA("App.main"),
+};
 /* A pool worker contending for the application's lock inside a task. */
 static const struct pt_frame pool_task_lock[] = {
     JVM("Unsafe_Park"), JAVA("java.util.concurrent.locks.ReentrantLock.lock"), JAVA("App.handle"),
@@ -106,6 +111,7 @@ int main(void)
     CHECK(!idle_stack(look_alike, NFRAMES(look_alike), false), "names that only contain a pattern are not idle");
     CHECK(!idle_stack(native_lock, NFRAMES(native_lock), true), "a native mutex wait is contention");
     CHECK(idle_stack(innodb_idle, NFRAMES(innodb_idle), true), "an InnoDB pool worker waiting for tasks is idle");
+    CHECK(idle_stack(java_join, NFRAMES(java_join), false), "a Java thread in Thread.join waits with the idle");
     CHECK(!idle_stack(NULL, 0, false), "no stack is not idle");
     return CHECK_DONE();
 }

@@ -34,6 +34,7 @@ static const char *const wait_for_work[] = {
     "CallJavaMainInNewThread",                    /* the java launcher joining main */
     "__pthread_clockjoin_ex",                     /* pthread_join: waiting for a thread to end */
     "pthread_join",
+    "java.lang.Thread.join",                      /* waiting for a Java thread to end */
     "JavaThread::sleep",                          /* Thread.sleep: waiting for time, not a thread */
     /* Native pools */
     "tpool::thread_pool_generic::wait_for_tasks", /* MariaDB/InnoDB */

@@ -97,6 +97,20 @@ void classify_futex(const struct pt_stack *st, struct pt_class *out)
     out->wait = true;
 }
 
+/* Functions that release a thread's joiners as the thread ends. */
+static const char *const thread_end_releasers[] = {
+    "release_sentinel",   /* CPython 3.x: the thread state's lock, at its deletion */
+};
+
+bool classify_join_waker(const struct pt_stack *waker)
+{
+    for (int i = 0; waker && i < waker->n; i++)
+        for (size_t r = 0; r < sizeof(thread_end_releasers) / sizeof(thread_end_releasers[0]); r++)
+            if (strncmp(waker->frames[i].name, thread_end_releasers[r], strlen(thread_end_releasers[r])) == 0)
+                return true;
+    return false;
+}
+
 /* Synchronizers whose parks wait for an event or for work; the AQS locks,
  * semaphores and StampedLock are locks. Classes named here by their simple
  * names, nested classes included ("CountDownLatch$Sync"). */

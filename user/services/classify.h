@@ -14,6 +14,13 @@ struct pt_class {
  * that re-takes its mutex waits in the mutex code, not the condvar's. */
 void classify_futex(const struct pt_stack *st, struct pt_class *out);
 
+/* True when WAKER, the stack that ended a wait, is a thread's exit
+ * releasing its joiners: the waits were joins (metrics.md, "Idle, joins and
+ * runtime locks"), whatever primitive the runtime joins on. CPython's
+ * Thread.join takes the thread's state lock, a semaphore like any Lock, and
+ * only the release at the thread's end (release_sentinel) tells it apart. */
+bool classify_join_waker(const struct pt_stack *waker);
+
 /* A Java blocker's role from its class name, else from its superclasses
  * (SUPERS: names nearest first, ';'-separated; may be NULL or empty), else
  * from words in its name. "<no blocker>" waits. */

@@ -773,7 +773,11 @@ static const char *blocker_top_frame(struct blocker *b)
 static bool blocker_idle(struct collector *c, struct blocker *b, const struct pt_slot *s)
 {
     const struct pt_stack *st = b->first_stack;
-    if (!b->cls.wait || !st)
+    if (!b->cls.wait)
+        return false;
+    if (b->join)
+        return true;
+    if (!st)
         return false;
     if (st->naming != b->idle_naming) {
         b->idle_naming = st->naming;
@@ -786,6 +790,24 @@ static bool blocker_idle(struct collector *c, struct blocker *b, const struct pt
         b->idle = c->idle_memo[m].idle;
     }
     return b->idle || (strcmp(b->cls.cls ? b->cls.cls : "futex", "futex") != 0 && unwoken(s));
+}
+
+/* A lock-role futex whose top waker is a thread's end (CPython's join
+ * lock) becomes a join: a wait, idle. Read once per waker stack naming. */
+static void note_join(struct collector *c, struct blocker *b, uint32_t i, const struct waker_entry *top)
+{
+    if (b->join || b->cls.wait || !top->count || top->k.waker_stack < 0 || (c->t->slots[i].key.kind & 0xff) != PT_KIND_FUTEX)
+        return;
+    const struct pt_stack *w = stacks_resolve(c->stacks, i, (int)top->k.waker_tgid, top->k.waker_stack);
+    if (!w || (w == b->join_checked && w->naming == b->join_naming))
+        return;
+    b->join_checked = w;
+    b->join_naming = w->naming;
+    if (classify_join_waker(w)) {
+        b->join = true;
+        b->cls.wait = true;
+        classify_override(c->o, b->cls.cls, &b->cls.wait);
+    }
 }
 
 /* R's processes with a known alive time: their working and idle thread
@@ -1277,6 +1299,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         r->totals.thread_time_ns += row->fig.thread_time_ns;
         r->totals.blockers++;
         resolve(c, i);
+        note_join(c, b, i, &top[i]);
         /* Every wait is its process's, and every wait-role wait idle time
          * of it, printed or not. */
         pid_sum_add(&waited, b->pid, row->fig.thread_time_ns);

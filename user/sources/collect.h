@@ -30,6 +30,9 @@ struct blocker {
     const struct pt_stack *first_stack;
     uint64_t idle_naming;      /* the first stack's naming `idle` was read off */
     bool idle;                 /* idle housekeeping (idle.h), by its first stack */
+    bool join;                 /* its waits are joins: its waker ends a thread */
+    const struct pt_stack *join_checked;   /* the waker stack `join` was read off */
+    uint64_t join_naming;
     uint64_t top_naming;       /* the first stack's naming top_frame was read off */
     const char *top_frame;
     struct pt_counters prev;   /* at the start of the current interval */
