@@ -17,9 +17,8 @@ Each server is started, loaded and traced once (8 s, JSON, every row,
   - <server>_top_row_has_waker (Java servers): the heaviest contention row
     woken by other threads names its top waker;
   - <server>_contention_first: the top rows are the server's own blockers,
-    not its idle threads (GC, compiler and VM threads, pool workers
-    waiting for a task). parktrace does not order rows that way yet (issue
-    15): a failure of this check ends as a KNOWN-GAP.
+    not its idle threads (GC, compiler, VM and JFR threads, pool workers
+    waiting for a task), with JFR on in the Java servers' JVMs.
 H2, an embedded Java database from Debian, runs in the JVM of the suite's
 own JDBC load (tools/servers/h2.py); h2_row_locks_match_jfr holds its row
 locks (Object.wait on one object per transaction) to JFR's monitor waits.
@@ -143,7 +142,9 @@ def trace_server(cls):
     if OUT:
         os.makedirs(OUT, exist_ok=True)
         with open(os.path.join(OUT, f"{cls.name}.json"), "w") as f:
-            json.dump({k: (sorted(v) if isinstance(v, set) else v) for k, v in run.items()}, f, indent=1)
+            json.dump({k: (sorted(v) if isinstance(v, set) else
+                           {" ".join(c) if isinstance(c, tuple) else c: n for c, n in v.items()}
+                           if isinstance(v, dict) else v) for k, v in run.items()}, f, indent=1)
     st, t = run["stats"], final["totals"]
     print(f"INFO {cls.name}: started in {started:.1f} s, whole run {run['total_s']:.1f} s; "
           f"{t['waits']} waits, {t['blockers']} blockers, dropped_events {t['dropped_events']}, "
@@ -350,12 +351,9 @@ def contention_first(cls):
     n = min(TOP_ROWS, len(busy))
     late = [f"row {i + 1}: {b['kind']} {b['class']} at {b['top_frame']} ({idle_reason(b)})"
             for i, b in enumerate(rows[:n]) if idle_reason(b)]
-    if late:
-        first = next(i for i, b in enumerate(rows) if idle_reason(b) is None)
-        known_gap("idle_rows_before_contention",
-                  f"{cls.name}: the top {n} rows are not all the server's own blockers; its first is row "
-                  f"{first + 1} ({busy[0]['kind']} {busy[0]['class']} at {busy[0]['top_frame']}); "
-                  + "; ".join(late))
+    first = next(i for i, b in enumerate(rows) if idle_reason(b) is None)
+    check(not late, f"{cls.name}: the top {n} rows are not all the server's own blockers; its first is row "
+          f"{first + 1} ({busy[0]['kind']} {busy[0]['class']} at {busy[0]['top_frame']}); " + "; ".join(late))
 
 
 # -- an embedded database: row locks in Object.wait, one object per transaction

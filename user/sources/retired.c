@@ -147,24 +147,28 @@ static void grow_chained(void **v, int **next, int *cap, size_t size)
 
 /* Sites of exited processes folded together (retired_fold) are told
  * apart by command (pid 0); the others by pid. */
-static unsigned site_bucket(int pid, const char *comm, const char *kind, const char *cls, const char *site)
+static unsigned site_bucket(int pid, const char *comm, const char *kind, const char *cls, const char *site, bool idle)
 {
-    uint64_t h = hash_str(hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(unsigned)pid, kind), cls), site);
+    uint64_t h = hash_str(hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(unsigned)pid ^ (uint64_t)idle << 40,
+                                            kind), cls), site);
     if (pid == PT_RETIRED_EXITED)
         h = hash_str(h, comm);
     return (unsigned)(h % RETIRED_BUCKETS);
 }
 
-/* The site of (PID, COMM, KIND, CLS, SITE), made when new. */
+/* The site of (PID, COMM, KIND, CLS, SITE) and idleness, made when new.
+ * Idle members stay apart from the rest: a HotSpot service thread's wait
+ * and a Java thread's wait in the VM share their top frame, and one site
+ * of both was contention showing the service thread's stack. */
 static struct retired_site *site_of(struct retired *r, int pid, const char *comm, const char *kind, const char *cls,
-                                    const char *site)
+                                    const char *site, bool idle)
 {
-    unsigned b = site_bucket(pid, comm, kind, cls, site);
+    unsigned b = site_bucket(pid, comm, kind, cls, site, idle);
     int i;
     for (i = r->site_head[b] - 1; i >= 0; i = r->site_next[i] - 1) {
         const struct retired_site *s = &r->v[i];
-        if (s->pid == pid && strcmp(s->kind, kind) == 0 && strcmp(s->cls, cls) == 0 && strcmp(s->site, site) == 0 &&
-            (pid != PT_RETIRED_EXITED || strcmp(s->comm, comm) == 0))
+        if (s->pid == pid && s->idle == idle && strcmp(s->kind, kind) == 0 && strcmp(s->cls, cls) == 0 &&
+            strcmp(s->site, site) == 0 && (pid != PT_RETIRED_EXITED || strcmp(s->comm, comm) == 0))
             return &r->v[i];
     }
     if (r->n == r->cap)
@@ -177,8 +181,9 @@ static struct retired_site *site_of(struct retired *r, int pid, const char *comm
     snprintf(s->cls, sizeof(s->cls), "%s", cls);
     snprintf(s->site, sizeof(s->site), "%s", site);
     snprintf(s->comm, sizeof(s->comm), "%s", comm);
+    s->idle = idle;
     /* Chained under what it holds (a copy, cut to its size). */
-    b = site_bucket(s->pid, s->comm, s->kind, s->cls, s->site);
+    b = site_bucket(s->pid, s->comm, s->kind, s->cls, s->site, idle);
     r->site_next[i] = r->site_head[b];
     r->site_head[b] = i + 1;
     r->bytes += sizeof(*s) + 2 * sizeof(int);
@@ -214,7 +219,6 @@ static void merge_site(struct retired *r, struct retired_site *s, const struct r
         s->wait = o->wait;
         s->first_stack = intern(r, shapes || s->pid != PT_RETIRED_EXITED ? o->first_stack : &exited_stack);
     }
-    s->idle = s->objects ? s->idle && o->idle : o->idle;
     /* O's stacks may be another struct retired's (retired_fold frees it):
      * the waker's is copied here, as the first stack is. */
     struct pt_site_waker w = o->waker;
@@ -234,7 +238,7 @@ void retired_add_waker(struct retired *r, const struct retired_member *m, const 
 {
     struct pt_site_waker w = {.stack = intern(r, stack), .wakeups = count, .ns = ns};
     snprintf(w.comm, sizeof(w.comm), "%s", comm);
-    tally_waker(&site_of(r, m->pid, m->comm, m->kind, m->cls, m->site)->waker, &w);
+    tally_waker(&site_of(r, m->pid, m->comm, m->kind, m->cls, m->site, m->idle)->waker, &w);
 }
 
 void retired_add(struct retired *r, const struct retired_member *m)
@@ -245,7 +249,7 @@ void retired_add(struct retired *r, const struct retired_member *m)
                                .win_objects = m->final.parks != m->prev.parks || m->final.thread_ns != m->prev.thread_ns};
     snprintf(one.comm, sizeof(one.comm), "%s", m->comm);
     snprintf(one.thread, sizeof(one.thread), "%s", m->thread);
-    merge_site(r, site_of(r, m->pid, m->comm, m->kind, m->cls, m->site), &one, true);
+    merge_site(r, site_of(r, m->pid, m->comm, m->kind, m->cls, m->site, m->idle), &one, true);
     r->count++;
 }
 
@@ -391,7 +395,7 @@ void retired_fold(struct retired *r, bool (*alive)(int pid), bool shapes)
         bool gone = gone_pid(&memo, o->pid, alive);
         const char *comm = !gone || shapes ? o->comm : "[exited]";
         const char *site = !gone || shapes ? o->site : "[exited]";
-        merge_site(to, site_of(to, gone ? PT_RETIRED_EXITED : o->pid, comm, o->kind, o->cls, site), o, shapes);
+        merge_site(to, site_of(to, gone ? PT_RETIRED_EXITED : o->pid, comm, o->kind, o->cls, site, o->idle), o, shapes);
     }
     for (int i = 0; i < r->nstacks; i++) {
         const struct pt_model_stack *e = &r->stacks[i];
