@@ -241,10 +241,8 @@ def invariants(r):
               f"in a window of {w}")
         check(b["parked_now"] <= b["peak_parked"], f"{row}: {b['parked_now']} parked now, peak {b['peak_parked']}")
         # A wait dropped (counted) leaves its real time and takes its thread
-        # time. Intervals are left out: with three tracers at once a
-        # window's real time now and then passes its thread time by up to
-        # a wait (tests/README.md, known gaps).
-        check(r["type"] == "interval" or b["real_time_ns"] <= b["thread_time_ns"] or r["totals"]["dropped_events"],
+        # time.
+        check(b["real_time_ns"] <= b["thread_time_ns"] or r["totals"]["dropped_events"],
               f"{row}: real time {b['real_time_ns']} over thread time {b['thread_time_ns']} ({b['parks']} parks, "
               f"{b['parked_now']} parked at the end, peak {b['peak_parked']}, longest {b['max_park_ns']}, "
               f"{b['objects']} objects)")
@@ -271,10 +269,7 @@ def invariants(r):
         # threads' life before that read from /proc (to the clock tick):
         # 1% and 5 ms of slack (seen: 0.6% over, a JVM found 1 s into its
         # life), far below a waiter left parked (17-94% over in issue 37).
-        # Interval reports are left out for now: a JVM found system-wide
-        # after its start had an interval's waits 6% over its threads'
-        # life once in a few runs (tests/README.md, known gaps).
-        check(r["type"] == "interval" or p["thread_time_ns"] <= p["lived_ns"] * 1.01 + 5e6,
+        check(p["thread_time_ns"] <= p["lived_ns"] * 1.01 + 5e6,
               f"{proc}: waited {p['thread_time_ns']} ns, "
               f"longer than its threads lived ({p['lived_ns']} ns)")
         waited += p["thread_time_ns"]

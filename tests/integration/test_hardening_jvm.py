@@ -163,7 +163,8 @@ def many_fake_jvms_do_not_hide_a_real_one():
         final = final_of(reports)
         rows = {b["class"]: b for b in final["blockers"] if b["kind"] == "jvm-park"}
         check("TimedParks$Gate" in rows, f"the real JVM was hidden by fakes: jvm-park rows {sorted(rows)}")
-        check(rows["TimedParks$Gate"]["parks"] >= 0.8 * wl["gate_parks"],
+        print(f"INFO {rows['TimedParks$Gate']['parks']} of {wl['gate_parks']} parks charged to the gate", flush=True)
+        check(rows["TimedParks$Gate"]["parks"] >= 0.9 * wl["gate_parks"],
               f"{rows['TimedParks$Gate']['parks']} of {wl['gate_parks']} parks seen")
         st = self_stats(err)
         check(int(st["jvms_evicted"]) > 0 and "JVM table full" in err,

@@ -13,6 +13,7 @@ struct jvm_candidate {
     bool settled;         /* a JVM, or no libjvm SETTLE_NS after first seen */
     uint64_t first_seen;
     uint64_t next_try;    /* a JVM still starting is looked at again from then */
+    bool exec;            /* exec'd while traced: looked at before the rest */
 };
 
 /* The tracker's list, made and freed by it. */

@@ -429,12 +429,22 @@ static void consider_again(struct jvm_tracker *jt, int pid, uint64_t now)
     c->settled = false;
     c->first_seen = now;
     c->next_try = 0;
+    c->exec = true;
 }
 
-/* The pending candidates, round robin from where the last tick stopped. */
+/* The pending candidates: those exec'd since the start first (a JVM
+ * started now, whose parks are charged to futexes until it is found; the
+ * round robin below reached it only after hundreds of processes already
+ * running, each read whole, a second or more), then the rest round robin
+ * from where the last tick stopped. */
 static void consider_pending(struct jvm_tracker *jt, uint64_t now)
 {
     static int next;
+    for (int k = 0, n = jvm_candidates_count(jt->cands); k < n && !over_budget(jt); k++) {
+        struct jvm_candidate *c = jvm_candidates_at(jt->cands, k);
+        if (c->exec && !c->settled)
+            consider(jt, c, now);
+    }
     for (int k = 0, n = jvm_candidates_count(jt->cands); k < n && !over_budget(jt); k++) {
         next = next < jvm_candidates_count(jt->cands) ? next : 0;
         consider(jt, jvm_candidates_at(jt->cands, next++), now);

@@ -389,13 +389,20 @@ static void snapshot(const struct pt_slot *s, uint64_t now, int hist_slots, stru
             parks == __atomic_load_n(&s->parks, __ATOMIC_ACQUIRE))
             break;
     }
+    /* Waits in progress count up to this read, not up to NOW: the kernel's
+     * sums are as of the read, and a wait that ended between NOW and the
+     * read counted past NOW in thread time but not in real time (the next
+     * window's real time then passed its thread time by that much). The
+     * microseconds past NOW come off the next window. */
+    uint64_t read_at = monotonic_ns();
     out->t = now;
+    now = read_at > now ? read_at : now;
     out->parks = parks + (parked > 0 ? (uint64_t)parked : 0);
     memcpy(out->ends, s->ends, sizeof(out->ends));
     out->parked_now = parked;
     out->fast_parks = __atomic_load_n(&s->fast_parks, __ATOMIC_ACQUIRE);
     uint64_t inprog = parked > 0 ? (uint64_t)parked * now - sum : 0;
-    /* A wait that began after NOW was read would make this negative. */
+    /* A wait that began as the fields were read would make this negative. */
     if (parked > 0 && (uint64_t)parked * now < sum)
         inprog = 0;
     out->thread_ns = thread + inprog;
@@ -1215,15 +1222,18 @@ static void recycle(struct collector *c, uint64_t now)
 
 const struct pt_model *collector_report(struct collector *c, enum pt_report_type type, unsigned what)
 {
-    uint64_t now = monotonic_ns();
-    struct timespec wall;
-    /* Read beside NOW: the tick below can take milliseconds. */
-    clock_gettime(CLOCK_REALTIME, &wall);
     bool interval = type == PT_REPORT_INTERVAL;
     struct pt_model *r = &c->model;
 
     c->flush = true;
     collector_tick(c);
+    /* The window ends after the tick, which can take milliseconds (JVM
+     * discovery among hundreds of processes): a wait that ended in
+     * between was counted to its end, past a NOW read before, and the next
+     * window's thread time came out short of its real time. */
+    uint64_t now = monotonic_ns();
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
     model_clear(r);
     r->type = type;
     r->wall = wall;
