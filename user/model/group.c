@@ -17,45 +17,31 @@ static bool same_group(const struct pt_row *a, const struct pt_row *b, enum pt_g
            strcmp(group_key(a, by), group_key(b, by)) == 0;
 }
 
-/* The group's waker: the one with the most wait time among its members'
- * top wakers, those of one stack added up (metrics.md, "The waker on
- * every contended row": a group of short-lived objects kept the waker of
- * its heaviest member, often none). */
-struct row_waker {
-    const struct pt_stack *stack;
-    const char *top_frame;
-    char comm[PT_MODEL_COMM];
-    uint64_t ns, wakeups;
-};
-
-static struct row_waker waker_of(const struct pt_row *r)
+/* A row's top waker, and back (metrics.md, "The waker on every contended
+ * row": a group of short-lived objects kept the waker of its heaviest
+ * member, often none; it keeps the one with the most wait time among its
+ * members' top wakers, those of one stack added up). */
+static struct pt_waker waker_of(const struct pt_row *r)
 {
-    struct row_waker w = {r->waker_stack, r->waker_top_frame, "", r->waker_ns, r->waker_wakeups};
+    struct pt_waker w = {r->waker_stack, r->waker_top_frame, "", r->waker_ns, r->waker_wakeups};
     memcpy(w.comm, r->waker_comm, sizeof(w.comm));
     return w;
 }
 
-static void merge_waker(struct pt_row *into, const struct row_waker *a, const struct row_waker *b)
+static void set_waker(struct pt_row *into, const struct pt_waker *w)
 {
-    struct row_waker w = *a;
-    if (b->stack && a->stack == b->stack) {
-        w.ns += b->ns;
-        w.wakeups += b->wakeups;
-    } else if (b->stack && (!a->stack || b->ns > a->ns)) {
-        w = *b;
-    }
-    into->waker_stack = w.stack;
-    into->waker_top_frame = w.top_frame;
-    memcpy(into->waker_comm, w.comm, sizeof(into->waker_comm));
-    into->waker_ns = w.ns;
-    into->waker_wakeups = w.wakeups;
+    into->waker_stack = w->stack;
+    into->waker_top_frame = w->top_frame;
+    memcpy(into->waker_comm, w->comm, sizeof(into->waker_comm));
+    into->waker_ns = w->ns;
+    into->waker_wakeups = w->wakeups;
 }
 
 /* Adds ROW to the group INTO, which shows its heaviest member's identity
  * and stacks. */
 static void merge_into(struct pt_row *into, const struct pt_row *row, enum pt_group by)
 {
-    struct row_waker had = waker_of(into), adds = waker_of(row);
+    struct pt_waker had = waker_of(into), adds = waker_of(row);
     /* One process: the members' shares of its working time add up. */
     bool has_csp = into->has_csp || row->has_csp, in_phase = into->in_phase || row->in_phase;
     double csp = (into->has_csp ? into->csp : 0) + (row->has_csp ? row->csp : 0);
@@ -75,7 +61,8 @@ static void merge_into(struct pt_row *into, const struct pt_row *row, enum pt_gr
     if (mixed && by == PT_BY_SITE)
         into->cls = "(several)";
     metrics_merge(&into->fig, &row->fig);
-    merge_waker(into, &had, &adds);
+    pt_waker_tally(&had, &adds);
+    set_waker(into, &had);
     into->has_csp = has_csp;
     into->csp = csp;
     into->in_phase = in_phase;

@@ -23,6 +23,29 @@ enum pt_report_type { PT_REPORT_INTERVAL, PT_REPORT_FINAL, PT_REPORT_DUMP };
 /* A process or thread name: the kernel's 16 bytes and a NUL. */
 #define PT_MODEL_COMM 17
 
+/* A waker stack with the waits it ended: what a group of blockers (a
+ * folded row, a recycled site) keeps of its members' wakers. */
+struct pt_waker {
+    const struct pt_stack *stack;   /* NULL: none seen */
+    const char *top_frame;          /* of stack, where known */
+    char comm[PT_MODEL_COMM];
+    uint64_t ns, wakeups;
+};
+
+/* Adds ADD to the tally KEPT (metrics.md, "The waker on every contended
+ * row"): the same stack adds up, a heavier one takes its place. */
+static inline void pt_waker_tally(struct pt_waker *kept, const struct pt_waker *add)
+{
+    if (!add->stack)
+        return;
+    if (kept->stack == add->stack) {
+        kept->ns += add->ns;
+        kept->wakeups += add->wakeups;
+    } else if (!kept->stack || add->ns > kept->ns) {
+        *kept = *add;
+    }
+}
+
 /* One row: a blocker, or with --by class|site a group of them. */
 struct pt_row {
     const char *kind;          /* futex, jvm-park, jvm-monitor, jvm-wait */

@@ -194,20 +194,6 @@ static struct retired_site *site_of(struct retired *r, int pid, const char *comm
 static struct pt_frame exited_frame = {.name = "[exited process]"};
 static const struct pt_stack exited_stack = {.n = 1, .frames = &exited_frame};
 
-/* Adds waker W to the tally KEPT: the same stack adds up, a heavier one
- * takes its place. */
-static void tally_waker(struct pt_site_waker *kept, const struct pt_site_waker *w)
-{
-    if (!w->stack || !w->ns)
-        return;
-    if (kept->stack == w->stack) {
-        kept->wakeups += w->wakeups;
-        kept->ns += w->ns;
-    } else if (w->ns > kept->ns) {
-        *kept = *w;
-    }
-}
-
 /* Adds site O (of another struct retired) to S, in R. */
 static void merge_site(struct retired *r, struct retired_site *s, const struct retired_site *o, bool shapes)
 {
@@ -221,10 +207,10 @@ static void merge_site(struct retired *r, struct retired_site *s, const struct r
     }
     /* O's stacks may be another struct retired's (retired_fold frees it):
      * the waker's is copied here, as the first stack is. */
-    struct pt_site_waker w = o->waker;
+    struct pt_waker w = o->waker;
     if (w.stack)
         w.stack = shapes || s->pid != PT_RETIRED_EXITED ? intern(r, w.stack) : NULL;
-    tally_waker(&s->waker, &w);
+    pt_waker_tally(&s->waker, &w);
     add_counters(&s->cur, &o->cur);
     add_counters(&s->prev, &o->prev);
     add_extra(&s->whole, &o->whole);
@@ -236,9 +222,9 @@ static void merge_site(struct retired *r, struct retired_site *s, const struct r
 void retired_add_waker(struct retired *r, const struct retired_member *m, const struct pt_stack *stack,
                        const char *comm, uint64_t count, uint64_t ns)
 {
-    struct pt_site_waker w = {.stack = intern(r, stack), .wakeups = count, .ns = ns};
+    struct pt_waker w = {.stack = intern(r, stack), .wakeups = count, .ns = ns};
     snprintf(w.comm, sizeof(w.comm), "%s", comm);
-    tally_waker(&site_of(r, m->pid, m->comm, m->kind, m->cls, m->site, m->idle)->waker, &w);
+    pt_waker_tally(&site_of(r, m->pid, m->comm, m->kind, m->cls, m->site, m->idle)->waker, &w);
 }
 
 void retired_add(struct retired *r, const struct retired_member *m)

@@ -33,11 +33,7 @@ struct retired_site {
     uint64_t heaviest_ns;             /* the member whose identity the site shows */
     /* The waker stack that ended most of its members' waiting time, as
      * far as their tables told (retired_add_waker). */
-    struct pt_site_waker {
-        const struct pt_stack *stack;
-        char comm[PT_MODEL_COMM];
-        uint64_t wakeups, ns;
-    } waker;
+    struct pt_waker waker;
 };
 
 #define RETIRED_BUCKETS 4096
