@@ -53,7 +53,7 @@ def misread_return(stack):
 
 def gap_if_misread(stacks, what):
     if stacks and all(misread_return(st) for st in stacks):
-        known_gap("java_walk_misreads_return_above_unsafe_park", what)
+        known_gap("java_walk_misreads_return_above_unsafe_park", what, len(stacks))
 
 
 def show(b):

@@ -179,14 +179,21 @@ def check_cond_line(frames, r):
     check_whole_below(frames, start_at, line)
 
 
-def mutex_stacks_name_the_call_path(variant):
+def mutex_paths_without_a_stack(variant):
+    """VARIANT's lock call paths that no [pthread_mutex] stack goes
+    through, and all of its lock call paths."""
     r = traced(variant)
     seen = set()
     for line in r["mine"]:
         frames, _ = parse(line)
         if frames[-1] == "[pthread_mutex]":
             seen.add(classify_mutex_line(frames, r))
-    missing = [fn for fn in r["names"]["locks"] if fn not in seen]
+    return [fn for fn in r["names"]["locks"] if fn not in seen], r["names"]["locks"]
+
+
+def mutex_stacks_name_the_call_path(variant):
+    r = traced(variant)
+    missing, _ = mutex_paths_without_a_stack(variant)
     check(not missing, f"no [pthread_mutex] stack through {missing}; the workload's lines:\n  " +
           "\n  ".join(r["mine"]))
 
@@ -206,6 +213,26 @@ def waits_per_call_path_match_workload(variant):
     that loses the lock to a barging thread waits again), but the waits of
     one blocked call add up to the time the workload timed around it."""
     r = traced(variant)
+    us, cond_us = call_path_times(variant)
+    bad = []
+    for l in r["wl"]["locks"]:
+        got, want = us[l["function"]], l["blocked_ns"] / 1000
+        if abs(got - want) > tolerance(want):
+            bad.append(f"{l['function']}: collapsed stacks hold {got} us of waits, the workload timed "
+                       f"{want:.0f} us blocked in {l['blocked']} calls")
+    got, want = cond_us, r["wl"]["cond"]["wait_ns"] / 1000
+    if abs(got - want) > tolerance(want):
+        bad.append(f"{r['names']['wait'][0]}: collapsed stacks hold {got} us of condition waits, "
+                   f"the workload timed {want:.0f} us in {r['wl']['cond']['waits']} waits")
+    mutex_lines = [l for l in r["mine"] if l.rpartition(" ")[0].endswith(";[pthread_mutex]")]
+    check(not bad, "; ".join(bad) + f" (tolerance {TOLERANCE:.0%} or {SLACK_US} us); the [pthread_mutex] lines:\n  " +
+          "\n  ".join(mutex_lines))
+
+
+def call_path_times(variant):
+    """VARIANT's collapsed time in us per lock call path, and its
+    condition waits' (with the condition's mutex re-taken)."""
+    r = traced(variant)
     us = {fn: 0 for fn in r["names"]["locks"]}
     cond_us = 0
     for line in r["mine"]:
@@ -221,19 +248,7 @@ def waits_per_call_path_match_workload(variant):
                 cond_us += n    # pthread_cond_wait re-locking the condition's mutex
             else:
                 us[fn] += n
-    bad = []
-    for l in r["wl"]["locks"]:
-        got, want = us[l["function"]], l["blocked_ns"] / 1000
-        if abs(got - want) > tolerance(want):
-            bad.append(f"{l['function']}: collapsed stacks hold {got} us of waits, the workload timed "
-                       f"{want:.0f} us blocked in {l['blocked']} calls")
-    got, want = cond_us, r["wl"]["cond"]["wait_ns"] / 1000
-    if abs(got - want) > tolerance(want):
-        bad.append(f"{r['names']['wait'][0]}: collapsed stacks hold {got} us of condition waits, "
-                   f"the workload timed {want:.0f} us in {r['wl']['cond']['waits']} waits")
-    mutex_lines = [l for l in r["mine"] if l.rpartition(" ")[0].endswith(";[pthread_mutex]")]
-    check(not bad, "; ".join(bad) + f" (tolerance {TOLERANCE:.0%} or {SLACK_US} us); the [pthread_mutex] lines:\n  " +
-          "\n  ".join(mutex_lines))
+    return us, cond_us
 
 
 def truncated_frame_follows_root(variant):

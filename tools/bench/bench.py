@@ -697,6 +697,14 @@ SERVERS = [
      "`wrk -t2 -c32`; parktrace system-wide"},
     {"module": "memcached", "cls": "Memcached",
      "about": "memcached 1.6 (4 threads), `memcaslap -T 2 -c 32` (9 gets to 1 set)"},
+    # Embedded databases (issue 37): the database lives in the load's JVM,
+    # a new one each run, so parktrace runs system-wide and finds it.
+    {"module": "h2", "cls": "H2", "jfr": True, "system_wide": True, "extra_s": 1,
+     "about": "H2 2.1 embedded (Debian's libh2-java), `EmbeddedDbLoad`: 8 JDBC threads of short "
+     "transactions on 16 hot rows (row locks: `Object.wait` on a transaction); parktrace system-wide"},
+    {"module": "hsqldb", "cls": "HSQLDB", "jfr": True, "system_wide": True, "extra_s": 1,
+     "about": "HSQLDB 2.6 embedded (Debian's libhsqldb-java, MVCC), `EmbeddedDbLoad` as for H2; "
+     "parktrace system-wide"},
 ]
 
 
