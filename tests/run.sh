@@ -14,6 +14,8 @@ pass=0
 fail=0
 skip=0
 gaps=0
+ran=$(mktemp)
+trap 'rm -f "$ran"' EXIT
 
 tally() {   # tally NAME RC OUTPUT [fuzz]
     local p f s done ran
@@ -46,6 +48,7 @@ for t in build/tests/test_*; do
     rc=$?
     grep -v '^PASS' <<<"$out"
     tally "$(basename "$t")" "$rc" "$out"
+    echo "unit $(basename "$t")" >>"$ran"
 done
 
 # Every fuzz target for a few seconds under ASan and UBSan: one PASS or FAIL
@@ -64,7 +67,22 @@ else
         rc=$?
         echo "$out"
         tally "$(basename "$t")" "$rc" "$out"
+        sed -n "s/^\(PASS\|FAIL\|SKIP\|GAP\) \([A-Za-z0-9_]*\).*/$(basename "$t") \2/p" <<<"$out" >>"$ran"
     done
+fi
+
+# Every test that should have run did, and nothing ran unlisted
+# (tests/expected_tests.sh writes the list): a deleted test, a shrunk
+# variant list or a lost file is a failure, not a smaller count.
+if [ "$(id -u)" = 0 ]; then
+    while read -r what; do
+        echo "FAIL expected test did not run: $what"
+        fail=$((fail + 1))
+    done < <(comm -23 <(grep -v '^#' tests/expected_tests | sort -u) <(sort -u "$ran"))
+    while read -r what; do
+        echo "FAIL test not in tests/expected_tests (run tests/expected_tests.sh): $what"
+        fail=$((fail + 1))
+    done < <(comm -13 <(grep -v '^#' tests/expected_tests | sort -u) <(sort -u "$ran"))
 fi
 
 # The ledger only shrinks: its size is capped here, lowered as gaps close.

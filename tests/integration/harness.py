@@ -352,6 +352,10 @@ def final_of(reports):
 
 
 def main():
+    if sys.argv[1:] == ["--list"]:      # the registered tests, for tests/expected_tests
+        for t in TESTS:
+            print(t.__name__)
+        return
     only = sys.argv[1:]
     chosen = [t for t in TESTS if not only or t.__name__ in only]
     for t in chosen:
