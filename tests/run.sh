@@ -58,6 +58,13 @@ rc=$?
 echo "$out"
 tally fuzz "$rc" "$out" fuzz
 
+# Every mutant (tests/mutants) still applies and builds, so none can rot;
+# make mutants runs them against the tests.
+out=$(tests/mutants/run.sh --build-only 2>&1)
+rc=$?
+grep -E '^(PASS|FAIL)' <<<"$out"
+tally mutants "$rc" "$(grep -E '^(PASS|FAIL)' <<<"$out")" fuzz
+
 if [ "$(id -u)" != 0 ]; then
     echo "FAIL integration: needs root (real BPF)"
     fail=$((fail + 1))

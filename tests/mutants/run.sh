@@ -13,6 +13,9 @@
 #   --all:      run every tests/integration/test_*.py, not only the mutant's files
 #   --baseline: first build and run unpatched HEAD the same way; its failures
 #               fail the run and are not counted as catching any mutant
+#   --build-only: apply and build each mutant, run nothing: one PASS or FAIL
+#               line each ("mutant_NAME_builds"), as make test does so that
+#               none can rot
 # Environment: PT_MUTANT_JOBS (make -j, default 2), PT_MUTANT_TIMEOUT (seconds
 # per test file, default 1200).
 set -u
@@ -34,12 +37,14 @@ files_for() {
 
 all=0
 baseline=0
+build_only=0
 names=()
 for a in "$@"; do
     case "$a" in
     --all) all=1 ;;
     --baseline) baseline=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --build-only) build_only=1 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) names+=("${a%.patch}") ;;
     esac
 done
@@ -48,7 +53,7 @@ if [ ${#names[@]} -eq 0 ]; then
         names+=("$(basename "$p" .patch)")
     done
 fi
-if [ "$(id -u)" != 0 ]; then
+if [ "$(id -u)" != 0 ] && [ $build_only -eq 0 ]; then
     echo "FAIL mutants: needs root (real BPF)"
     exit 1
 fi
@@ -82,11 +87,16 @@ build_and_run() {
         return 1
     fi
     echo "== $name: building $WORK"
-    if ! out=$(make -C "$WORK" -j"$JOBS" all 2>&1); then
+    # --build-only builds parktrace alone: what a mutant patches.
+    if ! out=$(make -C "$WORK" -j"$JOBS" $([ $build_only -eq 1 ] && echo build/parktrace || echo all) 2>&1); then
         tail -n 30 <<<"$out"
         echo "FAIL $name: does not build"
         cleanup
         return 1
+    fi
+    if [ $build_only -eq 1 ]; then
+        cleanup
+        return 0
     fi
     for f in $files; do
         echo "== $name: $f"
@@ -167,6 +177,11 @@ for m in "${names[@]}"; do
     if ! build_and_run "$m" "$patch_file" "$files"; then
         status=1
         summary+=("FAIL $m: not built")
+        [ $build_only -eq 1 ] && echo "FAIL mutant_${m}_builds"
+        continue
+    fi
+    if [ $build_only -eq 1 ]; then
+        echo "PASS mutant_${m}_builds"
         continue
     fi
     caught=()
