@@ -147,8 +147,18 @@ def fork_join_csp_follows_the_parallel_work():
         csp = rows[0]["csp"]
         ref = wl["join_wait_ns"] / (wl["alive_ns"] - wl["idle_ns"])
         check(0.75 * ref <= csp <= 1.02 * ref + 0.005, f"work {work_us} us: CSP {csp}, the workload's {ref:.4f}")
-        csps.append(csp)
-    check(csps[0] < csps[1] < csps[2], f"CSP does not rise as work per cycle shrinks: {csps}")
+        csps.append((csp, ref))
+    # parktrace's CSPs rank the three runs as the workload's own do. Less
+    # work per cycle usually means more pressure, but not on every run of a
+    # loaded 2-CPU machine (CI, 2026-11-28: the workload's own CSP at 250 us
+    # was half that at 1000 us): the order is the workload's, not assumed.
+    by_pt = sorted(range(3), key=lambda i: csps[i][0])
+    by_wl = sorted(range(3), key=lambda i: csps[i][1])
+    check(by_pt == by_wl or min(abs(csps[i][1] - csps[j][1]) for i in range(3) for j in range(i)) < 0.01,
+          f"parktrace's CSPs {[c for c, _ in csps]} do not rank the runs as the workload's "
+          f"{[round(r, 4) for _, r in csps]} do")
+    check(csps[0][1] < csps[2][1], f"the workload's CSP did not rise from 4000 us to 250 us of work: "
+          f"{[round(r, 4) for _, r in csps]}")
 
 
 def wall(ts):

@@ -13,7 +13,7 @@ from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
 # test_futex's helpers, without its tests: they are that file's to run.
 _own = len(TESTS)
-from test_futex import COUNTS, FC, known_gap, rows_at, run_counts, run_workload_traced  # noqa: E402
+from test_futex import COUNTS, FC, rows_at, run_counts, run_workload_traced  # noqa: E402
 del TESTS[_own:]
 
 NW = os.path.join(BUILD, "workloads", "native_waits")
@@ -453,6 +453,52 @@ def futex_in_a_shared_file_is_one_blocker():
     b = rows[0]
     check(b["parks"] == 20 and b["threads"] == 2, f"parks {b['parks']}, threads {b['threads']}: want 20 and 2")
     within(b["thread_time_ns"], sum(w["wait_ns"] for w in wls), 0.05, "shared file futex thread time")
+
+
+@test
+def long_option_spellings_work():
+    # cli.md's long spellings: --pid, --duration, --output, --format and
+    # --top trace the process given, for the time given, into the file given.
+    wl = subprocess.Popen([MC, *BUSY[:4], "-s", "4"], stdout=subprocess.PIPE, text=True)
+    try:
+        out = os.path.join(TMP, "long-options.json")
+        t0 = time.time()
+        p = run_pt(["--pid", str(wl.pid), "--duration", "1s", "--output", out, "--format", "json", "--top", "0"],
+                   timeout=30)
+        took = time.time() - t0
+        check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
+        check(took < 6, f"--duration 1s ran {took:.1f} s")
+        check(p.stdout.strip() == "", f"reports went to standard output too: {p.stdout[:200]}")
+        final = final_of(json_reports(open(out).read()))
+        check(final["blockers"] and all(b["pid"] == wl.pid for b in final["blockers"]),
+              f"rows of other processes than {wl.pid}: {sorted({b['pid'] for b in final['blockers']})}")
+        check(0.9e9 <= final["window_ns"] <= 1.5e9, f"a window of {final['window_ns']} ns for --duration 1s")
+    finally:
+        wl.kill()
+        wl.wait()
+
+
+@test
+def show_idle_ranks_idle_rows_in_place():
+    # README: idle housekeeping comes after the contention unless --show-idle
+    # ranks it in place. A thread whose condition waits all time out (1 s of
+    # them: idle by how they end) against a mutex two threads contend for
+    # 0.5 s: last by default, first with --show-idle, and counted
+    # the same either way.
+    script = f"{TW} -t 100 -w 0 & {MC} -t 2 -m 1 -s 0.5 & wait"
+    rows = {}
+    for args in ((), ("--show-idle",)):
+        p = run_sh(["-f", "json", "--top", "0", *args], script)
+        final = final_of(json_reports(p.stdout))
+        rows[args] = final["blockers"]
+    plain, shown = rows[()], rows[("--show-idle",)]
+    idle = [b for b in plain if b["idle"]]
+    check(idle, f"no idle row: {[(b['class'], b['top_frame'], b['idle']) for b in plain]}")
+    first_idle = min(i for i, b in enumerate(plain) if b["idle"])
+    check(all(b["idle"] for b in plain[first_idle:]), "without --show-idle a contention row ranks below an idle one")
+    by_time = [b["thread_time_ns"] for b in shown]
+    check(by_time == sorted(by_time, reverse=True), f"with --show-idle rows are not by thread time: {by_time}")
+    check(shown[0]["idle"], f"with --show-idle the longest (idle) wait is not first: {[(b['class'], b['idle']) for b in shown[:3]]}")
 
 
 if __name__ == "__main__":
