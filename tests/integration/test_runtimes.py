@@ -12,6 +12,20 @@ from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 PYTHON = "/usr/bin/python3"
 GIL_THREADS = os.path.join(ROOT, "tools", "workloads", "gil_threads.py")
 
+_gil = []
+
+
+def gil_run():
+    """gil_threads.py, four threads spinning 3 s, traced once for both tests:
+    the workload's line, the final report, and the workload's rows."""
+    if not _gil:
+        p = run_pt(["-f", "json", "--", PYTHON, GIL_THREADS, "3", "4"], timeout=60)
+        check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
+        wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"pid"')][-1])
+        final = final_of(json_reports(p.stdout))
+        _gil.append((wl, final, [b for b in final["blockers"] if b["pid"] == wl["pid"]]))
+    return _gil[0]
+
 
 @test
 def cpython_gil_is_contention():
@@ -20,11 +34,7 @@ def cpython_gil_is_contention():
     # GIL's condition variable was a wait-role row whose waits mostly
     # timed out (its switch interval), so idle and ranked last, and the
     # main thread's join led the report.
-    p = run_pt(["-f", "json", "--", PYTHON, GIL_THREADS, "3", "4"], timeout=60)
-    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
-    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"pid"')][-1])
-    final = final_of(json_reports(p.stdout))
-    rows = [b for b in final["blockers"] if b["pid"] == wl["pid"]]
+    wl, final, rows = gil_run()
     gil = [b for b in rows if b["class"] == "python-gil"]
     check(gil, f"no python-gil row: {[(b['class'], b['top_frame']) for b in rows]}")
     check(all(b["role"] == "lock" and not b["idle"] for b in gil),
@@ -48,11 +58,7 @@ def cpython_join_ranks_with_idle_housekeeping():
     # each thread's state lock, a semaphore like any Lock; the thread's end
     # releases it (release_sentinel). Before 2026-11-28 the first join was a
     # lock-role `sem` row of about 3 s with a CSP, above the GIL.
-    p = run_pt(["-f", "json", "--", PYTHON, GIL_THREADS, "3", "4"], timeout=60)
-    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
-    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"pid"')][-1])
-    final = final_of(json_reports(p.stdout))
-    rows = [b for b in final["blockers"] if b["pid"] == wl["pid"]]
+    wl, final, rows = gil_run()
     joins = [b for b in rows if b["class"] == "sem" and releases_a_thread_end(b)]
     check(joins, f"no join row: {[(b['class'], b['top_frame'], b.get('top_waker')) for b in rows]}")
     check(all(b["role"] == "wait" and b["idle"] and b["csp"] is None for b in joins),
