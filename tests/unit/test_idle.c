@@ -82,6 +82,14 @@ static const struct pt_frame handler_awaiting_reply[] = {
 static const struct pt_frame look_alike[] = {
     APP("MyThreadPoolExecutor.getTaskCount"), APP("app::WorkerThread::runner()"),
 };
+/* A JIT compiler thread blocked on the compile queue's mutex (ZooKeeper,
+ * 2026-11-28): a lock, but the runtime's own. */
+static const struct pt_frame compiler_lock[] = {
+    LIBC("__lll_lock_wait"), LIBC("___pthread_mutex_lock"), JVM("Mutex::lock_without_safepoint_check()"),
+    JVM("CompileBroker::compiler_thread_loop()"), JVM("JavaThread::thread_main_inner()"), JVM("Thread::call_run()"),
+    JVM("thread_native_entry(Thread*)"), LIBC("start_thread"),
+};
+
 /* A native mutex wait and a native pool's idle worker. */
 static const struct pt_frame native_lock[] = {
     LIBC("__lll_lock_wait"), LIBC("pthread_mutex_lock"), APP("tc_acquire_table"), APP("worker"), LIBC("start_thread"),
@@ -113,5 +121,15 @@ int main(void)
     CHECK(idle_stack(innodb_idle, NFRAMES(innodb_idle), true), "an InnoDB pool worker waiting for tasks is idle");
     CHECK(idle_stack(java_join, NFRAMES(java_join), false), "a Java thread in Thread.join waits with the idle");
     CHECK(!idle_stack(NULL, 0, false), "no stack is not idle");
+    /* Which locks are the runtime's own. */
+    CHECK(idle_stack(compiler_lock, NFRAMES(compiler_lock), true) & PT_IDLE_RUNTIME,
+          "a compiler thread's lock on the compile queue is the runtime's housekeeping");
+    CHECK(idle_stack(compiler_lock, 4, false) & PT_IDLE_RUNTIME, "so is the same stack cut short below its loop");
+    CHECK(idle_stack(vm_thread, NFRAMES(vm_thread), true) & PT_IDLE_RUNTIME, "a whole HotSpot thread's stack is the runtime's");
+    CHECK(!(idle_stack(java_in_vm, NFRAMES(java_in_vm), true) & PT_IDLE_RUNTIME), "a Java thread's lock in the VM is not");
+    CHECK(!(idle_stack(pool_worker, NFRAMES(pool_worker), true) & PT_IDLE_RUNTIME),
+          "a pool worker's queue lock is contention among workers");
+    CHECK(!(idle_stack(innodb_idle, NFRAMES(innodb_idle), true) & PT_IDLE_RUNTIME), "a native pool's locks are the program's");
+    CHECK(!(idle_stack(java_join, NFRAMES(java_join), false) & PT_IDLE_RUNTIME), "a join is not the runtime's lock");
     return CHECK_DONE();
 }

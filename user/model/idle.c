@@ -19,18 +19,6 @@ static const char *const wait_for_work[] = {
     "Finalizer$FinalizerThread.run",
     "CleanerImpl.run",                            /* Common-Cleaner */
     "PlatformRecorder.takeNap",                   /* JFR's periodic tasks */
-    /* HotSpot's service loops (for stacks cut short before the thread's start) */
-    "WorkerThread::run",                          /* GC workers */
-    "GangWorker::loop",
-    "ConcurrentGCThread::run",
-    "VMThread::wait_for_operation",
-    "CompileBroker::compiler_thread_loop",
-    "CompileQueue::get",
-    "WatcherThread::sleep",
-    "ServiceThread::service_thread_entry",
-    "MonitorDeflationThread::monitor_deflation_thread_entry",
-    "NotificationThread::notification_thread_entry",
-    "G1ServiceThread::wait_for_task",
     "CallJavaMainInNewThread",                    /* the java launcher joining main */
     "__pthread_clockjoin_ex",                     /* pthread_join: waiting for a thread to end */
     "pthread_join",
@@ -39,6 +27,25 @@ static const char *const wait_for_work[] = {
     /* Native pools */
     "tpool::thread_pool_generic::wait_for_tasks", /* MariaDB/InnoDB */
     "g_thread_pool_wait_for_new_task",            /* GLib */
+};
+
+/* HotSpot's service loops, whose threads run no Java code (named for stacks
+ * cut short before the thread's start). Their waits wait for work; their
+ * locks are the runtime's own (a compiler thread taking the compile queue's
+ * mutex), not the program's contention. */
+static const char *const hotspot_loops[] = {
+    "WorkerThread::run",                          /* GC workers */
+    "GangWorker::loop",
+    "ConcurrentGCThread::run",
+    "VMThread::wait_for_operation",
+    "VMThread::loop",
+    "CompileBroker::compiler_thread_loop",
+    "CompileQueue::get",
+    "WatcherThread::sleep",
+    "ServiceThread::service_thread_entry",
+    "MonitorDeflationThread::monitor_deflation_thread_entry",
+    "NotificationThread::notification_thread_entry",
+    "G1ServiceThread::wait_for_task",
 };
 
 /* NAME is PATTERN, or ends with it after a '.', '$' or ':', with an
@@ -55,13 +62,15 @@ static bool names(const char *name, const char *pattern)
     return false;
 }
 
-static bool waits_for_work(const char *name)
+static bool names_any(const char *name, const char *const *patterns, size_t n)
 {
-    for (size_t i = 0; i < sizeof(wait_for_work) / sizeof(wait_for_work[0]); i++)
-        if (names(name, wait_for_work[i]))
+    for (size_t i = 0; i < n; i++)
+        if (names(name, patterns[i]))
             return true;
     return false;
 }
+
+#define NAMES_ANY(name, list) names_any(name, list, sizeof(list) / sizeof(list[0]))
 
 static bool starts_with(const char *s, const char *prefix)
 {
@@ -130,19 +139,22 @@ static bool thread_loop_taking(const struct pt_frame *frames, int n, bool whole)
     return true;
 }
 
-bool idle_stack(const struct pt_frame *frames, int n, bool whole)
+unsigned idle_stack(const struct pt_frame *frames, int n, bool whole)
 {
     if (pool_worker_taking(frames, n) || thread_loop_taking(frames, n, whole))
-        return true;
-    bool hotspot_thread = false, java = false;
+        return PT_IDLE_WAIT;
+    bool hotspot_thread = false, java = false, work = false;
     for (int i = 0; i < n; i++) {
         const char *name = frames[i].name;
         if (!name)
             continue;
-        if (waits_for_work(name))
-            return true;
+        if (NAMES_ANY(name, hotspot_loops))
+            return PT_IDLE_WAIT | PT_IDLE_RUNTIME;
+        work |= NAMES_ANY(name, wait_for_work);
         hotspot_thread |= names(name, "thread_native_entry");
         java |= names(name, "JavaCalls::call_helper") || (frames[i].module && !strcmp(frames[i].module, PT_JAVA_MODULE));
     }
-    return whole && hotspot_thread && !java;
+    if (whole && hotspot_thread && !java)
+        return PT_IDLE_WAIT | PT_IDLE_RUNTIME;
+    return work ? PT_IDLE_WAIT : 0;
 }

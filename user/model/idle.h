@@ -7,11 +7,15 @@
 #include "frames.h"
 #include "symbolize.h"   /* PT_JAVA_MODULE */
 
-/* Whether the waiter stack FRAMES (innermost first, N of them) waits for
- * work: a known wait-for-work frame (a pool worker waiting for a task, a
- * runtime service loop, a Java Thread.sleep) anywhere in it; or, when WHOLE (the walk reached
- * the thread's start), a HotSpot thread that never called into Java (GC,
- * compiler and VM threads). */
-bool idle_stack(const struct pt_frame *frames, int n, bool whole);
+/* What the waiter stack FRAMES (innermost first, N of them) says of idleness.
+ * PT_IDLE_WAIT: a wait there waits for work: a known wait-for-work frame (a
+ * pool worker waiting for a task, a runtime service loop, a Java
+ * Thread.sleep) anywhere in it. PT_IDLE_RUNTIME (with PT_IDLE_WAIT): the
+ * thread is a HotSpot thread that never calls into Java (GC, compiler and VM
+ * threads: a service loop in the stack, or, when WHOLE, the walk reached the
+ * thread's start with no Java frame), so even its locks are the runtime's
+ * housekeeping, not the program's contention. */
+enum { PT_IDLE_WAIT = 1, PT_IDLE_RUNTIME = 2 };
+unsigned idle_stack(const struct pt_frame *frames, int n, bool whole);
 
 #endif

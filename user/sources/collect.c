@@ -776,12 +776,12 @@ static const char *blocker_top_frame(struct blocker *b)
  * whose first stack waits for work, or a condition (a condition variable,
  * a semaphore, a Java condition or monitor wait; not a bare futex word,
  * which may be a hand-made lock) whose waits other threads did not end.
- * The latter needs no names: a stripped server's timer thread is idle too. */
+ * The latter needs no names: a stripped server's timer thread is idle too.
+ * A lock is idle only in a runtime's own thread (a JIT compiler taking the
+ * compile queue's mutex): the runtime's housekeeping, not the program's. */
 static bool blocker_idle(struct collector *c, struct blocker *b, const struct pt_slot *s)
 {
     const struct pt_stack *st = b->first_stack;
-    if (!b->cls.wait)
-        return false;
     if (b->join)
         return true;
     if (!st)
@@ -792,11 +792,13 @@ static bool blocker_idle(struct collector *c, struct blocker *b, const struct pt
         if (c->idle_memo[m].st != st || c->idle_memo[m].naming != st->naming) {
             c->idle_memo[m].st = st;
             c->idle_memo[m].naming = st->naming;
-            c->idle_memo[m].idle = idle_stack(st->frames, st->n, !st->truncated);
+            c->idle_memo[m].idle = (uint8_t)idle_stack(st->frames, st->n, !st->truncated);
         }
         b->idle = c->idle_memo[m].idle;
     }
-    return b->idle || (strcmp(b->cls.cls ? b->cls.cls : "futex", "futex") != 0 && unwoken(s));
+    if (!b->cls.wait)
+        return b->idle & PT_IDLE_RUNTIME;
+    return (b->idle & PT_IDLE_WAIT) || (strcmp(b->cls.cls ? b->cls.cls : "futex", "futex") != 0 && unwoken(s));
 }
 
 /* A lock-role futex whose top waker is a thread's end (CPython's join

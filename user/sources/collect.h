@@ -29,7 +29,7 @@ struct blocker {
     struct pt_class cls;
     const struct pt_stack *first_stack;
     uint64_t idle_naming;      /* the first stack's naming `idle` was read off */
-    bool idle;                 /* idle housekeeping (idle.h), by its first stack */
+    uint8_t idle;              /* idle_stack's flags for its first stack */
     bool join;                 /* its waits are joins: its waker ends a thread */
     const struct pt_stack *join_checked;   /* the waker stack `join` was read off */
     uint64_t join_naming;
@@ -99,7 +99,7 @@ struct collector {
     } slow;
     /* Whether a stack waits for work, by stack and naming: one stack is
      * the first of thousands of short-lived blockers. */
-    struct { const struct pt_stack *st; uint64_t naming; bool idle; } idle_memo[1024];
+    struct { const struct pt_stack *st; uint64_t naming; uint8_t idle; } idle_memo[1024];   /* idle_stack's flags */
 };
 
 void collector_init(struct collector *c, struct tracer *t, struct pt_services *sv, struct stacks *stacks,
