@@ -94,6 +94,13 @@ test: deps
 	$(MAKE) all unit
 	tests/run.sh
 
+# The same suite with one core kept busy by a load it starts (tests/README.md
+# records the runs).
+.PHONY: test-loaded
+test-loaded: deps
+	$(MAKE) all unit
+	tests/loaded.sh
+
 bench: deps
 	$(MAKE) all
 	tools/bench/run.sh

@@ -103,17 +103,18 @@ def hostile_vmstructs_numbers_cost_little_and_end_in_time():
 def signals_end_a_run_with_hostile_fakes():
     fakes = start_fakes(["heaps", "threads", "names"])
     try:
-        p = subprocess.Popen(pt_cmd(["-f", "json"]), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
+        # Tracing, and three reports on: the fakes were looked at by then
+        # (each report's tick considers the machine's new JVMs).
+        started = start_pt_ready([])
+        p, lines = started
+        wait_for(lambda: len(lines) >= 3 or p.poll() is not None, "three interval reports", 20)
         p.send_signal(signal.SIGINT)
         try:
-            out, err = p.communicate(timeout=5)
+            reports, err = finish_pt(started, timeout=5)
         except subprocess.TimeoutExpired:
-            p.kill()
-            p.communicate()
             raise AssertionError("parktrace ignored SIGINT with fake JVMs running")
         check(p.returncode == 0, f"exit {p.returncode}: {err[-300:]}")
-        final_of(json_reports(out))
+        final_of(reports)
     finally:
         stop(fakes)
 

@@ -91,11 +91,22 @@ class Traced:
                                           "--top", "0", "-o", self.out, *extra, "--", "sh", "-c", cmd]),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
+    def reports(self):
+        """The reports written so far (whole lines only)."""
+        try:
+            text = open(self.out).read()
+        except OSError:
+            return 0
+        return len(json_reports(text[:text.rfind("\n") + 1]))
+
     def wait_workload(self):
-        """Waits for the workload's report, then for one more interval."""
+        """Waits for the workload's report, then for two more interval
+        reports: the second's window began after the workload ended, so
+        every wait of it was counted by then."""
         wait_for(lambda: os.path.exists(self.wl_report) and os.path.getsize(self.wl_report) > 0,
                  "the workload's report", 30)
-        time.sleep(1.2)
+        n = self.reports()
+        wait_for(lambda: self.reports() >= n + 2, "two interval reports after the workload's end", 10)
         return json.load(open(self.wl_report))
 
     def finish(self):
@@ -317,10 +328,8 @@ def a_stalled_client_does_not_stall_the_tracer():
             c = socket.create_connection(("127.0.0.1", t.port), timeout=5)
             c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
             stalled.append(c)
-        before = len(json_reports(open(t.out).read()))
-        time.sleep(2)
-        after = len(json_reports(open(t.out).read()))
-        check(after >= before + 3, f"interval reports stalled while clients hung: {before} -> {after}")
+        before = t.reports()
+        wait_for(lambda: t.reports() >= before + 3, f"three interval reports while clients hang (from {before})", 10)
         # Once they are gone, it serves again.
         for c in stalled:
             c.close()

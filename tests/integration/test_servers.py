@@ -451,8 +451,8 @@ def tomcat_phase_follows_the_load():
         pid = s.pids()[0]
         p = subprocess.Popen(pt_cmd(["-i", "500ms", "-f", "json", "--top", "0", "-p", str(pid), "-d", "9s"]),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        first = p.stdout.readline()     # the first report: tracing
-        time.sleep(1.5)
+        # The first report (tracing), then three idle intervals before the load.
+        first = "".join(p.stdout.readline() for _ in range(4))
         t0 = time.time()
         load = s.load(4)
         load.wait(timeout=40)

@@ -24,13 +24,23 @@ HERE="$ROOT/tests/mutants"
 JOBS=${PT_MUTANT_JOBS:-2}
 FILE_TIMEOUT=${PT_MUTANT_TIMEOUT:-1200}
 
-# The files expected to catch each mutant (all of them with --all).
+# The files expected to catch each mutant (all of them with --all): FILE.py
+# runs the whole file, FILE.py:TEST,TEST those tests of it alone.
 files_for() {
     case "$1" in
     csp_constant)    echo test_csp.py test_jvm.py test_options.py ;;
     drop_tenth_wait) echo test_futex.py test_jvm.py test_options.py ;;
     truncated_walk)  echo test_stacks.py ;;
     swapped_stacks)  echo test_futex.py test_jvm.py ;;
+    counted_twice)   echo test_futex.py ;;
+    sample_weighted_time) echo test_stacks.py ;;
+    timeout_as_wakeup) echo test_futex.py test_metrics.py ;;
+    wrong_object_class) echo test_jvm.py ;;
+    idle_first)      echo test_options.py test_runtimes.py ;;
+    folded_row_dropped) echo test_churn.py test_invariants.py ;;
+    lost_recycled_blocker) echo test_churn.py ;;
+    csp_denominator) echo test_csp.py ;;
+    stacks_between_blockers) echo test_futex.py test_stacks.py ;;
     *)               echo "" ;;
     esac
 }
@@ -74,7 +84,7 @@ trap 'cleanup; exit 130' INT TERM
 # in a temp dir and runs FILES against it; sets FAILED to "file:test" names.
 # Returns 1 when the copy cannot be made or built.
 build_and_run() {
-    local name=$1 patch_file=$2 files=$3 out rc line n f done_line ran
+    local name=$1 patch_file=$2 files=$3 out rc line n f spec only done_line ran
     FAILED=()
     WORK=$(mktemp -d /tmp/pt-mutant-"$name".XXXXXX)
     git -C "$ROOT" archive HEAD | tar -x -C "$WORK"
@@ -87,8 +97,17 @@ build_and_run() {
         return 1
     fi
     echo "== $name: building $WORK"
-    # --build-only builds parktrace alone: what a mutant patches.
-    if ! out=$(make -C "$WORK" -j"$JOBS" $([ $build_only -eq 1 ] && echo build/parktrace || echo all) 2>&1); then
+    # --build-only builds what the patch touches, from a copy of this
+    # tree's build (its times kept, so make redoes only what the patch
+    # changed): the BPF object for a patch of bpf/ alone, else parktrace.
+    local target=all
+    if [ $build_only -eq 1 ]; then
+        target=build/parktrace
+        [ -n "$patch_file" ] && ! grep '^+++ ' "$patch_file" | grep -qv '^+++ b/bpf/' &&
+            target=build/parktrace.bpf.o
+        [ -d "$ROOT/build" ] && cp -a "$ROOT/build" "$WORK/build"
+    fi
+    if ! out=$(make -C "$WORK" -j"$JOBS" "$target" 2>&1); then
         tail -n 30 <<<"$out"
         echo "FAIL $name: does not build"
         cleanup
@@ -98,9 +117,13 @@ build_and_run() {
         cleanup
         return 0
     fi
-    for f in $files; do
-        echo "== $name: $f"
-        out=$(PT_BUILD="$WORK/build" timeout "$FILE_TIMEOUT" python3 "$ROOT/tests/integration/$f" 2>&1)
+    for spec in $files; do
+        # FILE.py, or FILE.py:TEST,TEST... for those tests alone.
+        f=${spec%%:*}
+        only=()
+        [ "$spec" != "$f" ] && IFS=, read -r -a only <<<"${spec#*:}"
+        echo "== $name: $spec"
+        out=$(PT_BUILD="$WORK/build" timeout "$FILE_TIMEOUT" python3 "$ROOT/tests/integration/$f" "${only[@]}" 2>&1)
         rc=$?
         # As tests/run.sh: a FAIL line, a file that stops before its DONE line,
         # or one that ran fewer tests than it registered.
