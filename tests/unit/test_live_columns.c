@@ -89,6 +89,30 @@ static void layouts(void)
 }
 
 /* WANT, WANT_CHARS characters long (UTF-8 aside, its length). */
+/* Counts too wide for their column keep their magnitude: never cut. */
+static void count_cell(enum live_col c, uint64_t v, const char *want)
+{
+    struct pt_row row = {0};
+    char buf[64];
+    if (c == LC_PARKS)
+        row.fig.parks = v;
+    else
+        row.fig.peak_parked = v;
+    live_cell(&row, c, buf, sizeof(buf));
+    CHECK(!strcmp(buf, want), "%s %llu reads \"%s\" (got \"%s\")", live_col_title(c), (unsigned long long)v, want, buf);
+}
+
+static void counts(void)
+{
+    count_cell(LC_PARKS, 12345678, "12345678");
+    count_cell(LC_PARKS, 123456789, "123M");
+    count_cell(LC_PARKS, 1234567890, "1.23G");
+    count_cell(LC_PEAK, 9999, "9999");
+    count_cell(LC_PEAK, 12345, "12k");
+    count_cell(LC_PEAK, 123456, "123k");
+    count_cell(LC_PEAK, 1500000, "1.5M");
+}
+
 static void shortened(const char *in, int width, const char *want, int want_chars)
 {
     char out[256];
@@ -101,6 +125,7 @@ int main(void)
     layouts();
     const char *j = "org.apache.zookeeper.server.NIOServerCnxnFactory$SelectorThread.run";
     /* Whole when it fits; else the package's start, "~", Class.method. */
+    counts();
     shortened(j, 80, j, (int)strlen(j));
     shortened(j, 47, "org.apa~NIOServerCnxnFactory$SelectorThread.run", 47);
     shortened(j, 40, "~NIOServerCnxnFactory$SelectorThread.run", 40);

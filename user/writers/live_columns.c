@@ -115,6 +115,26 @@ bool live_col_right(enum live_col c)
     return cols[c].right;
 }
 
+/* A count in at most WIDTH characters: whole when it fits, else in
+ * thousands, millions, ... to three figures ("123M", "1.23G"). Cut like a
+ * name, 123456789 read "1234567~", a hundredth of what it was. */
+static void put_count(char *buf, size_t len, uint64_t v, int width)
+{
+    static const char suffix[] = "kMGTPE";
+    int n = snprintf(buf, len, "%" PRIu64, v);
+    if (n <= width)
+        return;
+    double x = (double)v;
+    int i = -1;
+    while (x >= 999.5 && i < 5) {
+        x /= 1000;
+        i++;
+    }
+    for (int d = x < 9.995 ? 2 : x < 99.95 ? 1 : 0; d >= 0; d--)
+        if (snprintf(buf, len, "%.*f%c", d, x, suffix[i]) <= width)
+            return;
+}
+
 static void put_dur(char *buf, size_t len, uint64_t ns)
 {
     if (ns)
@@ -151,10 +171,10 @@ void live_cell(const struct pt_row *row, enum live_col c, char *buf, size_t len)
         snprintf(buf, len, "%s", row->wait ? "wait" : "lock");
         break;
     case LC_PARKS:
-        snprintf(buf, len, "%" PRIu64, g->parks);
+        put_count(buf, len, g->parks, cols[c].min);
         break;
     case LC_PEAK:
-        snprintf(buf, len, "%" PRIu64, g->peak_parked);
+        put_count(buf, len, g->peak_parked, cols[c].min);
         break;
     case LC_TTIME:
         put_dur(buf, len, g->thread_time_ns);
