@@ -385,5 +385,87 @@ def many_mapped_files_do_not_leave_others_unnamed():
                  f"{[l for l in lines if l.startswith('mutex_contenti')][:3]}")
 
 
+def crafted_elf(path, nsyms, name):
+    """An ELF file of NSYMS function symbols that all name NAME (one string
+    in .strtab), with no code and no segments: what a user can write
+    without a compiler. Made in one piece: every symbol is the same 24
+    bytes."""
+    import struct
+    strtab = b"\0" + name.encode() + b"\0"
+    shstrtab = b"\0.symtab\0.strtab\0.shstrtab\0"
+    sym = struct.pack("<IBBHQQ", 1, 0x12, 0, 1, 0x1000, 16)      # GLOBAL FUNC, in section 1
+    symtab = bytes(24) + sym * nsyms
+    # Headers first, in the first page (which a cut to 4096 bytes keeps),
+    # then the names, then the symbols.
+    off_sh = 64
+    off_shs = off_sh + 4 * 64
+    off_str = off_shs + len(shstrtab)
+    off_sym = (off_str + len(strtab) + 7) & ~7
+    ident = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
+    ehdr = ident + struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 0, off_sh, 0, 64, 56, 0, 64, 4, 3)
+    shdrs = bytes(64)
+    shdrs += struct.pack("<IIQQQQIIQQ", 1, 2, 0, 0, off_sym, len(symtab), 2, 1, 8, 24)
+    shdrs += struct.pack("<IIQQQQIIQQ", 9, 3, 0, 0, off_str, len(strtab), 0, 0, 1, 0)
+    shdrs += struct.pack("<IIQQQQIIQQ", 17, 3, 0, 0, off_shs, len(shstrtab), 0, 0, 1, 0)
+    with open(path, "wb") as f:
+        f.write(ehdr + shdrs + shstrtab + strtab + bytes(off_sym - off_str - len(strtab)) + symtab)
+    os.chown(path, NOBODY, NOBODY)
+
+
+def self_stat(err, key):
+    m = re.search(rf"{key}=([0-9.]+)", err)
+    check(m, f"no {key} in --self-stats: {err.strip()[-300:]}")
+    return float(m.group(1))
+
+
+@test
+def one_long_name_shared_by_every_symbol_costs_little():
+    """Issue 39: a 270 KB file of 8 000 symbols that all name one 64 KiB
+    string, mapped by a process of nobody's that contends a mutex: naming
+    its blocker reads the file's symbols. Each name was copied whole
+    (541 MB, 11.5 s of CPU in 20 s, the file read 25 times); names are
+    kept to 1 KiB and a file's symbols to a quarter of the budget."""
+    d = trap_dir()
+    lib = os.path.join(d, "longnames.so")
+    crafted_elf(lib, 8000, "n" * 65536)
+    p = start_nobody([build_mapper(d), "x", lib], d, threads=3)
+    try:
+        final, _, err = trace([p.pid], "--self-stats")
+        check_reports_waits(final, p.pid, "mapper of longnames.so")
+    finally:
+        stop([p])
+    rss = self_stat(err, "rss_kb")
+    cpu = self_stat(err, "cpu_s")
+    print(f"INFO longnames.so: parktrace rss {rss / 1024:.0f} MiB, cpu {cpu:.2f} s in {TRACE_S} s", flush=True)
+    check(rss < 120 * 1024, f"parktrace grew to {rss / 1024:.0f} MiB reading 8 000 symbols of one long name")
+    check(cpu < 0.3 * TRACE_S, f"parktrace used {cpu:.2f} s of CPU in {TRACE_S} s reading them")
+
+
+@test
+def a_file_truncated_while_read_does_not_kill_parktrace():
+    """Issue 39: libelf mapped other users' files, and a page past a file's
+    new end faults: nobody truncated a large library and put it back, over
+    and over, while root's parktrace read its symbols, and parktrace died
+    of SIGBUS (exit 135, no report) in 2 of 4 runs. Files are now read,
+    never mapped. A 2.5-million-symbol file (60 MB, read for a good part
+    of a second) is cut to one page and grown back every few
+    milliseconds while processes that map it contend a mutex."""
+    d = trap_dir()
+    lib = os.path.join(d, "big.so")
+    crafted_elf(lib, 2_500_000, "big_symbol")
+    size = os.path.getsize(lib)
+    mapper = build_mapper(d)
+    procs = [start_nobody([mapper, "x", lib], d, threads=3) for _ in range(3)]
+    flipper = subprocess.Popen(AS_NOBODY + ["sh", "-c", f"while :; do truncate -s 4096 {lib}; "
+                                                        f"truncate -s {size} {lib}; done"],
+                               cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        final, _, _ = trace([p.pid for p in procs])
+        for p in procs:
+            check_reports_waits(final, p.pid, "a mapper of big.so")
+    finally:
+        stop([flipper] + procs)
+
+
 if __name__ == "__main__":
     main()

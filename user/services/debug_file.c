@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "build_id.h"
+#include "foreign_elf.h"
 
 static char debug_root[PATH_MAX] = "/usr/lib/debug";
 
@@ -32,7 +33,7 @@ static Elf *accept_candidate(int fd, const struct file_ref *f, const uint8_t *id
         close(fd);
         return NULL;
     }
-    Elf *d = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    Elf *d = foreign_elf_begin(fd);
     GElf_Ehdr eh;
     uint8_t did[BUILD_ID_MAX];
     size_t dlen;

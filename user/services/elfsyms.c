@@ -11,12 +11,18 @@
 #include <unistd.h>
 
 #include "debug_file.h"
+#include "foreign_elf.h"
 
 /* Symbol memory a run keeps (symbols and names); past it, the symbols of
  * the file used longest ago are dropped and read again if it is needed
  * again. A user mapping thousands of files cannot leave a later process
  * unnamed. */
 #define SYMBOL_BUDGET (256u << 20)
+/* What one file may take of it, checked while reading: a file of 8 000
+ * symbols that all name one 64 KiB string cost 541 MB before (issue 39). */
+#define FILE_SYMBOL_BUDGET (SYMBOL_BUDGET / 4)
+/* A name is kept to this many bytes (a C++ template's can be long). */
+#define NAME_KEPT 1024
 
 struct elfsyms {
     struct elf_file **files;
@@ -42,7 +48,7 @@ void elfsyms_set_debug_root(const char *dir)
 
 static const char *keep_string(struct elf_file *ef, const char *s)
 {
-    size_t n = strlen(s) + 1;
+    size_t n = strnlen(s, NAME_KEPT - 1) + 1;
     if (ef->strings_len + n > ef->strings_cap) {
         /* Offsets, not pointers, until the table is complete: see fixup. */
         size_t cap = ef->strings_cap ? ef->strings_cap * 2 : 65536;
@@ -54,7 +60,8 @@ static const char *keep_string(struct elf_file *ef, const char *s)
         ef->strings = p;
         ef->strings_cap = cap;
     }
-    memcpy(ef->strings + ef->strings_len, s, n);
+    memcpy(ef->strings + ef->strings_len, s, n - 1);
+    ef->strings[ef->strings_len + n - 1] = '\0';
     ef->strings_len += n;
     /* Offset + 1, so that 0 stays free to mean failure. */
     return (const char *)(uintptr_t)(ef->strings_len - n + 1);
@@ -78,8 +85,14 @@ static size_t read_symtab(Elf *elf, struct elf_file *ef, Elf64_Word type, size_t
     size_t added = 0;
 
     while ((scn = elf_nextscn(elf, scn))) {
-        GElf_Shdr sh;
+        GElf_Shdr sh, strs;
+        Elf_Scn *names = NULL;
         if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || sh.sh_entsize == 0)
+            continue;
+        /* Read whole when asked for: sizes checked before (a file's
+         * headers can claim anything up to its length). */
+        if (sh.sh_size > FILE_SYMBOL_BUDGET || !(names = elf_getscn(elf, sh.sh_link)) ||
+            !gelf_getshdr(names, &strs) || strs.sh_size > FILE_SYMBOL_BUDGET)
             continue;
         Elf_Data *data = elf_getdata(scn, NULL);
         if (!data)
@@ -96,6 +109,8 @@ static size_t read_symtab(Elf *elf, struct elf_file *ef, Elf64_Word type, size_t
             const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
             if (!name || !*name)
                 continue;
+            if (ef->nsyms * sizeof(*ef->syms) + ef->strings_len > FILE_SYMBOL_BUDGET)
+                return added;     /* what fits is kept; names are in order of the table */
             if (ef->nsyms == *cap) {
                 *cap = *cap ? *cap * 2 : 1024;
                 struct elf_sym *p = realloc(ef->syms, *cap * sizeof(*p));
@@ -247,7 +262,7 @@ struct elf_file *elfsyms_get(struct elfsyms *es, const struct file_ref *f)
     struct elf_file *ef = find_file(es, &st);
     if (ef && !ef->evicted)
         return ef;
-    Elf *elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+    Elf *elf = foreign_elf_begin(f->fd);
     if (elf && elf_kind(elf) == ELF_K_ELF && (ef || (ef = new_file(es, &st, f->name, elf))))
         read_symbols(ef, elf, f);
     elf_end(elf);

@@ -9,6 +9,7 @@
 
 #include "debug_file.h"
 #include "elfsyms.h"
+#include "foreign_elf.h"
 #include "procmaps.h"
 #include "unwind_rows.h"
 
@@ -62,7 +63,8 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 {
     const struct pt_sample *s = ((struct unwind_ctx *)arg)->smp;
     (void)dwfl;
-    if (addr < s->sp || addr + sizeof(*result) > s->sp + s->len)
+    /* Without a sum that can wrap: a frame's CFA of -8 read past the copy. */
+    if (addr < s->sp || s->len < sizeof(*result) || addr - s->sp > s->len - sizeof(*result))
         return false;
     memcpy(result, s->data + (addr - s->sp), sizeof(*result));
     return true;
@@ -86,7 +88,11 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 /* Every module is reported with a descriptor parktrace opened safely:
  * libdwfl must open nothing by name itself (its own lookups would block
- * on a FIFO planted at a debuglink's name). */
+ * on a FIFO planted at a debuglink's name). libdwfl maps the file it is
+ * given (MAP_PRIVATE), so in --unwind copy a file another user truncates
+ * while it is read can still fault (docs/security.md); reporting modules
+ * by range with the Elf from find_elf instead left every stack at its
+ * first frame (issue 39, open). */
 static int no_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
                   Elf **elfp)
 {
@@ -137,7 +143,7 @@ static Dwfl *build_dwfl(struct procmaps *maps, int pid, struct unwind_ctx *ctx)
         if (fd < 0)
             continue;
         if (!m->elf->cfi_checked) {
-            Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+            Elf *elf = foreign_elf_begin(fd);
             m->elf->cfi_ok = elf && unwind_rows_cfi_ok(elf);
             m->elf->cfi_checked = true;
             elf_end(elf);

@@ -18,6 +18,7 @@
 
 #include "build_id.h"
 #include "debug_file.h"
+#include "foreign_elf.h"
 
 #define REG_RBP 6
 #define REG_RSP 7
@@ -143,7 +144,7 @@ static void addr_sort_unique(struct addrvec *a)
 
 static Elf *elf_of(int fd)
 {
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    Elf *elf = foreign_elf_begin(fd);
     if (elf && elf_kind(elf) == ELF_K_ELF)
         return elf;
     elf_end(elf);

@@ -17,6 +17,7 @@
 
 #include "../bpf/parktrace.h"
 #include "build_id.h"
+#include "foreign_elf.h"
 #include "procmaps.h"
 #include "safe_open.h"
 #include "unwind_cache.h"
@@ -126,7 +127,7 @@ static uint32_t cfi_crc(Elf *elf)
  * are loaded when a stack is named, not here). */
 static void read_loads(int fd, bool trusted, struct binary *b)
 {
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    Elf *elf = foreign_elf_begin(fd);
     size_t n = 0;
     if (elf && elf_kind(elf) == ELF_K_ELF && !elf_getphdrnum(elf, &n))
         for (size_t i = 0; i < n && b->nloads < 8; i++) {
