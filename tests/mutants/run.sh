@@ -38,7 +38,7 @@ files_for() {
     wrong_object_class) echo test_jvm.py ;;
     idle_first)      echo test_options.py test_runtimes.py ;;
     folded_row_dropped) echo test_invariants.py test_options.py:default_top_folds_what_would_not_make_it ;;
-    lost_recycled_blocker) echo test_churn.py test_invariants.py ;;
+    lost_recycled_blocker) echo test_invariants.py test_churn.py ;;
     csp_denominator) echo test_csp.py ;;
     stacks_between_blockers) echo test_futex.py test_stacks.py ;;
     *)               echo "" ;;
