@@ -128,6 +128,7 @@ install: $(BUILD)/parktrace
 	@mkdir -p $(DESTDIR)$(UNITDIR)
 	sed 's|@SBINDIR@|$(SBINDIR)|g' dist/parktrace.service.in > $(DESTDIR)$(UNITDIR)/parktrace.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/parktrace.service
+	install -D -m 0644 dist/parktrace.socket $(DESTDIR)$(UNITDIR)/parktrace.socket
 	install -D -m 0644 dist/parktrace.bash-completion $(DESTDIR)$(COMPLETIONDIR)/parktrace
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/default/parktrace ]; then \
 		echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/parktrace"; \

@@ -15,6 +15,7 @@
 #include "collect.h"
 #include "fleet_pages.h"
 #include "http_serve.h"
+#include "listen_token.h"
 #include "jvm_tracker.h"
 #include "launch.h"
 #include "live.h"
@@ -53,6 +54,7 @@ struct run {
     struct live lv;
     struct fleet_snapshot snap;    /* --listen: the pages served, renewed each interval */
     struct http_serve *http;
+    char listen_token[LISTEN_TOKEN_MAX + 1];   /* --listen-token's */
     int child;
     bool pid_gone[PT_MAX_PIDS];
     uint64_t ticks;
@@ -342,6 +344,9 @@ int main(int argc, char **argv)
         return 0;
     if (rc < 0)
         return 1;
+    /* Read before anything starts, as root: the file is the secret. */
+    if (r.o.listen_token && listen_token_read(r.o.listen_token, r.listen_token))
+        return 1;
     if (preflight_pids(r.o.pids, r.o.npids) || preflight_privileges() || preflight_btf())
         return 2;
     if (open_outputs(&r))
@@ -364,7 +369,8 @@ int main(int argc, char **argv)
     /* After the signals are blocked: the serving thread inherits the mask. */
     if (r.o.listen) {
         fleet_snapshot_init(&r.snap);
-        r.http = http_serve_start(&r.o.listen_addr, r.o.listen_len, r.o.listen, &r.snap);
+        r.http = http_serve_start(&r.o.listen_addr, r.o.listen_len, r.o.listen,
+                                  r.o.listen_token ? r.listen_token : NULL, &r.snap);
         if (!r.http) {
             launch_abort();
             discard_outputs(&r);

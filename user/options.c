@@ -18,7 +18,7 @@ enum {
     OPT_COLLAPSED = 256, OPT_COLLAPSED_VALUE, OPT_WAKER, OPT_KINDS, OPT_BY, OPT_TOP,
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
     OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT, OPT_UNWIND, OPT_UNWIND_CACHE,
-    OPT_SHOW_IDLE, OPT_PPROF, OPT_LISTEN, OPT_STACKS, OPT_STACK_BUDGET, OPT_RECYCLED_BUDGET,
+    OPT_SHOW_IDLE, OPT_PPROF, OPT_LISTEN, OPT_LISTEN_TOKEN, OPT_STACKS, OPT_STACK_BUDGET, OPT_RECYCLED_BUDGET,
 };
 
 static const struct option long_opts[] = {
@@ -32,6 +32,7 @@ static const struct option long_opts[] = {
     {"waker", no_argument, 0, OPT_WAKER},
     {"pprof", required_argument, 0, OPT_PPROF},
     {"listen", required_argument, 0, OPT_LISTEN},
+    {"listen-token", required_argument, 0, OPT_LISTEN_TOKEN},
     {"show-idle", no_argument, 0, OPT_SHOW_IDLE},
     {"kinds", required_argument, 0, OPT_KINDS},
     {"by", required_argument, 0, OPT_BY},
@@ -75,6 +76,9 @@ static void options_usage(FILE *f)
           "      --pprof FILE           write a gzip-compressed pprof contention profile at exit\n"
           "      --listen ADDR:PORT     serve /metrics (Prometheus) and /debug/pprof/mutex, /block\n"
           "                             on this address only (127.0.0.1:9465, [::1]:9465)\n"
+          "      --listen-token FILE    every request to --listen needs Authorization: Bearer and\n"
+          "                             the token in FILE (mode 0600); without it, loopback only\n"
+          "                             and no /debug/pprof (stacks are private)\n"
           "      --kinds LIST           futex,jvm-park,jvm-monitor,jvm-wait (default: all)\n"
           "      --by object|class|site group rows (default: object)\n"
           "      --top N                rows per report (default 20, 0 = all)\n"
@@ -277,6 +281,9 @@ int options_parse(int argc, char **argv, struct pt_options *o)
                             "127.0.0.1:9465 or [::1]:9465)", optarg);
             o->listen = optarg;
             break;
+        case OPT_LISTEN_TOKEN:
+            o->listen_token = optarg;
+            break;
         case OPT_COLLAPSED_VALUE:
             if ((k = CHOICE(optarg, "time", "count")) < 0)
                 return fail("invalid --collapsed-value '%s' (time or count)", optarg);
@@ -398,6 +405,13 @@ int options_parse(int argc, char **argv, struct pt_options *o)
         for (int j = i + 1; j < 3; j++)
             if (files[i] && files[j] && output_file_same(files[i], files[j]))
                 return fail("two outputs both name %s: give each its own file", files[j]);
+    if (o->listen_token && !o->listen)
+        return fail("%s", "--listen-token is for --listen: give --listen ADDR:PORT too");
+    /* Stacks and every process's names: for this machine's users at most,
+     * unless a token says who may ask. */
+    if (o->listen && !o->listen_token && !hostport_loopback((const struct sockaddr *)&o->listen_addr))
+        return fail("--listen %s is not a loopback address: serving other machines needs --listen-token FILE",
+                    o->listen);
     if (o->waker && !o->collapsed)
         return fail("%s", "--waker adds wakers to the collapsed stacks: give --collapsed FILE too");
     if (o->waker && o->probes == PT_PROBES_SYSCALLS)

@@ -38,6 +38,7 @@ struct pt_options {
     const char *listen;       /* --listen ADDR:PORT as given, or NULL */
     struct sockaddr_storage listen_addr;
     socklen_t listen_len;
+    const char *listen_token; /* --listen-token FILE, or NULL */
     bool collapsed_count;
     bool waker;
     bool show_idle;           /* idle housekeeping rows ranked in place */

@@ -93,9 +93,11 @@ def mutex_times_and_parks_match_workload():
         # and a lock() that failed trylock may get the mutex without sleeping.
         # 8 workers on 2 mutexes: 4 share each, so while one holds at most 3
         # wait, and never more than the workload saw inside lock() at once
-        # (that count also covers a woken waiter not yet running); with a
-        # hold twice the think time, a second waiter always arrives.
-        check(m["peak_in_lock"] <= wl["threads"] // len(wl["mutexes"]) - 1, f"workload: {m}")
+        # (that count also covers a woken waiter not yet running, and a new
+        # holder preempted before it counted itself out: all 4, once in a
+        # CI run); with a hold twice the think time, a second waiter always
+        # arrives.
+        check(m["peak_in_lock"] <= wl["threads"] // len(wl["mutexes"]), f"workload: {m}")
         check(b["peak_parked"] >= 2, f"{m['name']}: peak_parked {b['peak_parked']}")
         # A switch back in that never reached sched_switch once left the
         # holder counted parked through its hold (one run in four): now

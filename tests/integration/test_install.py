@@ -29,6 +29,7 @@ def install_lays_out_files_under_destdir():
     make_install(f"DESTDIR={stage}")
     want = {"usr/local/sbin/parktrace": 0o755, "usr/local/share/man/man8/parktrace.8": 0o644,
             "usr/local/lib/systemd/system/parktrace.service": 0o644,
+            "usr/local/lib/systemd/system/parktrace.socket": 0o644,
             "usr/local/share/bash-completion/completions/parktrace": 0o644, "etc/default/parktrace": 0o644}
     for rel, mode in want.items():
         path = os.path.join(stage, rel)
@@ -137,6 +138,63 @@ def runs_with_only_the_units_capabilities():
     rows = [b for b in final["blockers"] if b["name"] == "cache_lock"]
     check(rows and rows[0]["parks"] > 0 and rows[0]["top_frame"] == "worker",
           f"no named cache_lock row with its stack under {caps}: {rows}")
+
+
+@test
+def socket_activation_holds_the_port():
+    """Issue 39: a user who bound --listen's port first made parktrace exit
+    2 and could serve forged metrics in its place. parktrace.socket has
+    systemd hold the port from boot and pass it: parktrace serves on the
+    socket it is given (systemd-socket-activate passes it the same way),
+    and refuses one that is not listening on its --listen address."""
+    if not shutil.which("systemd-socket-activate"):
+        skip("no systemd-socket-activate (Debian package systemd)")
+    import socket
+    import time
+    import urllib.request
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    addr = f"127.0.0.1:{port}"
+    # The port is bound by systemd-socket-activate before parktrace runs:
+    # parktrace could not bind it itself.
+    p = subprocess.Popen(["systemd-socket-activate", "-l", addr, *pt_cmd(["--listen", addr, "-d", "6s", "-f", "json",
+                                                                         "-o", "/dev/null"])],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # It accepts the first connection itself, then starts parktrace with the socket.
+        body, deadline = b"", time.time() + 20
+        while time.time() < deadline and b"parktrace_" not in body:
+            try:
+                with urllib.request.urlopen(f"http://{addr}/metrics", timeout=10) as r:
+                    body = r.read()
+            except OSError:
+                time.sleep(0.3)
+        check(b"parktrace_" in body, f"no metrics through the passed socket: {body[:200]!r}")
+        out, err = p.communicate(timeout=30)
+        check(p.returncode == 0, f"parktrace exited {p.returncode}: {err.strip()[-300:]}")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    # A passed socket on another address is refused, in one line.
+    p = subprocess.Popen(["systemd-socket-activate", "-l", addr, *pt_cmd(["--listen", f"127.0.0.1:{port ^ 1}",
+                                                                         "-d", "3s"])],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(50):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    lines = [l for l in err.strip().splitlines() if l.startswith("parktrace:")]
+    check(p.returncode == 2 and len(lines) == 1 and "systemd passed" in lines[0],
+          f"a socket on another address: exit {p.returncode}, {err.strip()[-300:]}")
 
 
 if __name__ == "__main__":

@@ -36,10 +36,11 @@ def answers(url):
         return False
 
 
-def get(url, method="GET", timeout=10):
+def get(url, method="GET", timeout=10, headers=None):
     """(status, body) of one request."""
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=timeout) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, method=method, headers=headers or {}),
+                                    timeout=timeout) as r:
             return r.status, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
@@ -48,6 +49,27 @@ def get(url, method="GET", timeout=10):
 def go_pprof(*args):
     env = dict(os.environ, HOME=TMP, GOCACHE=os.path.join(TMP, "gocache"), PPROF_TMPDIR=TMP)
     return subprocess.run([GO, "tool", "pprof", *args], capture_output=True, text=True, timeout=120, env=env)
+
+
+def token_file(mode=0o600):
+    """A bearer token in a file of root's with MODE: (path, token)."""
+    path = os.path.join(TMP, f"token-{time.monotonic_ns()}")
+    token = os.urandom(24).hex()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, (token + "\n").encode())
+    os.close(fd)
+    os.chmod(path, mode)
+    return path, token
+
+
+def fetched(url, token):
+    """URL's body fetched with the bearer TOKEN, kept in a file for go
+    tool pprof (which sends no Authorization header of its own)."""
+    status, body = get(url, headers={"Authorization": f"Bearer {token}"})
+    check(status == 200, f"GET {url} with the token: HTTP {status} {body[:200]!r}")
+    path = os.path.join(TMP, f"fetched-{time.monotonic_ns()}.pb.gz")
+    open(path, "wb").write(body)
+    return path
 
 
 def raw_samples(text):
@@ -177,19 +199,22 @@ def metrics_pass_promtool_and_match_the_workload():
 
 @test
 def pprof_endpoints_read_by_go_tool_pprof():
-    t = Traced()
+    # Stacks are served only to a token's holder (docs/security.md).
+    path, token = token_file()
+    t = Traced(extra=("--listen-token", path))
     try:
         wl = t.wait_workload()
         got, traces = {}, {}
         for ep in ("mutex", "block"):
-            r = go_pprof("-raw", f"{t.base}/debug/pprof/{ep}")
+            prof = fetched(f"{t.base}/debug/pprof/{ep}", token)
+            r = go_pprof("-raw", prof)
             check(r.returncode == 0, f"go tool pprof -raw /debug/pprof/{ep}: {r.stderr.strip()[-300:]}")
             check("contentions/count delay/nanoseconds" in r.stdout, f"/debug/pprof/{ep}: sample types")
             got[ep] = raw_samples(r.stdout)
             check(got[ep], f"/debug/pprof/{ep}: no samples")
-            top = go_pprof("-top", f"{t.base}/debug/pprof/{ep}")
+            top = go_pprof("-top", prof)
             check(top.returncode == 0, f"go tool pprof -top /debug/pprof/{ep}: {top.stderr.strip()[-300:]}")
-            traces[ep] = go_pprof("-traces", f"{t.base}/debug/pprof/{ep}").stdout
+            traces[ep] = go_pprof("-traces", prof).stdout
     finally:
         t.finish()
     # Go's mutex profile charges the delay to the stack that released the
@@ -338,6 +363,125 @@ def a_stalled_client_does_not_stall_the_tracer():
     finally:
         for c in stalled:
             c.close()
+        t.finish()
+
+
+NOBODY = 65534
+AS_NOBODY = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
+# nobody holds as many connections as it can from two loopback addresses,
+# each sending a byte of a request every 2 s (the idle timeout is 10 s),
+# and opens a new one whenever one is closed.
+HOLDER = r"""
+import socket, sys, time
+port, until = int(sys.argv[1]), time.time() + float(sys.argv[2])
+conns = []
+while time.time() < until:
+    while len(conns) < 16:
+        c = socket.socket()
+        c.bind((f"127.0.0.{2 + len(conns) % 2}", 0))
+        c.settimeout(0.5)
+        try:
+            c.connect(("127.0.0.1", port))
+            c.sendall(b"G")
+        except OSError:
+            c.close()
+            break
+        conns.append(c)
+    time.sleep(2)
+    for c in list(conns):
+        try:
+            c.sendall(b"E")
+        except OSError:
+            conns.remove(c)
+            c.close()
+"""
+
+
+@test
+def the_endpoint_answers_only_its_owner():
+    """Issue 39: without a token, stacks are refused, a Host header that
+    names anything but loopback is refused (DNS rebinding), and only
+    loopback addresses can be bound; with one, every request needs it. A
+    local user holding connections open from other loopback addresses,
+    one byte every 2 s, no longer locks root's scraper out; and a request
+    that trickles is cut at its 10 s deadline."""
+    t = Traced(tail_s=20)
+    holder = None
+    try:
+        wait_for(lambda: answers(t.base + "/metrics"), "/metrics", 20)
+        status, body = get(t.base + "/debug/pprof/mutex")
+        check(status == 403 and b"--listen-token" in body, f"/debug/pprof/mutex without a token: HTTP {status} {body!r}")
+        status, _ = get(t.base + "/metrics", headers={"Host": f"attacker.example:{t.port}"})
+        check(status == 403, f"/metrics for Host attacker.example: HTTP {status}")
+        # nobody's connections, then root's scrapes among them.
+        # Debian's python3 (root's PATH may lead to an interpreter nobody
+        # cannot run), the script inline (TMP is root's alone).
+        holder = subprocess.Popen(AS_NOBODY + ["/usr/bin/python3", "-c", HOLDER, str(t.port), "14"], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        time.sleep(1)       # nobody's connections made (it takes what it can, then trickles)
+        held = sum(1 for l in open("/proc/net/tcp").read().splitlines()[1:]
+                   if l.split()[2].endswith(f":{t.port:04X}") and l.split()[1].startswith(("0200007F", "0300007F"))
+                   and l.split()[3] == "01")
+        print(f"INFO nobody holds {held} connections", flush=True)
+        check(held >= 1, "nobody made no connection: the test proves nothing")
+        for i in range(5):
+            try:
+                status, _ = get(t.base + "/metrics", timeout=5)
+            except OSError as e:
+                status = e
+            check(status == 200, f"root's scrape {i + 1} while nobody holds connections: HTTP {status}")
+            time.sleep(0.5)
+        holder.kill()
+        holder.wait()
+        holder = None
+        # A request that trickles a byte a second is cut at its deadline.
+        c = socket.create_connection(("127.0.0.1", t.port), timeout=20)
+        t0 = time.monotonic()
+        closed = False
+        try:
+            for ch in b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"x" * 30:
+                c.sendall(bytes([ch]))
+                time.sleep(1)
+                if time.monotonic() - t0 > 16:
+                    break
+        except OSError:
+            closed = True
+        took = time.monotonic() - t0
+        c.close()
+        check(closed and took < 14, f"a request trickling a byte a second was not cut at 10 s ({took:.0f} s)")
+    finally:
+        if holder:
+            holder.kill()
+        t.finish()
+    # Only loopback without a token; a token file others can read is refused.
+    p = run_pt(["-d", "1s", "--listen", "0.0.0.0:9"])
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 1 and len(lines) == 1 and "--listen-token" in lines[0], f"--listen 0.0.0.0: {p}")
+    path, _ = token_file(0o644)
+    p = run_pt(["-d", "1s", "--listen", "127.0.0.1:9", "--listen-token", path])
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 1 and len(lines) == 1 and "mode 0600" in lines[0], f"a token file of mode 0644: {p}")
+
+
+@test
+def a_token_is_asked_of_every_request():
+    path, token = token_file()
+    t = Traced(tail_s=3, extra=("--listen-token", path))
+    try:
+        def served():
+            try:
+                return get(t.base + "/metrics", headers={"Authorization": f"Bearer {token}"})[0] == 200
+            except OSError:
+                return False
+        wait_for(served, "/metrics with the token", 20)
+        for headers, what in (({}, "no token"), ({"Authorization": f"Bearer {token[:-1]}"}, "a token cut short"),
+                              ({"Authorization": f"Basic {token}"}, "another scheme")):
+            for page in ("/metrics", "/debug/pprof/block"):
+                status, _ = get(t.base + page, headers=headers)
+                check(status == 401, f"{page} with {what}: HTTP {status}, not 401")
+        status, _ = get(t.base + "/debug/pprof/block", headers={"Authorization": f"Bearer {token}"})
+        check(status == 200, f"/debug/pprof/block with the token: HTTP {status}")
+    finally:
         t.finish()
 
 

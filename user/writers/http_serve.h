@@ -9,10 +9,13 @@
 struct http_serve;
 
 /* Binds SA (ADDR, as the user wrote it, for messages) and starts serving
- * SNAP. NULL after one line on stderr. Start it with the signals the main
- * loop reads already blocked: its thread inherits the mask. */
+ * SNAP. TOKEN (kept, not copied): every request must carry it as a bearer
+ * token; NULL: requests must name a loopback host, and the pprof pages
+ * (every process's stacks) are refused. NULL after one line on stderr.
+ * Start it with the signals the main loop reads already blocked: its
+ * threads inherit the mask. */
 struct http_serve *http_serve_start(const struct sockaddr_storage *sa, socklen_t len, const char *addr,
-                                    struct fleet_snapshot *snap);
+                                    const char *token, struct fleet_snapshot *snap);
 
 void http_serve_stop(struct http_serve *h);
 
