@@ -126,10 +126,18 @@ install: $(BUILD)/parktrace
 	install -D -m 0755 $(BUILD)/parktrace $(DESTDIR)$(SBINDIR)/parktrace
 	install -D -m 0644 dist/parktrace.8 $(DESTDIR)$(MANDIR)/man8/parktrace.8
 	@mkdir -p $(DESTDIR)$(UNITDIR)
-	sed 's|@SBINDIR@|$(SBINDIR)|g' dist/parktrace.service.in > $(DESTDIR)$(UNITDIR)/parktrace.service
+	sed 's|@SBINDIR@|$(SBINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' dist/parktrace.service.in \
+		> $(DESTDIR)$(UNITDIR)/parktrace.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/parktrace.service
 	install -D -m 0644 dist/parktrace.socket $(DESTDIR)$(UNITDIR)/parktrace.socket
 	install -D -m 0644 dist/parktrace.bash-completion $(DESTDIR)$(COMPLETIONDIR)/parktrace
+	@# The endpoint's bearer token (--listen-token): made once, root's alone.
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/parktrace/token ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONFDIR)/parktrace/token"; \
+	else \
+		install -d -m 0700 $(DESTDIR)$(SYSCONFDIR)/parktrace && \
+		(umask 077; od -An -tx1 -N24 /dev/urandom | tr -d ' \n' > $(DESTDIR)$(SYSCONFDIR)/parktrace/token); \
+	fi
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/default/parktrace ]; then \
 		echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/parktrace"; \
 	else \

@@ -1,5 +1,6 @@
 /* Names chosen by other processes (thread, process, symbol and class names)
- * on their way out: sanitize.c's UTF-8 decoding and json_string. The first
+ * on their way out: sanitize.c's UTF-8 decoding, json_string and a pprof
+ * profile's string table. The first
  * two input bytes pick sanitize_copy's buffer size and character limit, the
  * rest is the name. Each output is checked with the C library's own UTF-8
  * decoder: valid UTF-8, and no C0, DEL or C1 control that could move a
@@ -11,6 +12,7 @@
 #include <wchar.h>
 
 #include "json.h"
+#include "pprof_strings.h"
 #include "sanitize.h"
 
 #define NAME_MAX_BYTES 4096
@@ -67,6 +69,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     f = open_memstream(&buf, &len);
     json_string(f, name);
     check_stream(f, &buf, &len, NULL);
+    /* A pprof profile's string table, twice: the same index. */
+    struct pprof_strings t = {0};
+    int64_t i = pprof_string(&t, name);
+    if (i < 0 || pprof_string(&t, name) != i || !clean(t.v[i], strlen(t.v[i])))
+        abort();
+    pprof_strings_free(&t);
     free(name);
     free(out);
     return 0;

@@ -28,7 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();   /* an address inside a mapping finds one */
     }
     for (int i = 0; i < p.nmaps; i++)
-        free(p.maps[i].path);
+        if (p.maps[i].owns_path)      /* a file's mappings share its path */
+            free(p.maps[i].path);
     free(p.maps);
     return 0;
 }

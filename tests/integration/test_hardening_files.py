@@ -467,5 +467,73 @@ def a_file_truncated_while_read_does_not_kill_parktrace():
         stop([flipper] + procs)
 
 
+MANY_MAPS_SRC = r"""
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+static void *hold(void *a) {
+    pthread_mutex_t *m = a;
+    for (;;) { pthread_mutex_lock(m); usleep(3000); pthread_mutex_unlock(m); }
+}
+/* many_maps FILE N: maps FILE's first page N times, one mapping each (no
+ * two adjacent: every other page left unmapped), then two threads contend
+ * a mutex on main's stack, so naming it reads every mapping. */
+int main(int argc, char **argv) {
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    int fd = open(argv[1], O_RDONLY), n = atoi(argv[2]);
+    char *area = mmap(NULL, (size_t)n * 2 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (fd < 0 || area == MAP_FAILED) return 1;
+    for (int i = 0; i < n; i++) {
+        munmap(area + (size_t)i * 8192 + 4096, 4096);
+        if (mmap(area + (size_t)i * 8192, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) return 1;
+    }
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, hold, &m);
+    pthread_join(t[0], NULL);
+    return 0;
+}
+"""
+
+
+@test
+def sixty_thousand_mappings_of_a_long_path_cost_little():
+    """Issue 39: three processes of nobody's, each mapping one file 60 000
+    times at a 3.9 KB path: root's parktrace kept every path of every
+    mapping (430 MB, 0.9 of a core). A file's mappings now share one copy
+    of its path, and paths are kept to 1 MiB a process, 64 MiB in all; a
+    list is read to 16 MiB of text, not again once cut, and the search for
+    JVMs gives up on one longer than 4 MiB."""
+    d = trap_dir()
+    deep = d
+    for i in range(16):                      # 16 x 245 characters: a 3.9 KB path
+        deep = os.path.join(deep, f"{i:02d}" + "d" * 243)
+    os.makedirs(deep)
+    target = os.path.join(deep, "mapped")
+    open(target, "wb").write(b"\0" * 4096)
+    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", d], check=True)
+    src = os.path.join(d, "many_maps.c")
+    open(src, "w").write(MANY_MAPS_SRC)
+    exe = os.path.join(d, "many_maps")
+    cc(exe, src)
+    procs = [start_nobody([exe, target, "60000"], d, threads=3) for _ in range(3)]
+    try:
+        held = sum(1 for l in open(f"/proc/{procs[0].pid}/maps") if l.rstrip().endswith("/mapped"))
+        check(held >= 59000, f"the trap mapped its file only {held} times")
+        final, _, err = trace([p.pid for p in procs], "--self-stats")
+        for p in procs:
+            check_reports_waits(final, p.pid, "a process of 60 000 mappings")
+    finally:
+        stop(procs)
+    rss, maps_kb, cpu = self_stat(err, "rss_kb"), self_stat(err, "procmaps_kb"), self_stat(err, "cpu_s")
+    print(f"INFO 3 x 60 000 mappings: parktrace rss {rss / 1024:.0f} MiB, maps {maps_kb / 1024:.1f} MiB, "
+          f"cpu {cpu:.2f} s in {TRACE_S} s", flush=True)
+    check(maps_kb < 32 * 1024, f"the maps of three processes took {maps_kb / 1024:.0f} MiB")
+    check(rss < 150 * 1024, f"parktrace grew to {rss / 1024:.0f} MiB")
+    # Reading their lists again and again, looking for a JVM, took cores.
+    check(cpu < 0.5 * TRACE_S, f"parktrace used {cpu:.2f} s of CPU in {TRACE_S} s on their maps")
+
+
 if __name__ == "__main__":
     main()

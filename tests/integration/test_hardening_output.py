@@ -155,6 +155,28 @@ def output_symlink_planted_by_another_user_is_not_followed():
 
 
 @test
+def output_directory_through_another_users_link_is_refused():
+    # Issue 39: nobody's link in a sticky directory, as a directory of the
+    # path: root's -o shared/rep/report.txt wrote into rootonly/. (The
+    # kernel's fs.protected_symlinks stops this in a world-writable sticky
+    # directory only, and only where it is on.)
+    d = sticky_dir()
+    rootonly = tempfile.mkdtemp(prefix="pt-rootonly-", dir=TMP)
+    atexit.register(shutil.rmtree, rootonly, ignore_errors=True)
+    as_nobody(["ln", "-s", rootonly, os.path.join(d, "rep")])
+    for opt in (["-o"], ["--collapsed"], ["--pprof"]):
+        failed_at_start(opt + [os.path.join(d, "rep", f"report{len(opt[0])}")], "another user's symbolic link",
+                        f"{opt[0]} through nobody's directory link")
+    check(os.listdir(rootonly) == [], f"written into the root-only directory: {os.listdir(rootonly)}")
+    # Root's own links are followed: a link root made to a directory of its own.
+    mine = os.path.join(TMP, f"rootlink-{time.monotonic_ns()}")
+    os.symlink(rootonly, mine)
+    p = run_pt(["-d", "1s", "-f", "json", "-o", os.path.join(mine, "report.json"), "--", "true"], timeout=20)
+    check(p.returncode == 0 and os.listdir(rootonly) == ["report.json"],
+          f"-o through root's own link: exit {p.returncode}, {p.stderr.strip()[-200:]}; {os.listdir(rootonly)}")
+
+
+@test
 def output_file_of_another_user_in_a_sticky_dir_is_refused():
     d = sticky_dir()
     for opt in (["-o"], ["--collapsed"]):

@@ -30,7 +30,8 @@ def install_lays_out_files_under_destdir():
     want = {"usr/local/sbin/parktrace": 0o755, "usr/local/share/man/man8/parktrace.8": 0o644,
             "usr/local/lib/systemd/system/parktrace.service": 0o644,
             "usr/local/lib/systemd/system/parktrace.socket": 0o644,
-            "usr/local/share/bash-completion/completions/parktrace": 0o644, "etc/default/parktrace": 0o644}
+            "usr/local/share/bash-completion/completions/parktrace": 0o644, "etc/default/parktrace": 0o644,
+            "etc/parktrace/token": 0o600}
     for rel, mode in want.items():
         path = os.path.join(stage, rel)
         check(os.path.isfile(path), f"make install laid out no {rel}")
@@ -40,7 +41,11 @@ def install_lays_out_files_under_destdir():
     v = subprocess.run([os.path.join(stage, "usr/local/sbin/parktrace"), "--version"], capture_output=True, text=True)
     check(v.returncode == 0 and v.stdout.startswith("parktrace "), f"installed binary: {v}")
     lines = unit_lines(os.path.join(stage, "usr/local/lib/systemd/system/parktrace.service"))
-    for line in ("ExecStart=/usr/local/sbin/parktrace --listen 127.0.0.1:9465 $PARKTRACE_OPTS",
+    token = open(os.path.join(stage, "etc/parktrace/token")).read()
+    check(re.fullmatch(r"[0-9a-f]{48}", token), f"the token is not 24 random bytes in hex: {token!r}")
+    check(os.stat(os.path.join(stage, "etc/parktrace")).st_mode & 0o777 == 0o700, "etc/parktrace is not root's alone")
+    for line in ("ExecStart=/usr/local/sbin/parktrace --listen 127.0.0.1:9465 --listen-token /etc/parktrace/token "
+                 "$PARKTRACE_OPTS",
                  "EnvironmentFile=-/etc/default/parktrace", "Restart=on-failure",
                  "CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_SYS_RESOURCE",
                  "AmbientCapabilities=CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_SYS_RESOURCE"):
@@ -53,11 +58,13 @@ def install_lays_out_files_under_destdir():
     make_install(f"DESTDIR={stage}")
     check(open(os.path.join(stage, "etc/default/parktrace")).read() == 'PARKTRACE_OPTS="-p 1"\n',
           "make install replaced /etc/default/parktrace")
+    check(open(os.path.join(stage, "etc/parktrace/token")).read() == token, "make install made a new token")
     # PREFIX moves everything but /etc; the unit names the binary where it is.
     other = os.path.join(TMP, "other")
     make_install(f"DESTDIR={other}", "PREFIX=/opt/pt")
     check(os.path.isfile(os.path.join(other, "opt/pt/sbin/parktrace")), "PREFIX not honoured")
-    check("ExecStart=/opt/pt/sbin/parktrace --listen 127.0.0.1:9465 $PARKTRACE_OPTS" in
+    check("ExecStart=/opt/pt/sbin/parktrace --listen 127.0.0.1:9465 --listen-token /etc/parktrace/token "
+          "$PARKTRACE_OPTS" in
           unit_lines(os.path.join(other, "opt/pt/lib/systemd/system/parktrace.service")), "ExecStart ignores PREFIX")
 
 

@@ -108,7 +108,10 @@ class Traced:
         self.base = f"http://127.0.0.1:{self.port}"
         self.wl_report = os.path.join(TMP, f"wl-{self.port}.json")
         self.out = os.path.join(TMP, f"reports-{self.port}.json")
-        cmd = f"{MC} -t 8 -m 2 -s 2 -r {self.wl_report}; sleep {tail_s}"
+        # The workload lingers, alive: a process that exits has its blockers
+        # recycled, and their waits then stay on their waiters' stacks in
+        # /debug/pprof/mutex (README, "Endpoints").
+        cmd = f"{MC} -t 8 -m 2 -s 2 -r {self.wl_report} -l {tail_s}"
         self.p = subprocess.Popen(pt_cmd(["--listen", f"127.0.0.1:{self.port}", "-i", "500ms", "-f", "json",
                                           "--top", "0", "-o", self.out, *extra, "--", "sh", "-c", cmd]),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -238,11 +241,14 @@ def prometheus_scrapes_the_workloads_series():
     if not shutil.which("prometheus"):
         skip("no prometheus")
     prom_port = free_port()
-    t = Traced(tail_s=12)
+    # As the README's scrape job: the token sent from credentials_file.
+    path, token = token_file()
+    t = Traced(tail_s=12, extra=("--listen-token", path))
     cfg = os.path.join(TMP, "prometheus.yml")
     with open(cfg, "w") as f:
         f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                f"scrape_configs:\n  - job_name: parktrace\n    static_configs:\n"
+                f"scrape_configs:\n  - job_name: parktrace\n    authorization:\n"
+                f"      credentials_file: {path}\n    static_configs:\n"
                 f"      - targets: ['127.0.0.1:{t.port}']\n")
     prom = subprocess.Popen(["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={TMP}/prom-data",
                              f"--web.listen-address=127.0.0.1:{prom_port}"],

@@ -7,7 +7,9 @@
  * one futex wait). A
  * producer/consumer pair of threads exercises a condition variable.
  *
- * usage: mutex_contention [-t THREADS] [-m MUTEXES] [-s SECONDS] [-r REPORT.json]
+ * usage: mutex_contention [-t THREADS] [-m MUTEXES] [-s SECONDS] [-r REPORT.json] [-l LINGER_S]
+ * -l: after the report, stay alive LINGER_S seconds with no thread but main
+ * (a tracer's view of a live process's finished waits).
  * The report holds, per mutex, the lock calls that blocked and the time
  * they spent blocked, the most threads ever inside a blocking lock() call
  * at once, the acquisitions and the time the lock was held
@@ -122,15 +124,18 @@ static void *consumer(void *arg)
 int main(int argc, char **argv)
 {
     const char *report = NULL;
+    double linger = 0;
     int c;
-    while ((c = getopt(argc, argv, "t:m:s:r:")) != -1) {
+    while ((c = getopt(argc, argv, "t:m:s:r:l:")) != -1) {
         switch (c) {
         case 't': nthreads = atoi(optarg); break;
         case 'm': nlocks = atoi(optarg); break;
         case 's': seconds = atof(optarg); break;
         case 'r': report = optarg; break;
+        case 'l': linger = atof(optarg); break;
         default:
-            fprintf(stderr, "usage: %s [-t THREADS] [-m MUTEXES 1-4] [-s SECONDS] [-r REPORT]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t THREADS] [-m MUTEXES 1-4] [-s SECONDS] [-r REPORT] [-l LINGER_S]\n",
+                    argv[0]);
             return 1;
         }
     }
@@ -165,5 +170,7 @@ int main(int argc, char **argv)
             (void *)&queue_nonempty, (unsigned long long)cond_waits, (unsigned long long)cond_wait_ns);
     if (f != stdout)
         fclose(f);
+    if (linger > 0)
+        sleep_us((long)(linger * 1e6));
     return 0;
 }

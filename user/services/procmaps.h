@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* More than the kernel's default vm.max_map_count (65530): the rest of a
- * longer list is left out. */
-#define PROCMAPS_MAX_MAPS 131072
+/* The kernel's default vm.max_map_count (65530), rounded up: the rest of
+ * a longer list is left out. */
+#define PROCMAPS_MAX_MAPS 65536
+/* And at most this much of its text (a real process's is under a megabyte). */
+#define PROCMAPS_MAX_TEXT (16u << 20)
 
 struct elf_file;
 struct elfsyms;
@@ -20,7 +22,8 @@ struct pm_map {
     dev_t dev;                /* the mapped file's device and inode */
     uint64_t ino;
     bool exec;
-    char *path;               /* NULL for anonymous mappings */
+    char *path;               /* NULL for anonymous mappings; shared by a file's mappings */
+    bool owns_path;           /* the one of them that frees it */
     struct elf_file *elf;     /* loaded on first use */
     bool elf_tried;
     uint64_t bias;            /* runtime address - file vaddr */

@@ -8,10 +8,13 @@
 struct output_file {
     FILE *f;
     const char *path;   /* as given; "-" is standard output */
-    char *tmp;          /* the temporary name until published, else NULL */
+    int dir;            /* its directory (O_PATH), or -1 */
+    char *tmp;          /* the temporary name in DIR until published, else NULL */
 };
 
-/* Opens PATH for writing: "-" is standard output; a link is not followed
+/* Opens PATH for writing: "-" is standard output; its directory is reached
+ * without following a link another user owns (root's own are followed:
+ * /var/run, /dev/fd), and everything after is relative to it; a link is not followed
  * (unless root made it in a directory only root can write, as /dev/stdout);
  * another user's file in a sticky directory is refused; an existing device,
  * FIFO or socket is written in place, without waiting for a FIFO's reader;

@@ -1,7 +1,10 @@
 #include "pprof_strings.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sanitize.h"
 
 /* FNV-1a: short frame names, no adversary needing more (a name only costs
  * its own lookups). */
@@ -32,7 +35,25 @@ static int rehash(struct pprof_strings *t)
     return 0;
 }
 
+static int64_t intern(struct pprof_strings *t, const char *s);
+
+/* Names from other processes go in cleaned, as to every other output:
+ * valid UTF-8 (a protobuf string must be), no control character (a
+ * profile viewer prints them). Never longer than S: a byte becomes '?'. */
 int64_t pprof_string(struct pprof_strings *t, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char stack[256], *clean = n <= sizeof(stack) ? stack : malloc(n);
+    if (!clean)
+        return -1;
+    sanitize_copy(clean, n, s, SIZE_MAX);
+    int64_t i = intern(t, clean);
+    if (clean != stack)
+        free(clean);
+    return i;
+}
+
+static int64_t intern(struct pprof_strings *t, const char *s)
 {
     if (2 * (t->n + 1) > t->nslots && rehash(t))
         return -1;

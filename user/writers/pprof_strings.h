@@ -15,7 +15,8 @@ struct pprof_strings {
     size_t nslots;
 };
 
-/* The index of S, added when new; -1 on out of memory. */
+/* The index of S as shown (cleaned as sanitize_copy cleans: valid UTF-8,
+ * no control character), added when new; -1 on out of memory. */
 int64_t pprof_string(struct pprof_strings *t, const char *s);
 
 void pprof_strings_free(struct pprof_strings *t);
