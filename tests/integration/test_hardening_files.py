@@ -299,19 +299,32 @@ def far_apart_code_costs_no_megabytes_of_tables():
 MAPPER_SRC = r'''
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 static void *hold(void *a) {
     pthread_mutex_t *m = a;
     for (;;) { pthread_mutex_lock(m); usleep(3000); pthread_mutex_unlock(m); }
 }
-/* mapper r|x FILE...: maps each FILE (readable, or executable too), then
- * two threads contend on a mutex on main's stack, above every mapping, so
- * that naming the blocker looks through all of them. */
+/* mapper r|x FILE...: maps each FILE (readable, or executable too);
+ * mapper n FILE N: maps FILE's first page N times, one mapping each (every
+ * other page left unmapped, so that none merge). Then two threads contend
+ * on a mutex on main's stack, above every mapping, so that naming the
+ * blocker looks through all of them. */
 int main(int argc, char **argv) {
     pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    if (argv[1][0] == 'n') {
+        int fd = open(argv[2], O_RDONLY), n = atoi(argv[3]);
+        char *area = mmap(NULL, (size_t)n * 2 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (fd < 0 || area == MAP_FAILED) return 1;
+        for (int i = 0; i < n; i++) {
+            munmap(area + (size_t)i * 8192 + 4096, 4096);
+            if (mmap(area + (size_t)i * 8192, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED)
+                return 1;
+        }
+    }
     int prot = PROT_READ | (argv[1][0] == 'x' ? PROT_EXEC : 0);
-    for (int i = 2; i < argc; i++) {
+    for (int i = 2; argv[1][0] != 'n' && i < argc; i++) {
         int fd = open(argv[i], O_RDONLY);
         if (fd < 0 || mmap(NULL, 4096, prot, MAP_PRIVATE, fd, 0) == MAP_FAILED) return 1;
         close(fd);
@@ -467,36 +480,6 @@ def a_file_truncated_while_read_does_not_kill_parktrace():
         stop([flipper] + procs)
 
 
-MANY_MAPS_SRC = r"""
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
-static void *hold(void *a) {
-    pthread_mutex_t *m = a;
-    for (;;) { pthread_mutex_lock(m); usleep(3000); pthread_mutex_unlock(m); }
-}
-/* many_maps FILE N: maps FILE's first page N times, one mapping each (no
- * two adjacent: every other page left unmapped), then two threads contend
- * a mutex on main's stack, so naming it reads every mapping. */
-int main(int argc, char **argv) {
-    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-    int fd = open(argv[1], O_RDONLY), n = atoi(argv[2]);
-    char *area = mmap(NULL, (size_t)n * 2 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (fd < 0 || area == MAP_FAILED) return 1;
-    for (int i = 0; i < n; i++) {
-        munmap(area + (size_t)i * 8192 + 4096, 4096);
-        if (mmap(area + (size_t)i * 8192, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) return 1;
-    }
-    pthread_t t[2];
-    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, hold, &m);
-    pthread_join(t[0], NULL);
-    return 0;
-}
-"""
-
-
 @test
 def sixty_thousand_mappings_of_a_long_path_cost_little():
     """Issue 39: three processes of nobody's, each mapping one file 60 000
@@ -513,11 +496,8 @@ def sixty_thousand_mappings_of_a_long_path_cost_little():
     target = os.path.join(deep, "mapped")
     open(target, "wb").write(b"\0" * 4096)
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", d], check=True)
-    src = os.path.join(d, "many_maps.c")
-    open(src, "w").write(MANY_MAPS_SRC)
-    exe = os.path.join(d, "many_maps")
-    cc(exe, src)
-    procs = [start_nobody([exe, target, "60000"], d, threads=3) for _ in range(3)]
+    mapper = build_mapper(d)
+    procs = [start_nobody([mapper, "n", target, "60000"], d, threads=3) for _ in range(3)]
     try:
         held = sum(1 for l in open(f"/proc/{procs[0].pid}/maps") if l.rstrip().endswith("/mapped"))
         check(held >= 59000, f"the trap mapped its file only {held} times")
