@@ -91,7 +91,7 @@ void jvm_tracker_stats(const struct jvm_tracker *jt, struct jvm_tracker_stats *s
         s->tracked += jt->jvms[i].live;
 }
 
-/* Whether PID maps a libjvm.so, read in 64 KiB reads. A list longer than
+/* Whether PID maps a libjvm.so. A list longer than
  * any JVM's (4 MiB of text) is given up on for good: a user's 60 000
  * mappings at 3.9 KB paths are 234 MB of text, and were read again at
  * every look, most of a core (issue 39). */
@@ -100,14 +100,10 @@ enum maps_jvm { MAPS_NO_JVM, MAPS_JVM, MAPS_TOO_LONG };
 
 static enum maps_jvm maps_libjvm(int pid)
 {
-    static char buf[1 << 16];
-    char path[64], line[512];
-    snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-    FILE *f = fopen(path, "re");
+    char line[512];
+    FILE *f = procmaps_open_list(pid);
     enum maps_jvm found = MAPS_NO_JVM;
     size_t text = 0;
-    if (f)
-        setvbuf(f, buf, _IOFBF, sizeof(buf));
     while (f && found == MAPS_NO_JVM && fgets(line, sizeof(line), f)) {
         if ((text += strlen(line)) > JVM_MAPS_TEXT)
             found = MAPS_TOO_LONG;

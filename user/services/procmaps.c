@@ -153,18 +153,27 @@ int procmaps_parse(FILE *f, struct pm_proc *p)
     return 0;
 }
 
+FILE *procmaps_open_list(int pid)
+{
+    /* Big reads: a long list is one read per 64 KiB, not per line. One
+     * buffer: a list is read to its end (or its cap) before another. */
+    static char buf[1 << 16];
+    char fn[64];
+    snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
+    FILE *f = fopen(fn, "re");
+    if (f)
+        setvbuf(f, buf, _IOFBF, sizeof(buf));
+    return f;
+}
+
 static void read_maps(struct pm_proc *p)
 {
     char fn[64];
-    snprintf(fn, sizeof(fn), "/proc/%d/maps", p->pid);
-    FILE *f = fopen(fn, "re");
+    FILE *f = procmaps_open_list(p->pid);
     if (!f) {
         p->exited = true;
         return;
     }
-    /* Big reads: a long list is one read per 64 KiB, not per line. */
-    static char buf[1 << 16];
-    setvbuf(f, buf, _IOFBF, sizeof(buf));
     /* A list cut at its caps is not read again on a miss: the rest would
      * be cut the same way, at the same cost. */
     if (procmaps_parse(f, p))

@@ -58,6 +58,11 @@ void procmaps_forget_exited(struct procmaps *pm, uint64_t now_ns);
  * (--self-stats). */
 void procmaps_usage(const struct procmaps *pm, size_t *procs, size_t *bytes);
 
+/* /proc/PID/maps opened for reading in 64 KiB reads (a list can be long:
+ * read no more of it than PROCMAPS_MAX_TEXT), or NULL. Close it before
+ * opening the next: they share one buffer. */
+FILE *procmaps_open_list(int pid);
+
 /* Re-reads the maps of a live process (after a miss: dlopen, JIT). */
 void procmaps_refresh(struct pm_proc *p);
 
