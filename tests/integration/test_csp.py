@@ -41,7 +41,10 @@ def ping_pong_csp_is_one_half():
         # busy; nice -10 was not enough: the players' own CSP 0.06), so
         # that they take turns at the lock rather than at a CPU. One player
         # spins at a time, so a core stays for the rest.
-        wl, reports = traced(["chrt", "-f", "1", *cmd], ("--interval", "1s"))
+        # A JVM's threads all at real-time priority made a monitor's
+        # handoffs bunch (a steady CSP of 0.85 once): JVMs get nice -10.
+        boost = ["chrt", "-f", "1"] if cmd[0] == PINGPONG else ["nice", "-n", "-10"]
+        wl, reports = traced([*boost, *cmd], ("--interval", "1s"))
         # The kernel's working time is the players' lives alone: every
         # other thread slept (the C workload has no runtime threads).
         if cmd[0] == PINGPONG:
@@ -67,7 +70,7 @@ def ping_pong_csp_is_one_half():
         # ran in turn and seldom waited, the workload saw it too, and the
         # run proves nothing.
         check(ref >= 0.45, f"{what}: the players did not take turns at the lock (the workload's own CSP "
-              f"{ref:.3f}): no core for each, even at real-time priority")
+              f"{ref:.3f}): no core for each, even with a raised priority")
         mid = sorted(steady)[len(steady) // 2]
         check(abs(mid - 0.5) <= 0.05, f"{what}: steady CSP {steady}, want 0.50 +- 0.05 (workload {ref:.3f})")
         # Whole run against the workload's own figure. parktrace can only
