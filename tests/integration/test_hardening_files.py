@@ -515,5 +515,60 @@ def sixty_thousand_mappings_of_a_long_path_cost_little():
     check(cpu < 0.5 * TRACE_S, f"parktrace used {cpu:.2f} s of CPU in {TRACE_S} s on their maps")
 
 
+REWRITTEN_SRC = r"""
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+/* HOLDER is a name chosen at build time: two builds of this file are two
+ * versions of one program. */
+__attribute__((noinline)) void HOLDER(void) { pthread_mutex_lock(&m); usleep(3000); pthread_mutex_unlock(&m); }
+static void *hold(void *a) { (void)a; for (;;) HOLDER(); }
+int main(int argc, char **argv) {
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, hold, NULL);
+    sleep(argc > 1 ? atoi(argv[1]) : 2);
+    return 0;
+}
+"""
+
+
+@test
+def a_binary_rewritten_in_place_is_named_anew():
+    """Issue 39: symbols were cached by device and inode alone, so a file
+    rewritten in place (or a deleted file's inode given to a new one) kept
+    the old file's names. nobody runs a program, then writes another
+    version over it, same path and inode, and runs that: root's one
+    parktrace names each run's holder by its own version."""
+    d = trap_dir()
+    src = os.path.join(d, "rewritten.c")
+    open(src, "w").write(REWRITTEN_SRC)
+    prog, v2 = os.path.join(d, "rewritten"), os.path.join(d, "rewritten.v2")
+    cc(prog, src, "-fno-omit-frame-pointer", "-DHOLDER=first_version_holder")
+    cc(v2, src, "-fno-omit-frame-pointer", "-DHOLDER=second_version_holder")
+    ino = os.stat(prog).st_ino
+    started = start_pt_ready(["-d", "30s", "--top", "0", "--unwind-cache", "none"])
+    pids = []
+    try:
+        for _ in range(2):
+            p = subprocess.Popen(AS_NOBODY + [prog, "2"], cwd=d, stdout=subprocess.DEVNULL)
+            pids.append(p.pid)
+            check(p.wait(timeout=20) == 0, f"the program exited {p.returncode}")
+            # Its rows named and kept (reports at 100 ms), then the second
+            # version written over the first: its inode stays.
+            seen = len(started[1])
+            wait_for(lambda: len(started[1]) >= seen + 3, "three reports after the program's end")
+            subprocess.run(AS_NOBODY + ["sh", "-c", f"cat {v2} > {prog}"], check=True)
+        check(os.stat(prog).st_ino == ino, "the rewrite made a new inode")
+    finally:
+        started[0].send_signal(signal.SIGINT)
+    reports, err = finish_pt(started)
+    check(started[0].returncode == 0, f"parktrace exited {started[0].returncode}: {err.strip()[-300:]}")
+    final = final_of(reports)
+    for pid, want in zip(pids, ("first_version_holder", "second_version_holder")):
+        tops = {b["top_frame"] for b in final["blockers"] if b["pid"] == pid and b["parks"] > 0}
+        check(tops == {want}, f"process {pid}: its rows' top frames are {sorted(tops)}, not {want}")
+
+
 if __name__ == "__main__":
     main()

@@ -92,6 +92,10 @@ def early_parks_named():
     early = check_rows(final, "EarlyParks", ("java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject",
                                              "java.util.concurrent.locks.ReentrantLock$NonfairSync"), "EarlyParks")
     print(f"  EarlyParks: {len(early)} futex rows of parks from before the JVM was found", flush=True)
+    # The premise: parks before the JVM was found (a JVM's layout takes
+    # hundreds of ms to read; the passers park from main's first moment).
+    # Without them this run tested nothing early.
+    check(early, "no park came before parktrace found the JVM: nothing early was tested")
     bad, stacks = [], []
     for line in open(folded):
         frames = line.rsplit(" ", 1)[0].split(";")

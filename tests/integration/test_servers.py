@@ -86,10 +86,12 @@ def jcmd(pid, *args):
 
 def jfr_window(rec, w0_ns, w1_ns):
     """JFR's jdk.ThreadPark per class over [w0, w1] (jfr_classes.jfr_waits):
-    {class: (parks begun in it, park ns inside it, parks under way at w0,
-    their ns inside it)}: the park time includes the parks under way at w0
-    for their part inside, as parktrace's windows do."""
-    return {cls: (n, ns + nsb, nb, nsb) for (kind, cls), (n, ns, nb, nsb) in jfr_waits(rec, w0_ns, w1_ns).items()
+    {class: (parks begun in it, their ns inside it, parks under way at w0,
+    their ns inside it)}. w0 is parktrace's start: a park under way then
+    is not counted by parktrace (README, Limits), so the parks compared
+    are those begun in the window. (With them, one run's H2 condition of
+    30 parks of 535 ms read 5.9% low: two parks under way at the start.)"""
+    return {cls: (n, ns, nb, nsb) for (kind, cls), (n, ns, nb, nsb) in jfr_waits(rec, w0_ns, w1_ns).items()
             if kind == "jvm-park"}
 
 
@@ -304,8 +306,9 @@ def matches_jfr(cls):
         err = (got[1] - want[1]) / max(want[1], 1)
         mean = want[1] / max(want[0], 1)
         print(f"  {cls.name} {c}: parktrace {got[1] / 1e6:.1f} ms in {got[0]} waits, "
-              f"JFR {want[1] / 1e6:.1f} ms in {want[0]} parks begun in the window and {want[2]} under way "
-              f"at its start ({want[3] / 1e6:.1f} ms of it) ({err:+.2%}; JFR's mean {mean / 1e3:.0f} us)", flush=True)
+              f"JFR {want[1] / 1e6:.1f} ms in {want[0]} parks begun in the window ({want[2]} under way at its "
+              f"start, {want[3] / 1e6:.1f} ms of it, not compared) ({err:+.2%}; JFR's mean {mean / 1e3:.0f} us)",
+              flush=True)
         # A wait runs from switch-out to running again; JFR times the whole
         # call (README, "What a wait's time covers"): on waits shorter than
         # SHORT_WAIT_NS parktrace may be lower by a share that grows as the
@@ -393,10 +396,11 @@ def row_locks_match_jfr(cls):
             pt[0] += b["parks"]
             pt[1] += b["thread_time_ns"]
     want = run["jfr_waits"].get(("jvm-wait", ROW_LOCK), (0, 0, 0, 0))
-    jfr_ns = want[1] + want[3]
+    jfr_ns = want[1]      # waits begun in the window, as jfr_window says
     w = run["final"]["window_ns"]
     print(f"INFO {cls.name} {ROW_LOCK}: parktrace {pt[1] / 1e6:.1f} ms in {pt[0]} waits, JFR {jfr_ns / 1e6:.1f} ms "
-          f"in {want[0]} waits begun in the window and {want[2]} under way ({(pt[1] - jfr_ns) / max(jfr_ns, 1):+.2%}); "
+          f"in {want[0]} waits begun in the window ({want[2]} under way at its start not compared) "
+          f"({(pt[1] - jfr_ns) / max(jfr_ns, 1):+.2%}); "
           f"{H2_THREADS} threads x {w / 1e9:.1f} s", flush=True)
     check(jfr_ns > 1e9, f"{cls.name}: JFR saw only {jfr_ns / 1e6:.0f} ms of row-lock waits")
     check(pt[1] <= H2_THREADS * w, f"{cls.name}: {pt[1] / 1e9:.1f} s of row-lock waits, more than its "

@@ -5,11 +5,17 @@
 #include <stdint.h>
 #include <time.h>
 
+/* A timespec (a clock's, or a file's times) in nanoseconds. */
+static inline uint64_t timespec_ns(struct timespec ts)
+{
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static inline uint64_t monotonic_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+    return timespec_ns(ts);
 }
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "debug_file.h"
 #include "foreign_elf.h"
+#include "monotonic.h"
 
 /* Symbol memory a run keeps (symbols and names); past it, the symbols of
  * the file used longest ago are dropped and read again if it is needed
@@ -160,7 +161,7 @@ static size_t symbols_size(const struct elf_file *ef)
     return ef->nsyms * sizeof(*ef->syms) + ef->strings_cap;
 }
 
-static void drop_symbols(struct elf_file *ef)
+static void free_symbols(struct elf_file *ef)
 {
     ef->owner->symbol_bytes -= symbols_size(ef);
     free(ef->syms);
@@ -168,6 +169,11 @@ static void drop_symbols(struct elf_file *ef)
     ef->syms = NULL;
     ef->strings = NULL;
     ef->nsyms = ef->strings_len = ef->strings_cap = 0;
+}
+
+static void drop_symbols(struct elf_file *ef)
+{
+    free_symbols(ef);
     ef->evicted = true;
     ef->owner->symbols_evicted++;
 }
@@ -228,6 +234,34 @@ static struct elf_file *find_file(const struct elfsyms *es, const struct stat *s
     return NULL;
 }
 
+static void set_identity(struct elf_file *ef, const struct stat *st)
+{
+    ef->size = (uint64_t)st->st_size;
+    ef->mtime_ns = timespec_ns(st->st_mtim);
+    ef->ctime_ns = timespec_ns(st->st_ctim);
+}
+
+static bool same_contents(const struct elf_file *ef, const struct stat *st)
+{
+    return ef->size == (uint64_t)st->st_size && ef->mtime_ns == timespec_ns(st->st_mtim) &&
+           ef->ctime_ns == timespec_ns(st->st_ctim);
+}
+
+/* EF's inode now holds other contents: what was read of it goes, and it is
+ * read again as a new file, in the same elf_file (callers keep pointers). */
+static void forget_contents(struct elf_file *ef, const struct stat *st, Elf *elf)
+{
+    free_symbols(ef);
+    free(ef->loads);
+    ef->loads = NULL;
+    ef->nloads = 0;
+    ef->cfi_checked = ef->cfi_ok = false;
+    GElf_Ehdr eh;
+    ef->is_dyn = gelf_getehdr(elf, &eh) && eh.e_type == ET_DYN;
+    read_loads(ef, elf);
+    set_identity(ef, st);
+}
+
 static struct elf_file *new_file(struct elfsyms *es, const struct stat *st, const char *name, Elf *elf)
 {
     if (es->nfiles == es->capfiles) {
@@ -247,6 +281,7 @@ static struct elf_file *new_file(struct elfsyms *es, const struct stat *st, cons
     ef->owner = es;
     ef->dev = st->st_dev;
     ef->ino = st->st_ino;
+    set_identity(ef, st);
     ef->path = strdup(name ? name : "");
     ef->is_dyn = eh.e_type == ET_DYN;
     read_loads(ef, elf);
@@ -260,10 +295,17 @@ struct elf_file *elfsyms_get(struct elfsyms *es, const struct file_ref *f)
     if (fstat(f->fd, &st) || !S_ISREG(st.st_mode))
         return NULL;
     struct elf_file *ef = find_file(es, &st);
-    if (ef && !ef->evicted)
+    bool changed = ef && !same_contents(ef, &st);
+    if (ef && !ef->evicted && !changed)
         return ef;
     Elf *elf = foreign_elf_begin(f->fd);
-    if (elf && elf_kind(elf) == ELF_K_ELF && (ef || (ef = new_file(es, &st, f->name, elf))))
+    if (!elf || elf_kind(elf) != ELF_K_ELF) {
+        elf_end(elf);
+        return changed ? NULL : ef;
+    }
+    if (changed)
+        forget_contents(ef, &st, elf);
+    if (ef || (ef = new_file(es, &st, f->name, elf)))
         read_symbols(ef, elf, f);
     elf_end(elf);
     return ef;

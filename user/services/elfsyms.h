@@ -22,8 +22,12 @@ struct elfsyms;
 
 struct elf_file {
     struct elfsyms *owner;    /* whose budget its symbols count in */
+    /* The file: its inode, and what changes when it is written or the
+     * inode is reused by another file (a user can rewrite a library in
+     * place, or delete it and have its inode given to a new one). */
     dev_t dev;
     ino_t ino;
+    uint64_t size, mtime_ns, ctime_ns;
     char *path;
     bool is_dyn;
     struct elf_load *loads;
@@ -47,8 +51,9 @@ struct elfsyms *elfsyms_new(void);
 void elfsyms_free(struct elfsyms *es);
 
 /* The cached symbol table of the file open at F (one per inode), read on
- * first use or after its symbols were evicted; NULL when it is not an ELF
- * file. F's descriptor stays the caller's. */
+ * first use, after its symbols were evicted, and after the file changed
+ * (the same elf_file, read again); NULL when it is not an ELF file. F's
+ * descriptor stays the caller's. */
 struct elf_file *elfsyms_get(struct elfsyms *es, const struct file_ref *f);
 
 /* The same for a file of parktrace's own at PATH (tests, tools). */

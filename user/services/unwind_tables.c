@@ -18,6 +18,7 @@
 #include "../bpf/parktrace.h"
 #include "build_id.h"
 #include "foreign_elf.h"
+#include "monotonic.h"
 #include "procmaps.h"
 #include "safe_open.h"
 #include "unwind_cache.h"
@@ -26,7 +27,7 @@
 
 /* A binary, known by its file identity; bin < 0 when it has no usable CFI. */
 struct binary {
-    uint64_t dev, ino, size, mtime;
+    uint64_t dev, ino, size, mtime_ns, ctime_ns;   /* a file rewritten or its inode reused is another */
     int bin;
     size_t bytes;             /* its table in the kernel */
     char name[64];            /* file name, for --self-stats */
@@ -209,7 +210,7 @@ static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref 
     for (size_t i = 0; i < ut->nbins; i++) {
         struct binary *o = &ut->bins[i];
         if (o->dev == st.st_dev && o->ino == st.st_ino && o->size == (uint64_t)st.st_size &&
-            o->mtime == (uint64_t)st.st_mtime)
+            o->mtime_ns == timespec_ns(st.st_mtim) && o->ctime_ns == timespec_ns(st.st_ctim))
             return o;
     }
     if (ut->nbins == ut->capbins) {
@@ -222,7 +223,7 @@ static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref 
     }
     struct binary *b = &ut->bins[ut->nbins++];
     *b = (struct binary){.dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t)st.st_size,
-                         .mtime = (uint64_t)st.st_mtime, .bin = -1};
+                         .mtime_ns = timespec_ns(st.st_mtim), .ctime_ns = timespec_ns(st.st_ctim), .bin = -1};
     const char *slash = strrchr(f->name, '/');
     snprintf(b->name, sizeof(b->name), "%.63s", slash ? slash + 1 : f->name);
     double t0 = now_s();
