@@ -180,6 +180,7 @@ struct pt_stack_cache {
     __u64 chk_addr[PT_CACHE_CHECKS], chk_val[PT_CACHE_CHECKS];
     __u32 nchecks;         /* of them, being remembered by a walk */
     __u32 early;           /* walked through Java code before its JVM was known */
+    __u32 cut_gen;         /* cut at uncovered code: its process's tables' gen + 1 then, else 0 */
 };
 
 /* A Java thread's last park: its JavaThread (0: none), that JavaThread's
@@ -383,6 +384,7 @@ struct pt_proc {
 #define PT_USTACK_ID 0x40000000    /* stack ids of kernel-unwound stacks have this bit */
 #define PT_USTACK_TRUNCATED 0x1u   /* the walk stopped before the thread's first frame */
 #define PT_USTACK_EARLY 0x2u       /* Java code met before the JVM was known: walked again once it is */
+#define PT_USTACK_UNCOVERED 0x4u   /* cut at code no table covers (yet?): walked again once the tables change */
 /* An interpreted Java frame is kept as its Method*, marked by this bit (user
  * addresses never have it). */
 #define PT_FRAME_METHOD (1ull << 63)
@@ -429,6 +431,7 @@ struct pt_umap {
 struct pt_uproc {
     __u32 n;
     __u32 flags;          /* PT_UPROC_* */
+    __u32 gen;            /* changes at each publishing: a stack cut short may walk further now */
     struct pt_umap m[PT_UNWIND_MAPS];
 };
 

@@ -326,6 +326,7 @@ static __always_inline __s32 cached_stackid(void *ctx, struct pt_stack_cache *pa
     for (int j = 0; j < PT_CACHE_CHECKS; j++)
         c->chk_addr[j] = 0;
     c->early = 0;
+    c->cut_gen = 0;
     __s32 sid = cfi_unwind ? unwind_user(ip, sp, regs->bp, c) : UNWIND_BY_FP;
     if (sid == UNWIND_FAILED) {
         count_drop(PT_DROP_STACKS);

@@ -239,6 +239,7 @@ static long unwind_step(__u32 i, void *ctx)
                 return java_step(w, l, nr);
             if (fp_step(w))
                 return 0;
+            st->flags |= PT_USTACK_UNCOVERED;
         }
         st->flags |= PT_USTACK_TRUNCATED;
         return 1;
@@ -353,6 +354,9 @@ __noinline int unwind_user(__u64 ip, __u64 sp, __u64 bp, struct pt_stack_cache *
     }
     /* Walked before the JVM was known: held until it is (ustack_cache_holds). */
     c->early = (st->flags & PT_USTACK_EARLY) != 0;
+    /* Cut at code without a table (one still being built?): held until the
+     * process's tables change. */
+    c->cut_gen = st->flags & PT_USTACK_UNCOVERED ? p->gen + 1 : 0;
     return id;
 }
 
@@ -371,6 +375,14 @@ __noinline int ustack_cache_holds(const struct pt_stack_cache *c)
     if (c->early) {
         __u32 tgid = bpf_get_current_pid_tgid() >> 32;
         if (bpf_map_lookup_elem(&jvm_layouts, &tgid))
+            return 0;
+    }
+    /* A stack cut at uncovered code is walked again once its process's
+     * tables changed: only such stacks pay for the lookup. */
+    if (c->cut_gen) {
+        __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+        const struct pt_uproc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
+        if (p && p->gen + 1 != c->cut_gen)
             return 0;
     }
     /* The checked words lie up the stack in walk order: those within

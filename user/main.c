@@ -224,6 +224,7 @@ static void loop(struct run *r, int sfd, int tfd)
             if (read(tfd, &ticks, sizeof(ticks)) < 0)
                 continue;
             uint64_t now = monotonic_ns();
+            unwind_tables_poll(r->sv.tables);
             jvm_tracker_discover_named(r->jvm);
             if (++r->ticks % r->housekeeping_every)
                 collector_recycle(&r->c);

@@ -570,5 +570,66 @@ def a_binary_rewritten_in_place_is_named_anew():
         check(tops == {want}, f"process {pid}: its rows' top frames are {sorted(tops)}, not {want}")
 
 
+def slow_cfi_lib(path, rows):
+    """A library of one function whose FDE has ROWS rows (a nop and a
+    change of the CFA's offset each), as a user can assemble: libdw reads
+    an FDE from its start for each row asked for, so building its table
+    takes time that grows with ROWS squared (60 000 rows: 4.5 s of CPU)."""
+    src = path + ".s"
+    with open(src, "w") as f:
+        f.write("\t.text\n\t.globl slow_fn\n\t.type slow_fn, @function\nslow_fn:\n\t.cfi_startproc\n")
+        f.write("\tnop\n\t.cfi_adjust_cfa_offset 8\n\tnop\n\t.cfi_adjust_cfa_offset -8\n" * (rows // 2))
+        f.write("\tret\n\t.cfi_endproc\n\t.size slow_fn, .-slow_fn\n")
+    c = subprocess.run(["cc", "-shared", "-nostdlib", "-o", path, src], capture_output=True, text=True, timeout=120)
+    check(c.returncode == 0, f"assembling {src}: {c.stderr.strip()[-500:]}")
+    os.chown(path, NOBODY, NOBODY)
+
+
+@test
+def a_users_slow_call_frames_hold_up_no_report():
+    """Issue 39, item 2: the tables of a binary a user could have written
+    were built in a child while parktrace's loop waited for it, up to 30 s
+    each: three of nobody's libraries whose call frames take libdw minutes
+    stopped every report for a minute and a half. The children now work
+    while the loop goes on (one at a time per owner, at nice 19, 5 s of
+    CPU each), and an owner's builds share 8 s at once: past it, that
+    owner's binaries go without tables, counted."""
+    d = trap_dir()
+    first = os.path.join(d, "slow0.so")
+    slow_cfi_lib(first, 100000)
+    libs = [first]
+    for i in range(1, 3):       # the same code, other files: each is built
+        libs.append(os.path.join(d, f"slow{i}.so"))
+        shutil.copy(first, libs[-1])
+        with open(libs[-1], "ab") as f:
+            f.write(b"\0" * i)
+        os.chown(libs[-1], NOBODY, NOBODY)
+    proc = start_nobody([build_mapper(d), "x", *libs], d, threads=3)
+    try:
+        t0 = time.monotonic()
+        p = subprocess.run([PT, "-p", str(proc.pid), "-i", "200ms", "-d", "13s", "-f", "json", "--self-stats",
+                            "--unwind-cache", "none"], capture_output=True, text=True, timeout=13 + 20)
+        took = time.monotonic() - t0
+    finally:
+        stop([proc])
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    reports = json_reports(p.stdout)
+    times = [epoch_ms(r["time"]) for r in reports if r["type"] == "interval"]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    check(len(times) >= 40 and max(gaps) <= 1000,
+          f"{len(times)} interval reports in 13 s, the longest gap {max(gaps, default=0)} ms (every 200 ms wanted)")
+    check(took < 13 + 6, f"a 13 s run took {took:.1f} s")
+    check_reports_waits(final_of(reports), proc.pid, "a mapper of the slow libraries")
+    # Two builds of 5 s of CPU, killed, spend the owner's 8 s: the third
+    # library is refused.
+    unwind = [l for l in p.stderr.splitlines() if "unwind_" in l]
+    check(self_stat(p.stderr, "unwind_owner_refused") >= 1, f"nobody's slow libraries were all built: {unwind}")
+
+
+def epoch_ms(rfc3339):
+    import datetime
+    return int(datetime.datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp() * 1000)
+
+
 if __name__ == "__main__":
     main()

@@ -12,6 +12,9 @@ import tempfile
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
 UNIT_IN = os.path.join(ROOT, "dist", "parktrace.service.in")
+# Tracing, and for other users' JVMs their mem and attach socket, the
+# attach trigger and the signal (docs/security.md).
+UNIT_CAPS = "CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_SYS_RESOURCE CAP_DAC_OVERRIDE CAP_CHOWN CAP_KILL"
 # Linux's capability numbers (linux/capability.h), for those a unit may name.
 CAP_NUMBERS = {"chown": 0, "dac_override": 1, "dac_read_search": 2, "fowner": 3, "kill": 5, "setgid": 6,
                "setuid": 7, "net_bind_service": 10, "ipc_lock": 14, "sys_ptrace": 19, "sys_admin": 21,
@@ -52,8 +55,7 @@ def install_lays_out_files_under_destdir():
     for line in ("ExecStart=/usr/local/sbin/parktrace --listen 127.0.0.1:9465 --listen-token /etc/parktrace/token "
                  "$PARKTRACE_OPTS",
                  "EnvironmentFile=-/etc/default/parktrace", "Restart=on-failure",
-                 "CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_SYS_RESOURCE",
-                 "AmbientCapabilities=CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_SYS_RESOURCE"):
+                 "CapabilityBoundingSet=" + UNIT_CAPS, "AmbientCapabilities=" + UNIT_CAPS):
         check(line in lines, f"the unit lacks {line!r}")
     check(any(l.startswith("PARKTRACE_OPTS=") for l in unit_lines(os.path.join(stage, "etc/default/parktrace"))),
           "the default file sets no PARKTRACE_OPTS")

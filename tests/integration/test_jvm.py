@@ -485,7 +485,8 @@ def grouped_rows_are_bounded_by_the_workload():
     for by, key in (("class", f"{LOCK}$FairSync"), ("site", "FrequentLock.lambda$main$0")):
         wl, final = run_java("FrequentLock", "2", "6", "500", pt_args=("--by", by, "--kinds", "jvm-park"))
         group = [b for b in jvm_rows(final) if (b["class"] if by == "class" else b["top_frame"]) == key]
-        check(len(group) == 1, f"--by {by}: expected one {key} group, got {len(group)}")
+        check(len(group) == 1, f"--by {by}: expected one {key} group, got {len(group)} of "
+              f"{[(b['class'], b['top_frame'], b['parks']) for b in jvm_rows(final)]}")
         waited = wl["often_waited"] + wl["rarely_waited"]
         check(abs(group[0]["parks"] - waited) <= 0.05 * waited + 2,
               f"--by {by}: {group[0]['parks']} parks in the group, {waited} waited acquisitions")

@@ -453,12 +453,18 @@ def tomcat_phase_follows_the_load():
     idle time, so they do not dilute the lock's pressure below the threshold."""
     with Tomcat() as s:
         pid = s.pids()[0]
+        # The premise, a lock contended all through the load, set up: the
+        # server and wrk at nice -10, above any load the machine has (under
+        # make test-loaded's busy core the lock's CSP fell to the threshold
+        # mid-load and its phase ended 3 s early).
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            os.setpriority(os.PRIO_PROCESS, int(tid), -10)
         p = subprocess.Popen(pt_cmd(["-i", "500ms", "-f", "json", "--top", "0", "-p", str(pid), "-d", "9s"]),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # The first report (tracing), then three idle intervals before the load.
         first = "".join(p.stdout.readline() for _ in range(4))
         t0 = time.time()
-        load = s.load(4)
+        load = s.spawn_load(["nice", "-n", "-10", "wrk", "-t2", f"-c{s.connections}", "-d4s", s.url])
         load.wait(timeout=40)
         t1 = time.time()
         out, err = p.communicate(timeout=60)

@@ -1,15 +1,33 @@
 /* Building a binary's unwind rows in a child process, for binaries a user
  * could have written: libdw's CFI interpreter takes as much memory as a
- * register number in the CFI asks for (2^28 registers: gigabytes), and a
- * crash or a spin in it would otherwise be parktrace's. The child runs
- * under memory and CPU limits; when it fails, the binary has no table. */
+ * register number in the CFI asks for (2^28 registers: gigabytes), its
+ * time grows with the square of an FDE's rows (a user's FDE of 100 000
+ * rows takes it seconds), and a crash or a spin in it would otherwise be
+ * parktrace's. The child runs under memory and CPU limits, and the
+ * parent never waits for it: it asks, between its other work, whether
+ * the rows are there. When the child fails, the binary has no table. */
 #ifndef PT_UNWIND_ISOLATED_H
 #define PT_UNWIND_ISOLATED_H
+#include <stdint.h>
 
 #include "safe_open.h"
 #include "unwind_rows.h"
 
-/* unwind_rows_build_ref(F, OUT) in a child; 0, or -1 (nothing allocated). */
-int unwind_rows_build_isolated(const struct file_ref *f, struct unwind_rows *out);
+struct isolated_build;
+
+/* Starts building the rows of the file open at F in a child; NULL when no
+ * child could be made. F's descriptor stays the caller's to close. */
+struct isolated_build *isolated_build_start(const struct file_ref *f);
+
+/* What the child has sent so far, read without blocking: 1 when the rows
+ * are in OUT, 0 while the child works, -1 when it failed or ran out of
+ * time (its wall-clock limit). On 1 and -1, B is freed. */
+int isolated_build_poll(struct isolated_build *b, struct unwind_rows *out);
+
+/* Wall time since B started, in nanoseconds. */
+uint64_t isolated_build_age_ns(const struct isolated_build *b);
+
+/* Stops B's child and frees B. */
+void isolated_build_cancel(struct isolated_build *b);
 
 #endif

@@ -25,9 +25,15 @@
 #include "unwind_isolated.h"
 #include "unwind_rows.h"
 
-/* A binary, known by its file identity; bin < 0 when it has no usable CFI. */
+/* A binary's table while it has none (bin >= 0 once published). */
+#define BIN_NONE (-1)        /* no usable CFI, or refused: for good */
+#define BIN_BUILDING (-2)    /* a child builds it (unwind_isolated.h) */
+#define BIN_WAITING (-3)     /* to be built once a child is free */
+
+/* A binary, known by its file identity. */
 struct binary {
     uint64_t dev, ino, size, mtime_ns, ctime_ns;   /* a file rewritten or its inode reused is another */
+    uid_t owner;              /* the file's owner, whose share a child's build counts in */
     int bin;
     size_t bytes;             /* its table in the kernel */
     char name[64];            /* file name, for --self-stats */
@@ -42,6 +48,32 @@ struct binary {
     bool root_only;           /* else its CFI is read in a child (unwind_isolated.h) */
 };
 
+/* Builds in children at once; past them a binary waits its turn. */
+#define MAX_BUILDS 2
+/* Processes to publish again once a build ends (they map a binary whose
+ * table was not there yet); past it, the oldest are let go. */
+#define MAX_WAITING 256
+/* What the builds of one owner's files may take: the owners of
+ * user-written files, each of whom could write binaries that take a
+ * child its whole limit, share the children and the kernel's memory. Each
+ * owner has one child at a time and OWNER_BUILD_NS of children's wall
+ * time at once, given back at one second in OWNER_REFILL (a user's own
+ * JDK takes a fraction of a second). */
+#define OWNER_BUILD_NS (8ull * 1000000000u)
+#define OWNER_REFILL 30
+#define MAX_OWNERS 64
+/* Binaries remembered (with or without a table): past it, new ones go
+ * without and are not remembered. */
+#define MAX_KNOWN 65536
+
+struct owner_share {
+    uid_t uid;
+    uint64_t build_ns;        /* children's wall time on its files, less what was given back */
+    uint64_t refilled_ns;     /* when build_ns was last given back to */
+    size_t bytes;             /* kernel memory of its files' tables */
+    int tables;               /* and how many there are */
+};
+
 struct unwind_tables {
     struct procmaps *maps;
     struct unwind_cache *cache;
@@ -51,10 +83,20 @@ struct unwind_tables {
     int bins_fd, procs_fd;    /* the kernel's maps of tables and of processes */
     struct unwind_tables_usage usage;
     struct pt_uproc up;       /* a process's list, as it is written */
+    uint32_t gen;             /* publishings so far (pt_uproc.gen) */
+    struct { struct isolated_build *ib; size_t bin_index; } builds[MAX_BUILDS];
+    int waiting[MAX_WAITING]; /* tgids to publish again */
+    int nwaiting;
+    struct owner_share owners[MAX_OWNERS];
+    int nowners;
 };
 
 /* Kernel memory (locked) for all tables; a binary past it goes without. */
 #define TABLE_BUDGET (256u << 20)
+/* What the files of one owner other than root may take of it, in bytes
+ * and in tables (of PT_UNWIND_BINS). */
+#define OWNER_TABLE_BUDGET (TABLE_BUDGET / 8)
+#define OWNER_TABLES (PT_UNWIND_BINS / 8)
 
 struct unwind_tables *unwind_tables_new(int bins_map_fd, int procs_map_fd, const char *cache_dir, struct procmaps *maps)
 {
@@ -164,33 +206,11 @@ static bool root_only(const struct stat *st)
     return st->st_uid == 0 && !(st->st_mode & 022);
 }
 
-/* The table of the binary open at F, built and published the first time:
- * from the cache, from a trusted binary with the same key, or from its CFI.
- * Returns -1 when it has none or the budget is spent. */
-static int table_of(struct unwind_tables *ut, const struct file_ref *f, struct binary *b)
+/* Publishes TABLE (N words, NROWS rows) as B's, within the budget; its
+ * bin, or BIN_NONE. */
+static int publish_rows_table(struct unwind_tables *ut, struct binary *b, uint64_t *table, size_t n, size_t nrows)
 {
-    for (size_t i = 0; b->key_len && i + 1 < ut->nbins; i++) {
-        const struct binary *o = &ut->bins[i];
-        if (o->key_len == b->key_len && o->bin >= 0 && memcmp(o->key, b->key, b->key_len) == 0)
-            return o->bin;    /* same code, same table */
-    }
-    if (ut->next_bin >= PT_UNWIND_BINS || ut->usage.bytes >= TABLE_BUDGET) {
-        ut->usage.over_budget++;
-        return -1;
-    }
-    size_t n = 0, nrows = 0;
-    uint64_t *table = b->key_len ? unwind_cache_load(ut->cache, b->key, b->key_len, &n, &nrows) : NULL;
-    if (!table) {
-        struct unwind_rows rows;
-        if ((b->root_only ? unwind_rows_build_ref(f, &rows) : unwind_rows_build_isolated(f, &rows)) == 0) {
-            table = unwind_rows_table(&rows, &n);
-            nrows = rows.n;
-            unwind_rows_free(&rows);
-            if (table && b->key_len)
-                unwind_cache_store(ut->cache, b->key, b->key_len, table, n, nrows);
-        }
-    }
-    int bin = -1;
+    int bin = BIN_NONE;
     if (table && n * sizeof(uint64_t) > TABLE_BUDGET - ut->usage.bytes)
         ut->usage.over_budget++;
     else if (table)
@@ -199,6 +219,115 @@ static int table_of(struct unwind_tables *ut, const struct file_ref *f, struct b
     if (bin >= 0)
         ut->usage.rows += nrows;
     return bin;
+}
+
+static int publish_rows(struct unwind_tables *ut, struct binary *b, struct unwind_rows *rows)
+{
+    size_t n = 0;
+    uint64_t *table = unwind_rows_table(rows, &n);
+    size_t nrows = rows->n;
+    unwind_rows_free(rows);
+    return publish_rows_table(ut, b, table, n, nrows);
+}
+
+static bool budget_spent(struct unwind_tables *ut)
+{
+    if (ut->next_bin < PT_UNWIND_BINS && ut->usage.bytes < TABLE_BUDGET)
+        return false;
+    ut->usage.over_budget++;
+    return true;
+}
+
+/* The table of a binary only root can have written, open at F, built and
+ * published here and now: from the cache, from a binary with the same
+ * key, or from its CFI. Its bin, or BIN_NONE. */
+static int trusted_table(struct unwind_tables *ut, const struct file_ref *f, struct binary *b)
+{
+    for (size_t i = 0; b->key_len && i + 1 < ut->nbins; i++) {
+        const struct binary *o = &ut->bins[i];
+        if (o->key_len == b->key_len && o->bin >= 0 && memcmp(o->key, b->key, b->key_len) == 0)
+            return o->bin;    /* same code, same table */
+    }
+    if (budget_spent(ut))
+        return BIN_NONE;
+    size_t n = 0, nrows = 0;
+    uint64_t *table = b->key_len ? unwind_cache_load(ut->cache, b->key, b->key_len, &n, &nrows) : NULL;
+    if (table)
+        return publish_rows_table(ut, b, table, n, nrows);
+    struct unwind_rows rows;
+    if (unwind_rows_build_ref(f, &rows))
+        return BIN_NONE;
+    table = unwind_rows_table(&rows, &n);
+    nrows = rows.n;
+    unwind_rows_free(&rows);
+    if (table && b->key_len)
+        unwind_cache_store(ut->cache, b->key, b->key_len, table, n, nrows);
+    return publish_rows_table(ut, b, table, n, nrows);
+}
+
+/* OWNER's share, its build time given back to up to now; NULL when
+ * MAX_OWNERS others have theirs. */
+static struct owner_share *share_of(struct unwind_tables *ut, uid_t owner)
+{
+    uint64_t now = monotonic_ns();
+    struct owner_share *o = NULL;
+    for (int i = 0; i < ut->nowners && !o; i++)
+        if (ut->owners[i].uid == owner)
+            o = &ut->owners[i];
+    if (!o && ut->nowners == MAX_OWNERS)
+        return NULL;
+    if (!o) {
+        o = &ut->owners[ut->nowners++];
+        *o = (struct owner_share){.uid = owner, .refilled_ns = now};
+    }
+    uint64_t back = (now - o->refilled_ns) / OWNER_REFILL;
+    o->build_ns = o->build_ns > back ? o->build_ns - back : 0;
+    o->refilled_ns = now;
+    return o;
+}
+
+static bool owner_building(const struct unwind_tables *ut, uid_t owner)
+{
+    for (int k = 0; k < MAX_BUILDS; k++)
+        if (ut->builds[k].ib && ut->bins[ut->builds[k].bin_index].owner == owner)
+            return true;
+    return false;
+}
+
+/* Starts a child on the binary at index I, open at F, that a user could
+ * have written: BIN_BUILDING, BIN_WAITING when its owner has a child at
+ * work or every child is taken, or BIN_NONE when its owner's share or the
+ * budget is spent (for good: a refused file is not tried again). */
+static int start_build(struct unwind_tables *ut, const struct file_ref *f, size_t i)
+{
+    struct binary *b = &ut->bins[i];
+    struct owner_share *o = share_of(ut, b->owner);
+    if (!o || o->build_ns >= OWNER_BUILD_NS || o->bytes >= OWNER_TABLE_BUDGET || o->tables >= OWNER_TABLES) {
+        ut->usage.owner_refused++;
+        return BIN_NONE;
+    }
+    if (budget_spent(ut))
+        return BIN_NONE;
+    if (owner_building(ut, b->owner))
+        return BIN_WAITING;
+    for (int k = 0; k < MAX_BUILDS; k++) {
+        if (ut->builds[k].ib)
+            continue;
+        if (!(ut->builds[k].ib = isolated_build_start(f)))
+            return BIN_NONE;
+        ut->builds[k].bin_index = i;
+        return BIN_BUILDING;
+    }
+    return BIN_WAITING;
+}
+
+/* Counts B's outcome once it has one. */
+static void count_outcome(struct unwind_tables *ut, const struct binary *b)
+{
+    if (b->bin >= 0)
+        ut->usage.binaries++;
+    else if (b->bin == BIN_NONE)
+        ut->usage.without_cfi++;
 }
 
 /* The binary open at F; NULL when it cannot be read. */
@@ -210,9 +339,14 @@ static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref 
     for (size_t i = 0; i < ut->nbins; i++) {
         struct binary *o = &ut->bins[i];
         if (o->dev == st.st_dev && o->ino == st.st_ino && o->size == (uint64_t)st.st_size &&
-            o->mtime_ns == timespec_ns(st.st_mtim) && o->ctime_ns == timespec_ns(st.st_ctim))
+            o->mtime_ns == timespec_ns(st.st_mtim) && o->ctime_ns == timespec_ns(st.st_ctim)) {
+            if (o->bin == BIN_WAITING && (o->bin = start_build(ut, f, i)) == BIN_NONE)
+                count_outcome(ut, o);
             return o;
+        }
     }
+    if (ut->nbins == MAX_KNOWN)
+        return NULL;
     if (ut->nbins == ut->capbins) {
         size_t cap = ut->capbins ? ut->capbins * 2 : 64;
         struct binary *b = realloc(ut->bins, cap * sizeof(*b));
@@ -223,17 +357,15 @@ static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref 
     }
     struct binary *b = &ut->bins[ut->nbins++];
     *b = (struct binary){.dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t)st.st_size,
-                         .mtime_ns = timespec_ns(st.st_mtim), .ctime_ns = timespec_ns(st.st_ctim), .bin = -1};
+                         .mtime_ns = timespec_ns(st.st_mtim), .ctime_ns = timespec_ns(st.st_ctim),
+                         .owner = st.st_uid, .bin = BIN_NONE};
     const char *slash = strrchr(f->name, '/');
     snprintf(b->name, sizeof(b->name), "%.63s", slash ? slash + 1 : f->name);
     double t0 = now_s();
     b->root_only = root_only(&st);
     read_loads(f->fd, b->root_only, b);
-    b->bin = table_of(ut, f, b);
-    if (b->bin >= 0)
-        ut->usage.binaries++;
-    else
-        ut->usage.without_cfi++;
+    b->bin = b->root_only ? trusted_table(ut, f, b) : start_build(ut, f, ut->nbins - 1);
+    count_outcome(ut, b);
     ut->usage.build_seconds += now_s() - t0;
     return b;
 }
@@ -277,10 +409,22 @@ void unwind_tables_refresh(struct unwind_tables *ut, int tgid)
         publish_process(ut, tgid, p);
 }
 
+/* TGID is published again when a build ends. */
+static void wait_for_builds(struct unwind_tables *ut, int tgid)
+{
+    for (int i = 0; i < ut->nwaiting; i++)
+        if (ut->waiting[i] == tgid)
+            return;
+    if (ut->nwaiting == MAX_WAITING)
+        memmove(ut->waiting, ut->waiting + 1, --ut->nwaiting * sizeof(ut->waiting[0]));
+    ut->waiting[ut->nwaiting++] = tgid;
+}
+
 /* TGID's executable mappings with tables, sorted, into the kernel. */
 static int publish_process(struct unwind_tables *ut, int tgid, struct pm_proc *p)
 {
     struct pt_uproc *up = &ut->up;
+    bool pending = false;
     memset(up, 0, sizeof(*up));
     if (is_jvm(p))
         up->flags |= PT_UPROC_JVM;
@@ -292,14 +436,65 @@ static int publish_process(struct unwind_tables *ut, int tgid, struct pm_proc *p
         struct binary *b = f.fd >= 0 ? binary_of(ut, &f) : NULL;
         if (f.fd >= 0)
             close(f.fd);
+        pending |= b && (b->bin == BIN_BUILDING || b->bin == BIN_WAITING);
         uint64_t bias;
         if (!b || b->bin < 0 || !mapping_bias(b, m->start, m->offset, &bias))
             continue;
         up->m[up->n++] = (struct pt_umap){.start = m->start, .end = m->end, .bias = bias, .bin = (uint32_t)b->bin};
     }
+    if (pending)
+        wait_for_builds(ut, tgid);
+    up->gen = ++ut->gen;
     qsort(up->m, up->n, sizeof(up->m[0]), by_start);
     uint32_t key = (uint32_t)tgid;
     return bpf_map_update_elem(ut->procs_fd, &key, up, BPF_ANY) ? -1 : 0;
+}
+
+/* Takes what build K's child sent; true once it has ended. */
+static bool build_ended(struct unwind_tables *ut, int k)
+{
+    uint64_t age = isolated_build_age_ns(ut->builds[k].ib);
+    struct unwind_rows rows;
+    int r = isolated_build_poll(ut->builds[k].ib, &rows);
+    if (r == 0)
+        return false;
+    ut->builds[k].ib = NULL;
+    struct binary *b = &ut->bins[ut->builds[k].bin_index];
+    if (r > 0 && budget_spent(ut)) {
+        unwind_rows_free(&rows);
+        r = -1;
+    }
+    b->bin = r > 0 ? publish_rows(ut, b, &rows) : BIN_NONE;
+    struct owner_share *o = share_of(ut, b->owner);
+    if (o) {
+        o->build_ns += age;
+        o->bytes += b->bin >= 0 ? b->bytes : 0;
+        o->tables += b->bin >= 0;
+    }
+    ut->usage.build_seconds += (double)age / 1e9;
+    count_outcome(ut, b);
+    return true;
+}
+
+void unwind_tables_poll(struct unwind_tables *ut)
+{
+    if (!ut)
+        return;
+    bool ended = false;
+    for (int k = 0; k < MAX_BUILDS; k++)
+        ended |= ut->builds[k].ib && build_ended(ut, k);
+    if (!ended)
+        return;
+    /* The processes that were waiting, published again: they take the new
+     * tables, and binaries that waited their turn start. */
+    int n = ut->nwaiting, tgids[MAX_WAITING];
+    memcpy(tgids, ut->waiting, (size_t)n * sizeof(tgids[0]));
+    ut->nwaiting = 0;
+    for (int i = 0; i < n; i++) {
+        struct pm_proc *p = procmaps_get(ut->maps, tgids[i]);
+        if (p && !p->exited)
+            publish_process(ut, tgids[i], p);
+    }
 }
 
 void unwind_tables_usage(const struct unwind_tables *ut, struct unwind_tables_usage *u)
@@ -323,6 +518,8 @@ void unwind_tables_free(struct unwind_tables *ut)
 {
     if (!ut)
         return;
+    for (int k = 0; k < MAX_BUILDS; k++)
+        isolated_build_cancel(ut->builds[k].ib);
     free(ut->bins);
     unwind_cache_close(ut->cache);
     free(ut);

@@ -28,13 +28,19 @@ int unwind_tables_add_process(struct unwind_tables *ut, int tgid);
  * since?): its maps are read again, a few times per process at most. */
 void unwind_tables_refresh(struct unwind_tables *ut, int tgid);
 
+/* Takes the tables children have built since (never waiting for one),
+ * and publishes again the processes that were waiting for them. Called
+ * on every tick of the main loop. */
+void unwind_tables_poll(struct unwind_tables *ut);
+
 /* Tables made, binaries without usable CFI, the bytes the kernel holds for
  * the tables, and the CPU it took; of the tables, those read from the
  * on-disk cache and those written to it. */
 struct unwind_tables_usage {
     size_t binaries, without_cfi, bytes, rows;
     size_t over_budget;       /* binaries left without: 256 MiB or 4096 tables */
-    double build_seconds;
+    size_t owner_refused;     /* binaries left without: their owner's share spent */
+    double build_seconds;     /* parktrace's CPU, and its children's wall time */
     size_t cached, cache_stored;
 };
 void unwind_tables_usage(const struct unwind_tables *ut, struct unwind_tables_usage *u);
