@@ -10,6 +10,7 @@ import re
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -489,6 +490,78 @@ def a_token_is_asked_of_every_request():
         check(status == 200, f"/debug/pprof/block with the token: HTTP {status}")
     finally:
         t.finish()
+
+
+NAMED_WAITER_SRC = r"""
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+/* named_waiter NAME THREADS: takes NAME as its command, then THREADS
+ * threads contend one mutex held 5 ms at a time until it is killed. */
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static void *hold(void *a) { (void)a; for (;;) { pthread_mutex_lock(&m); usleep(5000); pthread_mutex_unlock(&m); } }
+int main(int argc, char **argv) {
+    prctl(PR_SET_NAME, argv[1]);
+    pthread_t t;
+    for (int i = 0; i < atoi(argv[2]); i++) pthread_create(&t, NULL, hold, NULL);
+    pause();
+}
+"""
+
+
+@test
+def one_user_cannot_crowd_everyone_out_of_metrics():
+    """Issue 39: /metrics shows 64 commands, the rest as comm="other", by
+    wait time: one user's 64 commands of longer waits pushed every other
+    process into "other". A user other than root now has at most 16 of
+    the 64. nobody runs 64 commands of 3 threads each on a lock; root one
+    of 2 threads, which waits less than any of them."""
+    d = tempfile.mkdtemp(prefix="pt-crowd-", dir="/tmp")
+    os.chmod(d, 0o755)
+    exe = os.path.join(d, "named_waiter")
+    src = exe + ".c"
+    open(src, "w").write(NAMED_WAITER_SRC)
+    c = subprocess.run(["cc", "-O2", "-pthread", "-o", exe, src], capture_output=True, text=True, timeout=60)
+    check(c.returncode == 0, f"compiling named_waiter: {c.stderr[-300:]}")
+    os.chmod(exe, 0o755)
+    port = free_port()
+    procs = [subprocess.Popen(AS_NOBODY + [exe, f"crowd{i:02d}", "3"]) for i in range(64)]
+    procs.append(subprocess.Popen([exe, "root_waiter", "2"]))
+    pt = None
+    try:
+        for p in procs:
+            wait_threads(p.pid, 3 if p is procs[-1] else 4)
+        out = os.path.join(TMP, f"crowd-{port}.json")
+        pt = subprocess.Popen(pt_cmd(["--listen", f"127.0.0.1:{port}", "-i", "500ms", "-d", "20s", "-f", "json",
+                                      "--top", "0", "-o", out]), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True)
+        wait_for(lambda: os.path.exists(out) and len(json_reports(open(out).read().rpartition("\n")[0])) >= 5,
+                 "five interval reports", 30)
+        status, body = get(f"http://127.0.0.1:{port}/metrics")
+        check(status == 200, f"/metrics: HTTP {status}")
+        waits = {k[1]: v for k, v in series(body.decode()).items() if k[0] == "parktrace_wait_seconds_total"}
+        crowd = sorted(c for c in waits if c.startswith("crowd"))
+        print(f"INFO /metrics: {len(crowd)} of nobody's 64 commands shown, root_waiter "
+              f"{waits.get('root_waiter', 0):.2f} s, other {waits.get('other', 0):.2f} s", flush=True)
+        # The premise: root's command waits less than each of nobody's.
+        last = json_reports(open(out).read().rpartition("\n")[0])[-1]
+        per_comm = {}
+        for b in last["blockers"]:
+            per_comm[b["comm"]] = per_comm.get(b["comm"], 0) + b["thread_time_ns"]
+        lighter = [c for c in crowd if per_comm.get(c, 0) <= per_comm.get("root_waiter", 0)]
+        check(per_comm.get("root_waiter") and not lighter,
+              f"root_waiter waits {per_comm.get('root_waiter', 0) / 1e9:.2f} s, not less than {lighter[:3]}")
+        check("root_waiter" in waits, f"root's command is not shown: {sorted(waits)[:20]}")
+        check(len(crowd) <= 16, f"{len(crowd)} of nobody's commands shown")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        if pt:
+            pt.send_signal(2)
+            pt.communicate(timeout=30)
+        shutil.rmtree(d, True)
 
 
 if __name__ == "__main__":

@@ -84,15 +84,19 @@ def jcmd(pid, *args):
                           timeout=60)
 
 
-def jfr_window(rec, w0_ns, w1_ns):
+def jfr_window(rec, w0_ns, w1_ns, quick=None):
     """JFR's jdk.ThreadPark per class over [w0, w1] (jfr_classes.jfr_waits):
     {class: (parks begun in it, their ns inside it, parks under way at w0,
     their ns inside it)}. w0 is parktrace's start: a park under way then
     is not counted by parktrace (README, Limits), so the parks compared
     are those begun in the window. (With them, one run's H2 condition of
     30 parks of 535 ms read 5.9% low: two parks under way at the start.)"""
-    return {cls: (n, ns, nb, nsb) for (kind, cls), (n, ns, nb, nsb) in jfr_waits(rec, w0_ns, w1_ns).items()
-            if kind == "jvm-park"}
+    q = {}
+    out = {cls: (n, ns, nb, nsb) for (kind, cls), (n, ns, nb, nsb) in jfr_waits(rec, w0_ns, w1_ns, q).items()
+           if kind == "jvm-park"}
+    if quick is not None:
+        quick.update({cls: n for (kind, cls), n in q.items() if kind == "jvm-park"})
+    return out
 
 
 def epoch_ns(rfc3339):
@@ -143,7 +147,8 @@ def trace_server(cls):
            "load": load_out, "modules": modules, "start_s": started, "total_s": time.time() - t0, "jfr": None}
     if java:
         w1 = epoch_ns(final["time"])
-        run["jfr"] = jfr_window(rec, w1 - final["window_ns"], w1)
+        run["jfr_quick"] = {}
+        run["jfr"] = jfr_window(rec, w1 - final["window_ns"], w1, run["jfr_quick"])
         if cls is H2:
             run["jfr_waits"] = jfr_waits(rec, w1 - final["window_ns"], w1)
     if OUT:
@@ -320,8 +325,10 @@ def matches_jfr(cls):
         elif abs(err) > JFR_TOLERANCE:
             bad.append(f"{c} time {err:+.1%}")
         # Parks begun in the window: parktrace counts those that slept, JFR
-        # every Unsafe.park call (one that finds its permit returns at once).
-        perr = (got[0] - want[0]) / max(want[0], 1)
+        # every Unsafe.park call; one that finds its permit returns at once
+        # (under 2 us) and is left out (HSQLDB's nonfair lock: 5.1% more).
+        slept = want[0] - run["jfr_quick"].get(c, 0)
+        perr = (got[0] - slept) / max(slept, 1)
         if abs(perr) > JFR_TOLERANCE:
             bad.append(f"{c} parks {perr:+.1%}")
     if bad:

@@ -47,12 +47,13 @@ def jfr_flags(jfc, name="pt"):
     return [f"-XX:StartFlightRecording:name={name},settings={jfc}"]
 
 
-def jfr_waits(recording, w0_ns=None, w1_ns=None):
+def jfr_waits(recording, w0_ns=None, w1_ns=None, quick=None):
     """{(kind, class): (count, ns, count_before, ns_before)} with kind
     parktrace's ("jvm-park", "jvm-monitor", "jvm-wait"): the waits that
     began in [w0, w1] and their time in it, and those under way at w0 and
     their time in the window; without a window, every event whole (the
-    _before figures 0)."""
+    _before figures 0). QUICK, a dict, gets per (kind, class) how many of
+    the waits begun in the window never blocked (JfrWaits.QUICK_NS)."""
     argv = [JAVA, os.path.join(JAVA_SRC, "JfrWaits.java"), recording]
     if w0_ns is not None or w1_ns is not None:
         argv += [str(w0_ns if w0_ns is not None else -2**63), str(w1_ns if w1_ns is not None else 2**63 - 1)]
@@ -61,8 +62,10 @@ def jfr_waits(recording, w0_ns=None, w1_ns=None):
         raise RuntimeError(f"JfrWaits exited {p.returncode}: {p.stderr.strip()[-400:]}")
     out = {}
     for line in p.stdout.splitlines():
-        kind, cls, n, ns, nb, nsb = line.split("\t")
+        kind, cls, n, ns, nb, nsb, q = line.split("\t")
         out[(kind, cls)] = (int(n), int(ns), int(nb), int(nsb))
+        if quick is not None:
+            quick[(kind, cls)] = int(q)
     return out
 
 

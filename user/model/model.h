@@ -22,6 +22,8 @@ enum pt_report_type { PT_REPORT_INTERVAL, PT_REPORT_FINAL, PT_REPORT_DUMP };
 
 /* A process or thread name: the kernel's 16 bytes and a NUL. */
 #define PT_MODEL_COMM 17
+/* A process's owner that could not be read (it had exited). */
+#define PT_UID_UNKNOWN UINT32_MAX
 
 /* A waker stack with the waits it ended: what a group of blockers (a
  * folded row, a recycled site) keeps of its members' wakers. */
@@ -104,6 +106,7 @@ struct pt_model_phase {
 /* One waiter call path on one blocker, with its weights: a collapsed line. */
 struct pt_model_stack {
     char root[PT_MODEL_COMM];     /* the waiter's process */
+    uint32_t uid;                 /* and its owner (effective uid), or PT_UID_UNKNOWN */
     const struct pt_stack *stack;
     const char *leaf;             /* the blocker's class */
     uint64_t count, ns;           /* every wait on this path */

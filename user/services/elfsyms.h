@@ -41,6 +41,7 @@ struct elf_file {
     /* The --unwind copy unwinder's scan of the file's CFI (unwind_rows_cfi_ok),
      * made once per file rather than once per process that maps it. */
     bool cfi_checked, cfi_ok;
+    uint64_t reported;        /* the last of its process reports that named it (unwind.c) */
 };
 
 struct file_ref;

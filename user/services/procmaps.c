@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "elfsyms.h"
+#include "procstatus.h"
 #include "safe_open.h"
 
 #define MAX_PROCS 8192
@@ -51,6 +52,7 @@ static void free_maps(struct pm_proc *p)
     free(p->maps);
     p->maps = NULL;
     p->nmaps = 0;
+    p->last_elf = NULL;       /* read afresh with the new list */
 }
 
 /* One line of /proc/PID/maps into M; false for a line without an address
@@ -179,6 +181,8 @@ static void read_maps(struct pm_proc *p)
     if (procmaps_parse(f, p))
         p->rereads = MAX_REREADS;
     fclose(f);
+    struct procstatus ps;
+    p->uid = procstatus_read(p->pid, &ps) == 0 ? (uint32_t)ps.euid : UINT32_MAX;
     snprintf(fn, sizeof(fn), "/proc/%d/comm", p->pid);
     f = fopen(fn, "re");
     if (f) {
@@ -303,11 +307,18 @@ struct elf_file *procmaps_elf(struct pm_proc *p, struct pm_map *m)
     if (!m->elf_tried || (m->elf && elfsyms_evicted(m->elf))) {
         m->elf_tried = true;
         m->elf = NULL;
-        int fd = procmaps_open(p, m);
-        if (fd < 0)
-            return NULL;
-        m->elf = elfsyms_get(p->owner->syms, &(struct file_ref){.fd = fd, .name = m->path, .pid = p->pid});
-        close(fd);
+        if (p->last_elf && p->last_dev == m->dev && p->last_ino == m->ino && !elfsyms_evicted(p->last_elf)) {
+            m->elf = p->last_elf;
+        } else {
+            int fd = procmaps_open(p, m);
+            if (fd < 0)
+                return NULL;
+            m->elf = elfsyms_get(p->owner->syms, &(struct file_ref){.fd = fd, .name = m->path, .pid = p->pid});
+            close(fd);
+            p->last_dev = m->dev;
+            p->last_ino = m->ino;
+            p->last_elf = m->elf;
+        }
         uint64_t vaddr;
         if (m->elf && elfsyms_offset_to_vaddr(m->elf, m->offset, &vaddr))
             m->bias = m->start - vaddr;

@@ -33,11 +33,18 @@ struct pm_proc {
     struct procmaps *owner;   /* whose symbol tables its files' are */
     int pid;
     char comm[16];
+    uint32_t uid;             /* its effective uid when its maps were read; PT_UID_UNKNOWN (model.h): not read */
     struct pm_map *maps;
     int nmaps;
     int rereads;
     bool exited;
     uint64_t gone_ns;         /* when it was first found exited (procmaps_forget_exited), or 0 */
+    /* The file last read for one of its mappings: its other mappings take
+     * it without opening it again (a process can map one file 65 536
+     * times). */
+    dev_t last_dev;
+    uint64_t last_ino;
+    struct elf_file *last_elf;
 };
 
 /* The maps of the processes seen, a bounded number of them, their files'

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "debug_file.h"
@@ -14,6 +15,12 @@
 #include "unwind_rows.h"
 
 #define MAX_DWFLS 256
+/* Copies of user-written modules handed to libdwfl (it maps what it is
+ * given): a file's at most, and all of them. Past it, a module goes
+ * unreported and walks stop at its frames. */
+#define COPY_MAX (64u << 20)
+#define COPIES_BUDGET (256u << 20)
+#define MAX_COPIES 256
 
 struct unwind_ctx {
     const struct pt_sample *smp;
@@ -31,6 +38,12 @@ struct unwinder {
     struct procmaps *maps;
     struct proc_dwfl dwfls[MAX_DWFLS];   /* in place: libdwfl holds pointers to their ctx */
     int ndwfls, next_evict;
+    uint64_t reports;         /* processes reported to libdwfl so far (elf_file.reported) */
+    /* Sealed copies of files other users can change, by file (the least
+     * recently used first out; dwfls keep their own descriptors). */
+    struct module_copy { const struct elf_file *ef; uint64_t size, mtime_ns, used; int fd; } copies[MAX_COPIES];
+    int ncopies;
+    uint64_t copies_bytes, copy_clock;
 };
 
 struct unwinder *unwinder_new(struct procmaps *maps)
@@ -89,10 +102,10 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 /* Every module is reported with a descriptor parktrace opened safely:
  * libdwfl must open nothing by name itself (its own lookups would block
  * on a FIFO planted at a debuglink's name). libdwfl maps the file it is
- * given (MAP_PRIVATE), so in --unwind copy a file another user truncates
- * while it is read can still fault (docs/security.md); reporting modules
- * by range with the Elf from find_elf instead left every stack at its
- * first frame (issue 39, open). */
+ * given (MAP_PRIVATE): a file another user can change is given as a
+ * sealed copy (module_fd), since a cut file faults on the next walk
+ * through it. (Reporting modules by range with the Elf from find_elf left
+ * every stack at its first frame.) */
 static int no_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
                   Elf **elfp)
 {
@@ -112,6 +125,13 @@ static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modnam
     struct file_ref f = {.fd = -1, .name = file_name};
     /* A debug file whose CFI libdw cannot run at a bounded cost is none. */
     elf_end(elf ? debug_file_open(elf, &f, unwind_rows_cfi_ok, &fd) : NULL);
+    /* libdwfl maps it too: one that another user can change, as a copy. */
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) || !foreign_elf_root_only(&st))) {
+        int copy = foreign_elf_sealed_copy(fd, COPY_MAX);
+        close(fd);
+        fd = copy;
+    }
     return fd;
 }
 
@@ -120,27 +140,73 @@ static const Dwfl_Callbacks dwfl_callbacks = {
     .find_debuginfo = find_debug_file,
 };
 
+static void drop_copy(struct unwinder *u, int i)
+{
+    close(u->copies[i].fd);
+    u->copies_bytes -= u->copies[i].size;
+    u->copies[i] = u->copies[--u->ncopies];
+}
+
+/* What libdwfl is given for the file of EF open at FD (FD is taken): FD
+ * itself when only root can change the file; else a sealed copy of it
+ * (foreign_elf.h), since libdwfl maps its modules and a user who cuts
+ * the file short would have parktrace fault on the next walk through it.
+ * -1 when there is none. */
+static int module_fd(struct unwinder *u, const struct elf_file *ef, int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) == 0 && foreign_elf_root_only(&st))
+        return fd;
+    int i = 0;
+    while (i < u->ncopies && u->copies[i].ef != ef)
+        i++;
+    if (i < u->ncopies && (u->copies[i].size != ef->size || u->copies[i].mtime_ns != ef->mtime_ns)) {
+        drop_copy(u, i);      /* the file changed since */
+        i = u->ncopies;
+    }
+    if (i == u->ncopies) {
+        int copy = foreign_elf_sealed_copy(fd, COPY_MAX);
+        if (copy < 0 || fstat(copy, &st)) {
+            if (copy >= 0)
+                close(copy);
+            close(fd);
+            return -1;
+        }
+        while (u->ncopies && (u->ncopies == MAX_COPIES || u->copies_bytes + (uint64_t)st.st_size > COPIES_BUDGET)) {
+            int old = 0;
+            for (int k = 1; k < u->ncopies; k++)
+                old = u->copies[k].used < u->copies[old].used ? k : old;
+            drop_copy(u, old);
+        }
+        i = u->ncopies++;
+        u->copies[i] = (struct module_copy){.ef = ef, .size = ef->size, .mtime_ns = ef->mtime_ns, .fd = copy};
+        u->copies_bytes += (uint64_t)st.st_size;
+    }
+    close(fd);
+    u->copies[i].used = ++u->copy_clock;
+    return dup(u->copies[i].fd);
+}
+
 /* Reports the process's executable mappings from the cached maps, so the
  * unwind works even after the process has exited. */
-static Dwfl *build_dwfl(struct procmaps *maps, int pid, struct unwind_ctx *ctx)
+static Dwfl *build_dwfl(struct unwinder *u, int pid, struct unwind_ctx *ctx)
 {
-    struct pm_proc *p = procmaps_get(maps, pid);
+    struct pm_proc *p = procmaps_get(u->maps, pid);
     Dwfl *dwfl = dwfl_begin(&dwfl_callbacks);
     if (!dwfl)
         return NULL;
     dwfl_report_begin(dwfl);
     int reported = 0;
+    /* Each file once, however many mappings it has: a mark per report, not
+     * a look at every earlier mapping (65 536 mappings: 2 billion looks). */
+    uint64_t report = ++u->reports;
     for (int i = 0; i < p->nmaps; i++) {
         struct pm_map *m = &p->maps[i];
-        if (!m->exec || !procmaps_elf(p, m))
+        if (!m->exec || !procmaps_elf(p, m) || m->elf->reported == report)
             continue;
-        bool seen = false;
-        for (int j = 0; j < i && !seen; j++)
-            seen = p->maps[j].exec && p->maps[j].elf == m->elf;
-        if (seen)
-            continue;
+        m->elf->reported = report;
         int fd = procmaps_open(p, m);
-        if (fd < 0)
+        if (fd < 0 || (fd = module_fd(u, m->elf, fd)) < 0)
             continue;
         if (!m->elf->cfi_checked) {
             Elf *elf = foreign_elf_begin(fd);
@@ -188,7 +254,7 @@ static struct proc_dwfl *dwfl_for(struct unwinder *u, int pid)
     struct proc_dwfl *d = free_slot(u);
     memset(d, 0, sizeof(*d));
     d->pid = pid;
-    d->dwfl = build_dwfl(u->maps, pid, &d->ctx);
+    d->dwfl = build_dwfl(u, pid, &d->ctx);
     return d;
 }
 
@@ -244,5 +310,7 @@ void unwinder_free(struct unwinder *u)
     for (int i = 0; i < u->ndwfls; i++)
         if (u->dwfls[i].dwfl)
             dwfl_end(u->dwfls[i].dwfl);
+    while (u->ncopies)
+        drop_copy(u, 0);
     free(u);
 }

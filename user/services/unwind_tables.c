@@ -200,12 +200,6 @@ static bool mapping_bias(const struct binary *b, uint64_t start, uint64_t offset
     return false;
 }
 
-/* A binary that only root can have written: its build-id can be believed. */
-static bool root_only(const struct stat *st)
-{
-    return st->st_uid == 0 && !(st->st_mode & 022);
-}
-
 /* Publishes TABLE (N words, NROWS rows) as B's, within the budget; its
  * bin, or BIN_NONE. */
 static int publish_rows_table(struct unwind_tables *ut, struct binary *b, uint64_t *table, size_t n, size_t nrows)
@@ -362,7 +356,7 @@ static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref 
     const char *slash = strrchr(f->name, '/');
     snprintf(b->name, sizeof(b->name), "%.63s", slash ? slash + 1 : f->name);
     double t0 = now_s();
-    b->root_only = root_only(&st);
+    b->root_only = foreign_elf_root_only(&st);
     read_loads(f->fd, b->root_only, b);
     b->bin = b->root_only ? trusted_table(ut, f, b) : start_build(ut, f, ut->nbins - 1);
     count_outcome(ut, b);
@@ -428,14 +422,24 @@ static int publish_process(struct unwind_tables *ut, int tgid, struct pm_proc *p
     memset(up, 0, sizeof(*up));
     if (is_jvm(p))
         up->flags |= PT_UPROC_JVM;
+    /* A file's mappings after its first take its binary unopened. */
+    const struct pm_map *last = NULL;
+    ptrdiff_t last_bin = -1;
     for (int i = 0; i < p->nmaps && up->n < PT_UNWIND_MAPS; i++) {
         struct pm_map *m = &p->maps[i];
         if (!m->exec || !m->path)
             continue;
-        struct file_ref f = {.fd = procmaps_open(p, m), .name = m->path, .pid = tgid};
-        struct binary *b = f.fd >= 0 ? binary_of(ut, &f) : NULL;
-        if (f.fd >= 0)
-            close(f.fd);
+        struct binary *b = NULL;
+        if (last && last->dev == m->dev && last->ino == m->ino) {
+            b = last_bin >= 0 ? &ut->bins[last_bin] : NULL;
+        } else {
+            struct file_ref f = {.fd = procmaps_open(p, m), .name = m->path, .pid = tgid};
+            b = f.fd >= 0 ? binary_of(ut, &f) : NULL;
+            if (f.fd >= 0)
+                close(f.fd);
+            last = m;
+            last_bin = b ? b - ut->bins : -1;
+        }
         pending |= b && (b->bin == BIN_BUILDING || b->bin == BIN_WAITING);
         uint64_t bias;
         if (!b || b->bin < 0 || !mapping_bias(b, m->start, m->offset, &bias))

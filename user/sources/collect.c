@@ -587,11 +587,13 @@ static void apply_csp(struct collector *c, struct pt_model *r, const struct pid_
         r->rows[i].in_phase = r->rows[i].src != UINT32_MAX && record(c, r->rows[i].src)->phase != 0;
 }
 
-/* The name of process TGID for a stack of blocker B's, copied into OUT. */
-static void comm_of(struct collector *c, int tgid, const struct blocker *b, char out[PT_MODEL_COMM])
+/* The name of process TGID for a stack of blocker B's, copied into OUT;
+ * returns the process's owner. */
+static uint32_t comm_of(struct collector *c, int tgid, const struct blocker *b, char out[PT_MODEL_COMM])
 {
     struct pm_proc *p = procmaps_get(c->sv->maps, tgid);
     snprintf(out, PT_MODEL_COMM, "%s", p->comm[0] ? p->comm : b->comm);
+    return p->uid;
 }
 
 /* Who the stacks of blocker B (slot SLOT) wait on, for the labelled outputs. */
@@ -730,7 +732,7 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
         if (!b)
             continue;
         struct pt_model_stack *ms = model_add_stack(m);
-        comm_of(c, (int)key->tgid, b, ms->root);
+        ms->uid = comm_of(c, (int)key->tgid, b, ms->root);
         ms->stack = stacks_resolve(c->stacks, key->slot, (int)key->tgid, key->stack_id);
         ms->leaf = b->cls.cls;
         stack_blocker(c, key->slot, b, ms);
@@ -952,9 +954,10 @@ static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int3
         return;
     const struct blocker *b = record(c, slot);
     char root[PT_MODEL_COMM];
-    comm_of(c, (int)tgid, b, root);
+    uint32_t uid = comm_of(c, (int)tgid, b, root);
     struct pt_model_stack who = {.leaf = retiring_class(b)};
     stack_blocker(c, slot, b, &who);
+    who.uid = uid;
     retired_add_stack(&c->retired, root, stacks_resolve(c->stacks, slot, (int)tgid, stack_id), &who,
                       v.count, v.ns, own ? v.count : 0, own ? v.ns : 0);
 }

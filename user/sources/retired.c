@@ -288,6 +288,7 @@ void retired_add_stack(struct retired *r, const char *root, const struct pt_stac
          * blockers recycled at once, and its pprof samples keep their
          * labels. */
         e->pid = who->pid;
+        e->uid = who->uid;
         e->kind = who->kind;
         e->wait = who->wait;
         e->name = *name ? strdup(name) : NULL;
@@ -386,8 +387,8 @@ void retired_fold(struct retired *r, bool (*alive)(int pid), bool shapes)
     for (int i = 0; i < r->nstacks; i++) {
         const struct pt_model_stack *e = &r->stacks[i];
         bool gone = gone_pid(&memo, e->pid, alive);
-        struct pt_model_stack who = {.leaf = e->leaf, .pid = gone ? PT_RETIRED_EXITED : e->pid, .kind = e->kind,
-                                     .wait = e->wait, .name = e->name};
+        struct pt_model_stack who = {.leaf = e->leaf, .pid = gone ? PT_RETIRED_EXITED : e->pid, .uid = e->uid,
+                                     .kind = e->kind, .wait = e->wait, .name = e->name};
         retired_add_stack(to, !gone || shapes ? e->root : "[exited]", !gone || shapes ? e->stack : &exited_stack,
                           &who, e->count, e->ns, e->own_count, e->own_ns);
     }

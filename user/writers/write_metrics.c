@@ -3,6 +3,9 @@
  * object or PID: at most METRICS_CLASSES series per process name and
  * METRICS_COMMS process names, the rest summed under class="other" and
  * comm="other", by wait time, so a fleet's series count stays bounded.
+ * A user other than root has at most METRICS_COMMS_PER_OWNER of those
+ * names: one user's 64 commands of long waits cannot push every other
+ * process into "other" (issue 39).
  *
  * Counters come from the model's stacks (waits that ended, cumulative
  * since start, recycled blockers included); gauges from its rows (threads
@@ -16,6 +19,7 @@
 
 #define METRICS_CLASSES 8
 #define METRICS_COMMS 64
+#define METRICS_COMMS_PER_OWNER 16
 #define OTHER "other"
 
 struct series {
@@ -25,6 +29,7 @@ struct series {
     bool has_csp;
     double csp;
     uint64_t comm_ns;   /* the comm's total, to rank comms */
+    uint32_t uid;       /* the owner of the heaviest process in it (PT_UID_UNKNOWN: none known) */
 };
 
 static int cmp_key(const void *pa, const void *pb)
@@ -58,6 +63,8 @@ static int merge(struct series *v, int n)
     for (int i = 0; i < n; i++) {
         if (k && cmp_key(&v[k - 1], &v[i]) == 0) {
             struct series *s = &v[k - 1];
+            if (v[i].uid != PT_UID_UNKNOWN && (v[i].ns > s->ns || s->uid == PT_UID_UNKNOWN))
+                s->uid = v[i].uid;
             s->count += v[i].count;
             s->ns += v[i].ns;
             s->parked += v[i].parked;
@@ -72,25 +79,59 @@ static int merge(struct series *v, int n)
     return k;
 }
 
-/* Folds what is past the comm and class limits into "other". */
+/* Whether one more comm of owner UID may be shown, counting it if so:
+ * root's always may; another owner's up to METRICS_COMMS_PER_OWNER. */
+static bool owner_has_room(uint32_t uid, uint32_t *owners, int *counts, int *nowners)
+{
+    if (uid == 0)
+        return true;
+    int i = 0;
+    while (i < *nowners && owners[i] != uid)
+        i++;
+    if (i == *nowners) {
+        owners[i] = uid;
+        counts[i] = 0;
+        ++*nowners;
+    }
+    return counts[i]++ < METRICS_COMMS_PER_OWNER;
+}
+
+/* Folds what is past the comm, owner and class limits into "other". */
 static int bound(struct series *v, int n)
 {
     for (int i = 0, j; i < n; i = j) {
         uint64_t total = 0;
-        for (j = i; j < n && strcmp(v[j].comm, v[i].comm) == 0; j++)
+        uint32_t uid = PT_UID_UNKNOWN;
+        uint64_t heaviest = 0;
+        for (j = i; j < n && strcmp(v[j].comm, v[i].comm) == 0; j++) {
             total += v[j].ns;
-        for (int k = i; k < j; k++)
+            if (v[j].uid != PT_UID_UNKNOWN && (uid == PT_UID_UNKNOWN || v[j].ns > heaviest)) {
+                uid = v[j].uid;
+                heaviest = v[j].ns;
+            }
+        }
+        for (int k = i; k < j; k++) {
             v[k].comm_ns = total;
+            v[k].uid = uid;
+        }
     }
     qsort(v, (size_t)n, sizeof(*v), cmp_weight);
+    /* Owners among the shown comms: at most METRICS_COMMS of them. */
+    uint32_t owners[METRICS_COMMS + 1];
+    int counts[METRICS_COMMS + 1], nowners = 0;
     int comms = 0, classes = 0;
+    bool shown = false;
     for (int i = 0; i < n; i++) {
         bool new_comm = !i || strcmp(v[i].comm, v[i - 1].comm) != 0;
-        comms += new_comm;
-        classes = new_comm ? 1 : classes + 1;
-        if (comms > METRICS_COMMS)
+        if (new_comm) {
+            shown = comms < METRICS_COMMS && owner_has_room(v[i].uid, owners, counts, &nowners);
+            comms += shown;
+            classes = 0;
+        }
+        classes++;
+        if (!shown)
             v[i].comm = OTHER;
-        if (classes > METRICS_CLASSES || comms > METRICS_COMMS)
+        if (classes > METRICS_CLASSES || !shown)
             v[i].cls = OTHER;
     }
     return merge(v, n);
@@ -141,12 +182,13 @@ int write_metrics(FILE *f, const struct pt_model *m, const struct pt_write_opts 
         const struct pt_model_stack *s = &m->stacks[i];
         if (s->count)
             v[n++] = (struct series){.comm = s->root, .kind = s->kind ? s->kind : "futex", .cls = s->leaf,
-                                     .wait = s->wait, .count = s->count, .ns = s->ns};
+                                     .wait = s->wait, .count = s->count, .ns = s->ns, .uid = s->uid};
     }
     for (int i = 0; i < m->nrows; i++) {
         const struct pt_row *r = &m->rows[i];
         v[n++] = (struct series){.comm = r->comm, .kind = r->kind, .cls = r->cls, .wait = r->wait,
-                                 .parked = r->fig.parked_now, .has_csp = r->has_csp, .csp = r->csp};
+                                 .parked = r->fig.parked_now, .has_csp = r->has_csp, .csp = r->csp,
+                                 .uid = PT_UID_UNKNOWN};
     }
     n = bound(v, merge(v, n));
 

@@ -15,13 +15,19 @@ import jdk.jfr.consumer.RecordingFile;
  * window, as parktrace charges a wait to a window, counted apart when it
  * was already under way at the window's start. Read with JFR's own consumer API (`jfr print --json` of a busy
  * recording is hundreds of megabytes). One line per kind and class:
- *   kind<TAB>class<TAB>count<TAB>ns<TAB>count_before<TAB>ns_before
+ *   kind<TAB>class<TAB>count<TAB>ns<TAB>count_before<TAB>ns_before<TAB>quick
+ * where quick is how many of the waits begun in the window lasted under
+ * QUICK_NS: calls that never blocked (a park that found its permit).
  * (without a window, every event is in count/ns and the _before columns
  * are 0). A JavaMonitorWait's duration runs to its return from
  * Object.wait, so it includes re-entering the monitor after the notify.
  * usage: java JfrWaits.java RECORDING [WINDOW_START_EPOCH_NS WINDOW_END_EPOCH_NS]
  */
 public class JfrWaits {
+    /* A park that blocks takes a futex sleep and a waking, several us; one
+     * that finds its permit returns in a few hundred ns. */
+    static final long QUICK_NS = 2000;
+
     static long ns(Instant t) {
         return t.getEpochSecond() * 1_000_000_000L + t.getNano();
     }
@@ -56,15 +62,17 @@ public class JfrWaits {
                 long clipped = Math.min(t, w1) - Math.max(s, w0);
                 RecordedClass c = e.getValue(field);
                 String name = c == null ? "<no blocker>" : c.getName();
-                long[] v = by.computeIfAbsent(kind + "\t" + name, k -> new long[4]);
+                long[] v = by.computeIfAbsent(kind + "\t" + name, k -> new long[5]);
                 int at = s >= w0 ? 0 : 2;
                 v[at] += 1;
                 v[at + 1] += clipped;
+                if (at == 0 && t - s < QUICK_NS)
+                    v[4] += 1;
             }
         }
         for (Map.Entry<String, long[]> c : by.entrySet()) {
             long[] v = c.getValue();
-            System.out.println(c.getKey() + "\t" + v[0] + "\t" + v[1] + "\t" + v[2] + "\t" + v[3]);
+            System.out.println(c.getKey() + "\t" + v[0] + "\t" + v[1] + "\t" + v[2] + "\t" + v[3] + "\t" + v[4]);
         }
     }
 }
