@@ -106,7 +106,6 @@ struct pt_model_phase {
 /* One waiter call path on one blocker, with its weights: a collapsed line. */
 struct pt_model_stack {
     char root[PT_MODEL_COMM];     /* the waiter's process */
-    uint32_t uid;                 /* and its owner (effective uid), or PT_UID_UNKNOWN */
     const struct pt_stack *stack;
     const char *leaf;             /* the blocker's class */
     uint64_t count, ns;           /* every wait on this path */
@@ -119,6 +118,7 @@ struct pt_model_stack {
     bool wait;
     const char *name;
     char id[24];
+    uint32_t uid;                 /* the waiter's process's owner (effective uid), or PT_UID_UNKNOWN */
 };
 
 /* Waits on one waiter call path ended by one waker call path. They are
