@@ -12,7 +12,6 @@
 
 #include "debug_file.h"
 #include "foreign_elf.h"
-#include "monotonic.h"
 
 /* Symbol memory a run keeps (symbols and names); past it, the symbols of
  * the file used longest ago are dropped and read again if it is needed
@@ -226,30 +225,17 @@ static void read_loads(struct elf_file *ef, Elf *elf)
     }
 }
 
-static struct elf_file *find_file(const struct elfsyms *es, const struct stat *st)
+static struct elf_file *find_file(const struct elfsyms *es, const struct file_id *id)
 {
     for (size_t i = 0; i < es->nfiles; i++)
-        if (es->files[i]->dev == st->st_dev && es->files[i]->ino == st->st_ino)
+        if (file_id_same_inode(&es->files[i]->id, id))
             return es->files[i];
     return NULL;
 }
 
-static void set_identity(struct elf_file *ef, const struct stat *st)
-{
-    ef->size = (uint64_t)st->st_size;
-    ef->mtime_ns = timespec_ns(st->st_mtim);
-    ef->ctime_ns = timespec_ns(st->st_ctim);
-}
-
-static bool same_contents(const struct elf_file *ef, const struct stat *st)
-{
-    return ef->size == (uint64_t)st->st_size && ef->mtime_ns == timespec_ns(st->st_mtim) &&
-           ef->ctime_ns == timespec_ns(st->st_ctim);
-}
-
 /* EF's inode now holds other contents: what was read of it goes, and it is
  * read again as a new file, in the same elf_file (callers keep pointers). */
-static void forget_contents(struct elf_file *ef, const struct stat *st, Elf *elf)
+static void forget_contents(struct elf_file *ef, const struct file_id *id, Elf *elf)
 {
     free_symbols(ef);
     free(ef->loads);
@@ -259,10 +245,10 @@ static void forget_contents(struct elf_file *ef, const struct stat *st, Elf *elf
     GElf_Ehdr eh;
     ef->is_dyn = gelf_getehdr(elf, &eh) && eh.e_type == ET_DYN;
     read_loads(ef, elf);
-    set_identity(ef, st);
+    ef->id = *id;
 }
 
-static struct elf_file *new_file(struct elfsyms *es, const struct stat *st, const char *name, Elf *elf)
+static struct elf_file *new_file(struct elfsyms *es, const struct file_id *id, const char *name, Elf *elf)
 {
     if (es->nfiles == es->capfiles) {
         size_t cap = es->capfiles ? es->capfiles * 2 : 256;
@@ -279,9 +265,7 @@ static struct elf_file *new_file(struct elfsyms *es, const struct stat *st, cons
         return NULL;
     }
     ef->owner = es;
-    ef->dev = st->st_dev;
-    ef->ino = st->st_ino;
-    set_identity(ef, st);
+    ef->id = *id;
     ef->path = strdup(name ? name : "");
     ef->is_dyn = eh.e_type == ET_DYN;
     read_loads(ef, elf);
@@ -294,8 +278,9 @@ struct elf_file *elfsyms_get(struct elfsyms *es, const struct file_ref *f)
     struct stat st;
     if (fstat(f->fd, &st) || !S_ISREG(st.st_mode))
         return NULL;
-    struct elf_file *ef = find_file(es, &st);
-    bool changed = ef && !same_contents(ef, &st);
+    struct file_id id = file_id_of(&st);
+    struct elf_file *ef = find_file(es, &id);
+    bool changed = ef && !file_id_equal(&ef->id, &id);
     if (ef && !ef->evicted && !changed)
         return ef;
     Elf *elf = foreign_elf_begin(f->fd);
@@ -304,8 +289,8 @@ struct elf_file *elfsyms_get(struct elfsyms *es, const struct file_ref *f)
         return changed ? NULL : ef;
     }
     if (changed)
-        forget_contents(ef, &st, elf);
-    if (ef || (ef = new_file(es, &st, f->name, elf)))
+        forget_contents(ef, &id, elf);
+    if (ef || (ef = new_file(es, &id, f->name, elf)))
         read_symbols(ef, elf, f);
     elf_end(elf);
     return ef;

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "file_id.h"
+
 struct elf_sym {
     uint64_t addr;
     uint64_t size;
@@ -22,12 +24,9 @@ struct elfsyms;
 
 struct elf_file {
     struct elfsyms *owner;    /* whose budget its symbols count in */
-    /* The file: its inode, and what changes when it is written or the
-     * inode is reused by another file (a user can rewrite a library in
-     * place, or delete it and have its inode given to a new one). */
-    dev_t dev;
-    ino_t ino;
-    uint64_t size, mtime_ns, ctime_ns;
+    /* The file (a user can rewrite a library in place, or delete it and
+     * have its inode given to a new one). */
+    struct file_id id;
     char *path;
     bool is_dyn;
     struct elf_load *loads;

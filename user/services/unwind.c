@@ -41,7 +41,7 @@ struct unwinder {
     uint64_t reports;         /* processes reported to libdwfl so far (elf_file.reported) */
     /* Sealed copies of files other users can change, by file (the least
      * recently used first out; dwfls keep their own descriptors). */
-    struct module_copy { const struct elf_file *ef; uint64_t size, mtime_ns, used; int fd; } copies[MAX_COPIES];
+    struct module_copy { const struct elf_file *ef; struct file_id id; uint64_t bytes, used; int fd; } copies[MAX_COPIES];
     int ncopies;
     uint64_t copies_bytes, copy_clock;
 };
@@ -143,7 +143,7 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 static void drop_copy(struct unwinder *u, int i)
 {
     close(u->copies[i].fd);
-    u->copies_bytes -= u->copies[i].size;
+    u->copies_bytes -= u->copies[i].bytes;
     u->copies[i] = u->copies[--u->ncopies];
 }
 
@@ -160,7 +160,7 @@ static int module_fd(struct unwinder *u, const struct elf_file *ef, int fd)
     int i = 0;
     while (i < u->ncopies && u->copies[i].ef != ef)
         i++;
-    if (i < u->ncopies && (u->copies[i].size != ef->size || u->copies[i].mtime_ns != ef->mtime_ns)) {
+    if (i < u->ncopies && !file_id_equal(&u->copies[i].id, &ef->id)) {
         drop_copy(u, i);      /* the file changed since */
         i = u->ncopies;
     }
@@ -179,7 +179,7 @@ static int module_fd(struct unwinder *u, const struct elf_file *ef, int fd)
             drop_copy(u, old);
         }
         i = u->ncopies++;
-        u->copies[i] = (struct module_copy){.ef = ef, .size = ef->size, .mtime_ns = ef->mtime_ns, .fd = copy};
+        u->copies[i] = (struct module_copy){.ef = ef, .id = ef->id, .bytes = (uint64_t)st.st_size, .fd = copy};
         u->copies_bytes += (uint64_t)st.st_size;
     }
     close(fd);

@@ -17,6 +17,7 @@
 
 #include "../bpf/parktrace.h"
 #include "build_id.h"
+#include "file_id.h"
 #include "foreign_elf.h"
 #include "monotonic.h"
 #include "procmaps.h"
@@ -32,7 +33,7 @@
 
 /* A binary, known by its file identity. */
 struct binary {
-    uint64_t dev, ino, size, mtime_ns, ctime_ns;   /* a file rewritten or its inode reused is another */
+    struct file_id id;        /* a file rewritten or its inode reused is another */
     uid_t owner;              /* the file's owner, whose share a child's build counts in */
     int bin;
     size_t bytes;             /* its table in the kernel */
@@ -215,12 +216,16 @@ static int publish_rows_table(struct unwind_tables *ut, struct binary *b, uint64
     return bin;
 }
 
+/* Publishes ROWS (freed) as B's table, kept in the on-disk cache too when
+ * B has a key (a binary only root can have written). */
 static int publish_rows(struct unwind_tables *ut, struct binary *b, struct unwind_rows *rows)
 {
     size_t n = 0;
     uint64_t *table = unwind_rows_table(rows, &n);
     size_t nrows = rows->n;
     unwind_rows_free(rows);
+    if (table && b->key_len)
+        unwind_cache_store(ut->cache, b->key, b->key_len, table, n, nrows);
     return publish_rows_table(ut, b, table, n, nrows);
 }
 
@@ -249,14 +254,7 @@ static int trusted_table(struct unwind_tables *ut, const struct file_ref *f, str
     if (table)
         return publish_rows_table(ut, b, table, n, nrows);
     struct unwind_rows rows;
-    if (unwind_rows_build_ref(f, &rows))
-        return BIN_NONE;
-    table = unwind_rows_table(&rows, &n);
-    nrows = rows.n;
-    unwind_rows_free(&rows);
-    if (table && b->key_len)
-        unwind_cache_store(ut->cache, b->key, b->key_len, table, n, nrows);
-    return publish_rows_table(ut, b, table, n, nrows);
+    return unwind_rows_build_ref(f, &rows) ? BIN_NONE : publish_rows(ut, b, &rows);
 }
 
 /* OWNER's share, its build time given back to up to now; NULL when
@@ -330,10 +328,10 @@ static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref 
     struct stat st;
     if (fstat(f->fd, &st))
         return NULL;
+    struct file_id id = file_id_of(&st);
     for (size_t i = 0; i < ut->nbins; i++) {
         struct binary *o = &ut->bins[i];
-        if (o->dev == st.st_dev && o->ino == st.st_ino && o->size == (uint64_t)st.st_size &&
-            o->mtime_ns == timespec_ns(st.st_mtim) && o->ctime_ns == timespec_ns(st.st_ctim)) {
+        if (file_id_equal(&o->id, &id)) {
             if (o->bin == BIN_WAITING && (o->bin = start_build(ut, f, i)) == BIN_NONE)
                 count_outcome(ut, o);
             return o;
@@ -350,9 +348,7 @@ static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref 
         ut->capbins = cap;
     }
     struct binary *b = &ut->bins[ut->nbins++];
-    *b = (struct binary){.dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t)st.st_size,
-                         .mtime_ns = timespec_ns(st.st_mtim), .ctime_ns = timespec_ns(st.st_ctim),
-                         .owner = st.st_uid, .bin = BIN_NONE};
+    *b = (struct binary){.id = id, .owner = st.st_uid, .bin = BIN_NONE};
     const char *slash = strrchr(f->name, '/');
     snprintf(b->name, sizeof(b->name), "%.63s", slash ? slash + 1 : f->name);
     double t0 = now_s();
