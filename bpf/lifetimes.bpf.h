@@ -5,8 +5,9 @@
  * Included by parktrace.bpf.c after slots and stacks, before sched.
  *
  * Owns: the maps execs (new programs for user space), procs (alive and idle
- * time per registered process), uncounted (threads left out of it); the
- * global procs_gen; idle_sleep_begin, idle_sleep_end; the programs
+ * time per registered process), uncounted (threads left out of it),
+ * unwatched_life (threads that waited and died before their process was
+ * registered); the globals procs_gen, run_start_ns; idle_sleep_begin, idle_sleep_end; the programs
  * exec_seen, exec_unwind, exec_forget_park, thread_exit, thread_fork.
  *
  * Shared: deletes from unwind_procs and unwind_asked (unwind.bpf.h); adds to
@@ -71,6 +72,23 @@ struct {
     __type(key, __u32);
     __type(value, __u8);
 } uncounted SEC(".maps");
+
+/* Thread time lived since the run's start by threads that waited and then
+ * died before user space registered their process (system-wide, a process
+ * is registered at its first blocker's naming, a tick later or more): their
+ * waits are counted, so their lives must be too, or a process is charged
+ * more waiting than its threads lived. Taken by user space as it registers
+ * the process; let go at the process's end. */
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 4096);
+    __type(key, __u32);
+    __type(value, __u64);
+} unwatched_life SEC(".maps");
+
+/* When the run started (CLOCK_MONOTONIC, set by user space before it
+ * attaches): a life is counted from it at the earliest. */
+__u64 run_start_ns = 0;
 
 /* Bumped by user space whenever it adds a process to procs or a thread to
  * uncounted: a thread reads whether its sleeps count once per change, not
@@ -147,15 +165,27 @@ int BPF_PROG(thread_exit, struct task_struct *p)
         }
         if (filter_tgids)
             bpf_map_delete_elem(&traced, &tgid);
+        bpf_map_delete_elem(&unwatched_life, &tgid);
     }
     struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
     if (pr && bpf_map_lookup_elem(&uncounted, &tid)) {
         bpf_map_delete_elem(&uncounted, &tid);
-        pr = NULL;
+        return 0;
     }
     if (pr) {
         __sync_fetch_and_add(&pr->deaths_ns, now);
         __sync_fetch_and_add(&pr->threads, -1);
+    } else if (w && w->last_slot[0] && BPF_CORE_READ(p, signal, live.counter)) {
+        __u64 born = p->start_time, from = born > run_start_ns ? born : run_start_ns;
+        __u64 life = now > from ? now - from : 0;
+        __u64 zero = 0, *sum = bpf_map_lookup_elem(&unwatched_life, &tgid);
+        if (!sum) {
+            /* Another of its threads may be making the entry too. */
+            bpf_map_update_elem(&unwatched_life, &tgid, &zero, BPF_NOEXIST);
+            sum = bpf_map_lookup_elem(&unwatched_life, &tgid);
+        }
+        if (sum)
+            __sync_fetch_and_add(sum, life);
     }
     return 0;
 }

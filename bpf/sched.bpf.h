@@ -192,7 +192,21 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
     __u64 uaddr;
     bool private, timed;
     __u32 idx;
-    if (preempt || !(prev_state & TASK_INTERRUPTIBLE) || !tgid_traced(prev->tgid) || (prev->flags & PF_KTHREAD))
+    if (prev->flags & PF_KTHREAD)
+        return 0;
+    if (preempt || !(prev_state & TASK_INTERRUPTIBLE)) {
+        /* Switched out running (or into a disk sleep) with a wait open:
+         * the switch in that ended it never reached us. Ended here from
+         * the CPU time it ran since; left open, the next switch in would
+         * end it, the time it was kept off the CPU counted as waiting (a
+         * likely cause of a CI run's stuck wait charged 3.4 ms over its
+         * own timing). No record, no cost: only traced threads have one. */
+        w = bpf_task_storage_get(&waits, prev, 0, 0);
+        if (w && (w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) == PT_WAIT_ACTIVE)
+            end_stale_wait(w, prev, now ? now : bpf_ktime_get_ns());
+        return 0;
+    }
+    if (!tgid_traced(prev->tgid))
         return 0;
     w = bpf_task_storage_get(&waits, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!w) {

@@ -20,6 +20,7 @@ from test_futex import known_gap  # noqa: E402
 del TESTS[_own:]
 
 MW = os.path.join(BUILD, "workloads", "metric_waits")
+ST = os.path.join(BUILD, "workloads", "short_threads")
 MS = os.path.join(BUILD, "workloads", "many_stacks")
 IW = os.path.join(BUILD, "workloads", "interrupted_waits")
 
@@ -87,6 +88,36 @@ def report_end_ns(r):
     """A report's time (RFC 3339, milliseconds) in ns since the epoch."""
     t = datetime.fromisoformat(r["time"].replace("Z", "+00:00"))
     return int(round(t.timestamp() * 1000)) * 1000000
+
+
+@test
+def threads_dead_before_their_process_is_found_keep_their_lives():
+    """System-wide, a process's threads' life is counted from when its
+    first blocker is named, a tick or more after its first wait; threads
+    that waited and died before then had their waits counted and not
+    their lives (a JVM found under load so waited longer than its threads
+    lived). Sixteen threads wait 20 ms on a timed condition and exit, and
+    the main thread joins them and rests 300 ms, three times: each
+    process lived at least what its threads timed of themselves, and
+    waited no longer than it lived."""
+    import subprocess
+    pt = start_pt_ready(["-d", "4", "--top", "0"])
+    runs = []
+    for _ in range(3):
+        w = subprocess.run([ST], capture_output=True, text=True, timeout=30)
+        check(w.returncode == 0, f"short_threads exited {w.returncode}: {w.stderr.strip()}")
+        runs.append(json.loads(w.stdout))
+    reports, _ = finish_pt(pt)
+    final = final_of(reports)
+    for wl in runs:
+        procs = [p for p in final["processes"] if p["pid"] == wl["pid"]]
+        check(procs, f"no process entry for short_threads {wl['pid']}")
+        known = wl["thread_lives_ns"] + wl["main_ns"]
+        check(procs[0]["lived_ns"] >= 0.95 * known,
+              f"short_threads {wl['pid']}: threads lived {procs[0]['lived_ns']} ns by parktrace, {known} ns "
+              f"as they timed themselves")
+        check(procs[0]["thread_time_ns"] <= procs[0]["lived_ns"],
+              f"short_threads {wl['pid']}: waited {procs[0]['thread_time_ns']} ns, lived {procs[0]['lived_ns']} ns")
 
 
 @test

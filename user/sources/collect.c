@@ -60,7 +60,8 @@ void collector_init(struct collector *c, struct tracer *t, struct pt_services *s
     clock_gettime(CLOCK_REALTIME, &c->start_wall);
     c->window_wall = c->start_wall;
     c->cpu_start_ns = c->cpu_window_ns = process_cpu_ns();
-    csp_init(&c->csp, t->procs_fd, tracer_procs_gen(t), c->start_ns);
+    tracer_set_run_start(t, c->start_ns);
+    csp_init(&c->csp, t->procs_fd, t->unwatched_life_fd, tracer_procs_gen(t), c->start_ns);
 }
 
 static bool slot_valid(const struct pt_slot *s)
@@ -436,6 +437,39 @@ static void roll_window(struct collector *c, uint32_t nused, uint64_t now)
     tracer_start_window(c->t, now);
 }
 
+/* A slot's counters as a report's first pass read them. */
+struct slot_read {
+    uint32_t slot;
+    int hist_slots;
+    struct pt_counters cur;
+};
+
+/* Reads every valid slot below NUSED into C->reads, at most ROOM, and
+ * returns how many. All are read before any row is named (naming a new
+ * blocker can read symbol files for milliseconds, more on a loaded CPU):
+ * read one by one between namings, a JVM's waits under way were counted
+ * milliseconds past NOW, where its threads' life stops, and a starting
+ * JVM waited 7% longer than its threads lived in one 100 ms window. */
+static uint32_t read_slots(struct collector *c, uint32_t nused, uint32_t room, uint64_t now)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nused && n < room; i++) {
+        const struct pt_slot *s = &c->t->slots[i];
+        if (!slot_valid(s))
+            continue;
+        struct slot_read *rd = &c->reads[n++];
+        rd->slot = i;
+        /* A slot above the longest wait so far has never been counted in:
+         * at 10 000 blockers a second, the histograms were most of the
+         * memory a report read and wrote. The maximum is raised before
+         * the slot is counted, and a count missed as it is raised stays
+         * in the next window (PREV keeps the slot's older count). */
+        rd->hist_slots = metrics_hist_used(__atomic_load_n(&s->max_ns, __ATOMIC_ACQUIRE));
+        snapshot(s, now, rd->hist_slots, &rd->cur);
+    }
+    return n;
+}
+
 /* Makes the reused buffers hold N rows. */
 static void *realloc_or_die(void *p, size_t n)
 {
@@ -459,6 +493,7 @@ static void reserve_rows(struct collector *c, uint32_t n)
     if (cap <= c->rows_cap && (c->rows_cap <= 4096 || c->rows_cap < 4 * cap))
         return;
     c->rows = realloc_or_die(c->rows, cap * sizeof(*c->rows));
+    c->reads = realloc_or_die(c->reads, cap * sizeof(*c->reads));
     c->sorted = realloc_or_die(c->sorted, cap * sizeof(*c->sorted));
     c->order = realloc_or_die(c->order, cap * sizeof(*c->order));
     c->rows_cap = cap;
@@ -1249,6 +1284,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     uint32_t room = c->occupied + (uint32_t)c->retired.n + 1 + 256;
     reserve_rows(c, room);
     reserve_top(c, nused);
+    const uint32_t nread = read_slots(c, nused, room - (uint32_t)c->retired.n - 1, now);
     r->rows = c->rows;
     r->window_ns = now - (interval ? c->window_start : c->start_ns);
     r->sees_fast_parks = c->o->probes == PT_PROBES_UPROBES;
@@ -1276,19 +1312,12 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     wakers_top(&wk, c->stacks, nused, top);
     wakers_free(&wk);
 
-    for (uint32_t i = 0; i < nused; i++) {
+    for (uint32_t k = 0; k < nread; k++) {
+        const uint32_t i = c->reads[k].slot;
         const struct pt_slot *s = &c->t->slots[i];
-        if (!slot_valid(s))
-            continue;
         struct blocker *b = record(c, i);
-        struct pt_counters cur;
-        /* A slot above the longest wait so far has never been counted in:
-         * at 10 000 blockers a second, the histograms were most of the
-         * memory a report read and wrote. The maximum is raised before
-         * the slot is counted, and a count missed as it is raised stays
-         * in the next window (PREV keeps the slot's older count). */
-        int hist_slots = metrics_hist_used(__atomic_load_n(&s->max_ns, __ATOMIC_ACQUIRE));
-        snapshot(s, now, hist_slots, &cur);
+        const struct pt_counters *cur = &c->reads[k].cur;
+        const int hist_slots = c->reads[k].hist_slots;
         struct pt_window_extra extra;
         if (interval)
             extra = (struct pt_window_extra){s->peak_win, s->max_win_ns, s->threads_win,
@@ -1305,9 +1334,9 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         /* A blocker's counters start at zero, so a new one's window starts
          * from zero at the window's start. */
         b->prev.t = c->window_start;
-        metrics_window(interval ? &b->prev : &zero, &cur, &extra, hist_slots, &row->fig);
+        metrics_window(interval ? &b->prev : &zero, cur, &extra, hist_slots, &row->fig);
         if (interval)
-            advance(&b->prev, &cur, hist_slots);
+            advance(&b->prev, cur, hist_slots);
         if (!row->fig.parks && !row->fig.thread_time_ns && !row->fig.parked_now && !row->fig.fast_parks)
             continue;
         r->totals.waits += row->fig.parks;
@@ -1320,7 +1349,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
         pid_sum_add(&waited, b->pid, row->fig.thread_time_ns);
         if (b->cls.wait)
             pid_sum_add(&idle, b->pid, row->fig.thread_time_ns);
-        if (cur.parks < c->o->print_threshold) {
+        if (cur->parks < c->o->print_threshold) {
             row->objects = 1;
             rest_add(&r->totals.rest, row);
             continue;
@@ -1430,6 +1459,7 @@ void collector_free(struct collector *c)
     map_dump_free(&c->scratch2);
     stack_weights_free(&c->weights);
     free(c->rows);
+    free(c->reads);
     free(c->sorted);
     free(c->order);
     free(c->top);

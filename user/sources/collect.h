@@ -66,6 +66,9 @@ struct collector {
     struct pt_row **order;
     struct waker_entry *top;
     uint32_t rows_cap, top_cap;
+    /* The slots as read at a report's start, before any is named (their
+     * rows' capacity, rows_cap). */
+    struct slot_read *reads;
     struct pt_model model;     /* the last report's */
     /* Slots recycled (metrics.md, "Blockers that come and go"): per slot 0,
      * or unpublished (1, since retiring_since[]) or being retired (2). */

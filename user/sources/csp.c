@@ -13,10 +13,11 @@
 #include "../bpf/parktrace.h"
 #include "procstatus.h"
 
-void csp_init(struct csp *c, int procs_fd, volatile uint32_t *procs_gen, uint64_t run_start)
+void csp_init(struct csp *c, int procs_fd, int unwatched_fd, volatile uint32_t *procs_gen, uint64_t run_start)
 {
     memset(c, 0, sizeof(*c));
     c->fd = procs_fd;
+    c->unwatched_fd = unwatched_fd;
     c->gen = procs_gen;
     c->run_start = run_start;
     c->p = calloc(CSP_MAX_PROCS, sizeof(*c->p));
@@ -158,6 +159,11 @@ void csp_watch(struct csp *c, int pid, uint64_t now)
      * Threads that died meanwhile were not listed: their share is the
      * listed threads' average. */
     p->before_ns = n <= 0 ? 0 : n > listed ? (uint64_t)((double)before_ns * (double)n / (double)listed) : before_ns;
+    /* Threads that waited and died before now were not listed; the kernel
+     * kept their lives (the entry is made, so later deaths count there). */
+    uint64_t died_ns;
+    if (bpf_map_lookup_and_delete_elem(c->unwatched_fd, &key, &died_ns) == 0)
+        p->before_ns += died_ns;
     p->window_alive = p->window_sleep = 0;
     /* Its threads read procs again at their next sleep. */
     if (c->gen)

@@ -27,6 +27,7 @@ struct csp_proc {
 
 struct csp {
     int fd;                  /* the kernel's procs map */
+    int unwatched_fd;        /* its unwatched_life: lives of threads that waited and died unwatched */
     volatile uint32_t *gen;  /* the kernel's procs_gen: bumped at each new entry */
     uint64_t run_start;
     struct csp_proc *p;
@@ -44,7 +45,8 @@ struct csp {
     } memo[CSP_MEMO];
 };
 
-void csp_init(struct csp *c, int procs_fd, volatile uint32_t *procs_gen, uint64_t run_start);
+/* PROCS_FD and UNWATCHED_FD: the kernel's procs and unwatched_life maps. */
+void csp_init(struct csp *c, int procs_fd, int unwatched_fd, volatile uint32_t *procs_gen, uint64_t run_start);
 
 /* Starts counting process PID's alive thread time; its threads now count as
  * born at NOW, and the time since the run started as spent with as many. */

@@ -168,6 +168,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->execs_fd = bpf_map__fd(skel->maps.execs);
     t->procs_fd = bpf_map__fd(skel->maps.procs);
     t->uncounted_fd = bpf_map__fd(skel->maps.uncounted);
+    t->unwatched_life_fd = bpf_map__fd(skel->maps.unwatched_life);
     for (int i = 0; i < o->npids; i++)
         tracer_add_pid(t, o->pids[i]);
 
@@ -243,6 +244,11 @@ void tracer_hot_counts(const struct tracer *t, struct pt_hot_counts *sum)
                 ((__u64 *)sum)[i] += ((const __u64 *)&per[c])[i];
     }
     free(per);
+}
+
+void tracer_set_run_start(struct tracer *t, uint64_t now)
+{
+    __atomic_store_n(&t->skel->bss->run_start_ns, now, __ATOMIC_RELEASE);
 }
 
 void tracer_start_window(struct tracer *t, uint64_t now)

@@ -35,7 +35,7 @@ struct tracer {
     int njvm_files;
     struct ring_buffer *sample_ready;   /* new stack samples, to unwind at once */
     const struct tracer_ready *on_ready;   /* while draining it */
-    int procs_fd, uncounted_fd;
+    int procs_fd, uncounted_fd, unwatched_life_fd;
     int ustacks_fd;                     /* kernel-unwound stacks by id */
     int unwind_bins_fd, unwind_procs_fd; /* the CFI unwind tables (--unwind cfi) */
     bool idle_sleeps;                   /* sched_switch measures idle sleeps (CSP's working time) */
@@ -73,6 +73,8 @@ uint64_t tracer_drop(const struct tracer *t, int which);
  * cannot be read). */
 void tracer_hot_counts(const struct tracer *t, struct pt_hot_counts *sum);
 /* Starts a new window at NOW for the kernel's per-window thread counting. */
+/* The run's start (CLOCK_MONOTONIC), from which the kernel counts lives. */
+void tracer_set_run_start(struct tracer *t, uint64_t now);
 void tracer_start_window(struct tracer *t, uint64_t now);
 
 /* Puts the JVM's uprobes on the libjvm open at FD (LIBJVM is its path, for
