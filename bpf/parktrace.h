@@ -453,6 +453,7 @@ enum pt_drop {
     PT_DROP_STACKS,         /* stack map full or collision */
     PT_DROP_SAMPLES,        /* stack sample table full */
     PT_DROP_EXECS,          /* exec queue full: a new JVM may be found late */
+    PT_DROP_LIVES,          /* unwatched_life full: a thread's life before its process was watched */
     PT_DROP_COUNT
 };
 

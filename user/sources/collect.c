@@ -1420,7 +1420,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     for (int i = 0; i < PT_DROP_COUNT; i++)
         drops[i] = tracer_drop(c->t, i);
     r->totals.dropped_events = drops[PT_DROP_BLOCKERS] + drops[PT_DROP_WAITING] + drops[PT_DROP_THREADS] +
-                               drops[PT_DROP_STACKAGG] + drops[PT_DROP_EXECS];
+                               drops[PT_DROP_STACKAGG] + drops[PT_DROP_EXECS] + drops[PT_DROP_LIVES];
     r->totals.dropped_stacks = drops[PT_DROP_STACKS] + drops[PT_DROP_SAMPLES] + stacks_lost(c->stacks);
     /* The table, 65 536 buckets whatever it holds, is read only when the
      * kernel has made entries since the last tally. */

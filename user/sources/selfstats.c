@@ -120,10 +120,10 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
     size_t st_entries, st_templates, st_bytes, procs, procs_bytes;
     stacks_usage(stacks, &st_entries, &st_templates, &st_bytes);
     procmaps_usage(sv->maps, &procs, &procs_bytes);
-    fprintf(f, "parktrace: self unwind_over_budget=%zu unwind_owner_refused=%zu symbol_kb=%zu symbols_evicted=%zu bpf_maps_kb=%lu"
+    fprintf(f, "parktrace: self unwind_over_budget=%zu unwind_owner_refused=%zu unwind_evicted=%zu symbol_kb=%zu symbols_evicted=%zu bpf_maps_kb=%lu"
                " stack_entries=%zu stack_templates=%zu stack_templates_trimmed=%" PRIu64
                " stack_templates_compact=%d stack_kb=%zu procmaps=%zu procmaps_kb=%zu\n",
-            u.over_budget, u.owner_refused, sym_bytes / 1024, sym_evicted, maps_kb(t), st_entries, st_templates,
+            u.over_budget, u.owner_refused, u.evicted, sym_bytes / 1024, sym_evicted, maps_kb(t), st_entries, st_templates,
             stacks_templates_trimmed(stacks), stacks_templates_compact(stacks), st_bytes / 1024, procs,
             procs_bytes / 1024);
     /* What dropped_events and dropped_stacks are made of, and the waits
@@ -131,7 +131,7 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
     static const char *const drop_names[PT_DROP_COUNT] = {
         [PT_DROP_BLOCKERS] = "blockers", [PT_DROP_WAITING] = "waiting", [PT_DROP_THREADS] = "threads",
         [PT_DROP_STACKAGG] = "stack_entries", [PT_DROP_STACKS] = "stacks", [PT_DROP_SAMPLES] = "samples",
-        [PT_DROP_EXECS] = "execs",
+        [PT_DROP_EXECS] = "execs", [PT_DROP_LIVES] = "lives",
     };
     fprintf(f, "parktrace: self");
     for (int i = 0; i < PT_DROP_COUNT; i++)
