@@ -185,13 +185,25 @@ static void loop(struct run *r, int sfd, int tfd)
     uint64_t start = r->c.start_ns, next_report = start + r->o.interval_ns;
     uint64_t next_serve = start + LISTEN_EVERY_NS;
     /* The live view's keys last: -1 (ignored by poll) when it reads none. */
-    struct pollfd fds[4] = {{.fd = sfd, .events = POLLIN}, {.fd = tfd, .events = POLLIN},
-                            {.fd = tracer_sample_ready_fd(&r->t), .events = POLLIN}, {.fd = -1, .events = POLLIN}};
+    /* Then the unwind table builds under way. */
+    struct pollfd fds[4 + UNWIND_BUILDS] = {{.fd = sfd, .events = POLLIN}, {.fd = tfd, .events = POLLIN},
+                                            {.fd = tracer_sample_ready_fd(&r->t), .events = POLLIN},
+                                            {.fd = -1, .events = POLLIN}, {.fd = -1, .events = POLLIN},
+                                            {.fd = -1, .events = POLLIN}};
+    int builds[UNWIND_BUILDS];
 
     for (;;) {
         fds[3].fd = r->live ? r->lv.key_fd : -1;
-        if (poll(fds, 4, -1) < 0 && errno != EINTR)
+        unwind_tables_build_fds(r->sv.tables, builds);
+        bool built = false;
+        for (int k = 0; k < UNWIND_BUILDS; k++)
+            fds[4 + k].fd = builds[k];
+        if (poll(fds, 4 + UNWIND_BUILDS, -1) < 0 && errno != EINTR)
             return;
+        for (int k = 0; k < UNWIND_BUILDS; k++)
+            built |= fds[4 + k].fd >= 0 && (fds[4 + k].revents & (POLLIN | POLLHUP | POLLERR));
+        if (built)
+            unwind_tables_poll(r->sv.tables);
         if (fds[3].revents & (POLLIN | POLLHUP | POLLERR) && !live_keys(&r->lv)) {
             /* q stops the run as Ctrl-C does, which interrupts COMMAND too. */
             if (r->child > 0)

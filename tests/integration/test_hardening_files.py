@@ -661,6 +661,36 @@ def a_users_slow_call_frames_hold_up_no_report():
     check(self_stat(p.stderr, "unwind_owner_refused") >= 1, f"nobody's slow libraries were all built: {unwind}")
 
 
+@test
+def a_users_tables_of_exited_programs_make_room():
+    """Issue 39: the kernel's unwind tables were never let go, so a long
+    run's short-lived programs filled them for good (root's 4096, or a
+    user's share of 512) and later binaries went without. Ten of nobody's
+    programs, one after another, each map 60 libraries of their own (600
+    files, a table each) and exit: the tables of the programs that exited
+    are let go, and no library is refused."""
+    d = trap_dir()
+    first = os.path.join(d, "tiny0.so")
+    slow_cfi_lib(first, 2)
+    libs = [first]
+    for i in range(1, 600):       # the same code, other files: each is built
+        libs.append(os.path.join(d, f"tiny{i}.so"))
+        shutil.copy(first, libs[-1])
+        with open(libs[-1], "ab") as f:
+            f.write(b"\0" * i)
+        os.chown(libs[-1], NOBODY, NOBODY)
+    mapper = build_mapper(d)
+    pt = start_pt_ready(["-d", "20", "--top", "3", "--self-stats", "--unwind-cache", "none"])
+    for k in range(10):
+        proc = start_nobody([mapper, "x", *libs[60 * k:60 * k + 60]], d, threads=3)
+        time.sleep(1.2)           # its tables built, one child after another
+        stop([proc])
+    _, err = finish_pt(pt)
+    unwind = [l for l in err.splitlines() if "unwind_" in l]
+    check(self_stat(err, "unwind_owner_refused") == 0, f"nobody's libraries were refused: {unwind}")
+    check(self_stat(err, "unwind_evicted") >= 600 - 512, f"too few tables let go: {unwind}")
+
+
 def epoch_ms(rfc3339):
     import datetime
     return int(datetime.datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp() * 1000)

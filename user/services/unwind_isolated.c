@@ -95,6 +95,11 @@ struct isolated_build *isolated_build_start(const struct file_ref *f)
     return b;
 }
 
+int isolated_build_fd(const struct isolated_build *b)
+{
+    return b->fd;
+}
+
 uint64_t isolated_build_age_ns(const struct isolated_build *b)
 {
     return monotonic_ns() - b->started_ns;

@@ -24,6 +24,9 @@ struct isolated_build *isolated_build_start(const struct file_ref *f);
  * time (its wall-clock limit). On 1 and -1, B is freed. */
 int isolated_build_poll(struct isolated_build *b, struct unwind_rows *out);
 
+/* The descriptor the child's reply arrives on, for poll(2). */
+int isolated_build_fd(const struct isolated_build *b);
+
 /* Wall time since B started, in nanoseconds. */
 uint64_t isolated_build_age_ns(const struct isolated_build *b);
 

@@ -27,16 +27,19 @@
 #include "unwind_rows.h"
 
 /* A binary's table while it has none (bin >= 0 once published). */
-#define BIN_NONE (-1)        /* no usable CFI, or refused: for good */
+#define BIN_NONE (-1)        /* no usable CFI, or its build failed: for good */
 #define BIN_BUILDING (-2)    /* a child builds it (unwind_isolated.h) */
 #define BIN_WAITING (-3)     /* to be built once a child is free */
+/* None now: let go for room, or refused for room or its owner's build
+ * time; made again when a process maps it again. */
+#define BIN_LATER (-4)
 
 /* A binary, known by its file identity. */
 struct binary {
     struct file_id id;        /* a file rewritten or its inode reused is another */
     uid_t owner;              /* the file's owner, whose share a child's build counts in */
     int bin;
-    size_t bytes;             /* its table in the kernel */
+    size_t bytes, rows;       /* its table in the kernel (0: another binary's, shared) */
     char name[64];            /* file name, for --self-stats */
     /* Its PT_LOAD segments, to turn a mapping's file offset into a load bias. */
     struct load { uint64_t offset, vaddr, filesz; } loads[8];
@@ -50,7 +53,7 @@ struct binary {
 };
 
 /* Builds in children at once; past them a binary waits its turn. */
-#define MAX_BUILDS 2
+#define MAX_BUILDS UNWIND_BUILDS
 /* Processes to publish again once a build ends (they map a binary whose
  * table was not there yet); past it, the oldest are let go. */
 #define MAX_WAITING 256
@@ -90,6 +93,10 @@ struct unwind_tables {
     int nwaiting;
     struct owner_share owners[MAX_OWNERS];
     int nowners;
+    int free_bins[PT_UNWIND_BINS];   /* indices of tables let go, to take again */
+    int nfree;
+    struct pt_uproc scan;     /* a process's list, as the sweep reads it */
+    uint64_t swept_ns;        /* when evict_unmapped last ran */
 };
 
 /* Kernel memory (locked) for all tables; a binary past it goes without. */
@@ -137,14 +144,19 @@ static int publish_table(struct unwind_tables *ut, const uint64_t *table, size_t
     }
     memcpy(mem, table, n * sizeof(uint64_t));
     munmap(mem, len);
-    uint32_t key = (uint32_t)ut->next_bin;
+    int bin = ut->nfree ? ut->free_bins[ut->nfree - 1] : ut->next_bin;
+    uint32_t key = (uint32_t)bin;
     int err = bpf_map_update_elem(ut->bins_fd, &key, &fd, BPF_ANY);
     close(fd);     /* the outer map holds it now */
     if (err)
         return -1;
     ut->usage.bytes += len;
     *bytes = len;
-    return ut->next_bin++;
+    if (ut->nfree)
+        ut->nfree--;
+    else
+        ut->next_bin++;
+    return bin;
 }
 
 /* A checksum of ELF's CFI sections, as they are in the file. */
@@ -211,8 +223,10 @@ static int publish_rows_table(struct unwind_tables *ut, struct binary *b, uint64
     else if (table)
         bin = publish_table(ut, table, n, &b->bytes);
     free(table);
-    if (bin >= 0)
+    if (bin >= 0) {
         ut->usage.rows += nrows;
+        b->rows = nrows;
+    }
     return bin;
 }
 
@@ -229,26 +243,107 @@ static int publish_rows(struct unwind_tables *ut, struct binary *b, struct unwin
     return publish_rows_table(ut, b, table, n, nrows);
 }
 
+/* Marks in USED (a bit per bin) the bins in a process list of the
+ * kernel's (every published process that has not exited: the kernel drops
+ * a list at its process's exit and exec) or in the one being written.
+ * False when the walk did not finish: nothing may then be let go (a live
+ * process's list would name a table since given to another binary). */
+static bool mark_mapped(struct unwind_tables *ut, uint8_t *used)
+{
+    for (uint32_t i = 0; i < ut->up.n && i < PT_UNWIND_MAPS; i++)
+        used[ut->up.m[i].bin / 8] |= (uint8_t)(1u << ut->up.m[i].bin % 8);
+    uint32_t key, next;
+    /* A key the kernel deletes meanwhile restarts the walk from the first:
+     * bounded at twice the map's 4096 entries. */
+    int left = 8192, err = bpf_map_get_next_key(ut->procs_fd, NULL, &next);
+    for (; !err && left > 0; left--, err = bpf_map_get_next_key(ut->procs_fd, &key, &next)) {
+        key = next;
+        if (bpf_map_lookup_elem(ut->procs_fd, &key, &ut->scan))
+            continue;
+        for (uint32_t i = 0; i < ut->scan.n && i < PT_UNWIND_MAPS; i++)
+            if (ut->scan.m[i].bin < PT_UNWIND_BINS)
+                used[ut->scan.m[i].bin / 8] |= (uint8_t)(1u << ut->scan.m[i].bin % 8);
+    }
+    return err == -ENOENT || (err && errno == ENOENT);
+}
+
+static struct owner_share *share_of(struct unwind_tables *ut, uid_t owner);
+
+/* Lets go of the tables no live process maps: a long run meets more
+ * binaries than 4096 tables or 256 MiB hold (every short-lived tool a
+ * shell runs), and a user's 512 tables would be spent for good by
+ * programs long gone. A binary let go is made again if mapped again. */
+static void evict_unmapped(struct unwind_tables *ut)
+{
+    /* At most once a second: each reads every process list, and a full
+     * table asks at every new binary. */
+    uint64_t now = monotonic_ns();
+    if (ut->swept_ns && now - ut->swept_ns < 1000000000u)
+        return;
+    ut->swept_ns = now;
+    uint8_t used[PT_UNWIND_BINS / 8] = {0};
+    if (!mark_mapped(ut, used))
+        return;
+    for (size_t i = 0; i < ut->nbins; i++) {
+        struct binary *b = &ut->bins[i];
+        if (b->bin < 0 || (used[b->bin / 8] & (1u << b->bin % 8)))
+            continue;
+        if (b->bytes) {     /* the table's own binary, not one sharing it */
+            uint32_t key = (uint32_t)b->bin;
+            bpf_map_delete_elem(ut->bins_fd, &key);
+            ut->free_bins[ut->nfree++] = b->bin;
+            ut->usage.bytes -= b->bytes;
+            ut->usage.rows -= b->rows;
+            ut->usage.evicted++;
+            struct owner_share *o = b->root_only ? NULL : share_of(ut, b->owner);
+            if (o) {
+                o->bytes -= b->bytes < o->bytes ? b->bytes : o->bytes;
+                o->tables -= o->tables > 0;
+            }
+        }
+        b->bin = BIN_LATER;
+        b->bytes = b->rows = 0;
+    }
+}
+
+static bool room_left(const struct unwind_tables *ut)
+{
+    return (ut->next_bin < PT_UNWIND_BINS || ut->nfree) && ut->usage.bytes < TABLE_BUDGET;
+}
+
 static bool budget_spent(struct unwind_tables *ut)
 {
-    if (ut->next_bin < PT_UNWIND_BINS && ut->usage.bytes < TABLE_BUDGET)
+    if (room_left(ut))
+        return false;
+    evict_unmapped(ut);
+    if (room_left(ut))
         return false;
     ut->usage.over_budget++;
     return true;
 }
 
+/* Whether OWNER's share of tables is spent, once unmapped ones are let go. */
+static bool share_spent(struct unwind_tables *ut, struct owner_share *o)
+{
+    if (o->bytes < OWNER_TABLE_BUDGET && o->tables < OWNER_TABLES)
+        return false;
+    evict_unmapped(ut);
+    return o->bytes >= OWNER_TABLE_BUDGET || o->tables >= OWNER_TABLES;
+}
+
 /* The table of a binary only root can have written, open at F, built and
  * published here and now: from the cache, from a binary with the same
- * key, or from its CFI. Its bin, or BIN_NONE. */
+ * key, or from its CFI. Its bin, BIN_NONE, or BIN_LATER when there is no
+ * room. */
 static int trusted_table(struct unwind_tables *ut, const struct file_ref *f, struct binary *b)
 {
-    for (size_t i = 0; b->key_len && i + 1 < ut->nbins; i++) {
+    for (size_t i = 0; b->key_len && i < ut->nbins; i++) {
         const struct binary *o = &ut->bins[i];
-        if (o->key_len == b->key_len && o->bin >= 0 && memcmp(o->key, b->key, b->key_len) == 0)
+        if (o != b && o->key_len == b->key_len && o->bin >= 0 && memcmp(o->key, b->key, b->key_len) == 0)
             return o->bin;    /* same code, same table */
     }
     if (budget_spent(ut))
-        return BIN_NONE;
+        return BIN_LATER;
     size_t n = 0, nrows = 0;
     uint64_t *table = b->key_len ? unwind_cache_load(ut->cache, b->key, b->key_len, &n, &nrows) : NULL;
     if (table)
@@ -288,18 +383,18 @@ static bool owner_building(const struct unwind_tables *ut, uid_t owner)
 
 /* Starts a child on the binary at index I, open at F, that a user could
  * have written: BIN_BUILDING, BIN_WAITING when its owner has a child at
- * work or every child is taken, or BIN_NONE when its owner's share or the
- * budget is spent (for good: a refused file is not tried again). */
+ * work or every child is taken, or BIN_LATER when its owner's share or the
+ * budget is spent (tried again when a process maps it again). */
 static int start_build(struct unwind_tables *ut, const struct file_ref *f, size_t i)
 {
     struct binary *b = &ut->bins[i];
     struct owner_share *o = share_of(ut, b->owner);
-    if (!o || o->build_ns >= OWNER_BUILD_NS || o->bytes >= OWNER_TABLE_BUDGET || o->tables >= OWNER_TABLES) {
+    if (!o || o->build_ns >= OWNER_BUILD_NS || share_spent(ut, o)) {
         ut->usage.owner_refused++;
-        return BIN_NONE;
+        return BIN_LATER;
     }
     if (budget_spent(ut))
-        return BIN_NONE;
+        return BIN_LATER;
     if (owner_building(ut, b->owner))
         return BIN_WAITING;
     for (int k = 0; k < MAX_BUILDS; k++) {
@@ -332,7 +427,12 @@ static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref 
     for (size_t i = 0; i < ut->nbins; i++) {
         struct binary *o = &ut->bins[i];
         if (file_id_equal(&o->id, &id)) {
-            if (o->bin == BIN_WAITING && (o->bin = start_build(ut, f, i)) == BIN_NONE)
+            int was = o->bin;
+            if (was == BIN_WAITING)
+                o->bin = start_build(ut, f, i);
+            else if (was == BIN_LATER)
+                o->bin = o->root_only ? trusted_table(ut, f, o) : start_build(ut, f, i);
+            if (o->bin != was)
                 count_outcome(ut, o);
             return o;
         }
@@ -460,11 +560,10 @@ static bool build_ended(struct unwind_tables *ut, int k)
         return false;
     ut->builds[k].ib = NULL;
     struct binary *b = &ut->bins[ut->builds[k].bin_index];
-    if (r > 0 && budget_spent(ut)) {
+    bool room = r <= 0 || !budget_spent(ut);
+    if (!room)
         unwind_rows_free(&rows);
-        r = -1;
-    }
-    b->bin = r > 0 ? publish_rows(ut, b, &rows) : BIN_NONE;
+    b->bin = !room ? BIN_LATER : r > 0 ? publish_rows(ut, b, &rows) : BIN_NONE;
     struct owner_share *o = share_of(ut, b->owner);
     if (o) {
         o->build_ns += age;
@@ -495,6 +594,12 @@ void unwind_tables_poll(struct unwind_tables *ut)
         if (p && !p->exited)
             publish_process(ut, tgids[i], p);
     }
+}
+
+void unwind_tables_build_fds(const struct unwind_tables *ut, int fds[UNWIND_BUILDS])
+{
+    for (int k = 0; k < MAX_BUILDS; k++)
+        fds[k] = ut && ut->builds[k].ib ? isolated_build_fd(ut->builds[k].ib) : -1;
 }
 
 void unwind_tables_usage(const struct unwind_tables *ut, struct unwind_tables_usage *u)

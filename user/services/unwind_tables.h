@@ -30,8 +30,15 @@ void unwind_tables_refresh(struct unwind_tables *ut, int tgid);
 
 /* Takes the tables children have built since (never waiting for one),
  * and publishes again the processes that were waiting for them. Called
- * on every tick of the main loop. */
+ * on every tick of the main loop, and when a build's descriptor is ready. */
 void unwind_tables_poll(struct unwind_tables *ut);
+
+/* The descriptors of the builds under way, -1 for none, into FDS
+ * (UNWIND_BUILDS): polled, so that a build's end starts the next at once
+ * rather than at the next tick (a process mapping 60 of a user's
+ * libraries had its tables after 60 ticks, 3 s). */
+#define UNWIND_BUILDS 2
+void unwind_tables_build_fds(const struct unwind_tables *ut, int fds[UNWIND_BUILDS]);
 
 /* Tables made, binaries without usable CFI, the bytes the kernel holds for
  * the tables, and the CPU it took; of the tables, those read from the
@@ -40,6 +47,7 @@ struct unwind_tables_usage {
     size_t binaries, without_cfi, bytes, rows;
     size_t over_budget;       /* binaries left without: 256 MiB or 4096 tables */
     size_t owner_refused;     /* binaries left without: their owner's share spent */
+    size_t evicted;           /* tables let go for room: no live process mapped them */
     double build_seconds;     /* parktrace's CPU, and its children's wall time */
     size_t cached, cache_stored;
 };
