@@ -177,5 +177,42 @@ def exited_processes_fold_past_the_recycled_budget():
           f"{sum(w['blocked'] for w in wls)}")
 
 
+@test
+def a_live_process_at_ever_new_sites_stays_in_the_recycled_budget():
+    """Issue 39: recycled blockers' sites were folded only once their
+    process exited, so a process that lives on making lock objects at
+    ever new sites grew them past --recycled-budget without bound. One
+    churn_locks whose blocked lock() calls are made at 256 sites (as many
+    retired sites, some 1.5 KiB each), with a budget of 64 KiB and a table
+    of 4096 slots: its sites fold while it runs, to one "[folded]" site per
+    class, and its totals stay exact."""
+    rep = os.path.join(TMP, "sites.json")
+    p = run_pt(["-f", "json", "-i", "500ms", "--top", "0", "--self-stats", "--max-blockers", "4096", "--recycled-budget", "64", "--",
+                CHURN, "-p", "2", "-n", "12000", "-u", "200", "-s", "256", "-r", rep], timeout=120)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    wl = json.load(open(rep))
+    reports = json_reports(p.stdout)
+    final = final_of(reports)
+    m = re.search(r"retired_kb=(\d+) retired_budget_kb=(\d+) retired_folds=(\d+)", p.stderr)
+    check(m, f"--self-stats printed no retired_folds: {p.stderr[-800:]}")
+    check(int(m.group(3)) > 0, "no fold with 256 sites over a 64 KiB budget")
+    check(int(m.group(1)) <= 2 * 64, f"recycled sites take {m.group(1)} KiB, budget 64")
+    # While it ran: its own rows, some of them folded.
+    live = [b for r in reports if r["type"] == "interval" for b in r["blockers"] if b["pid"] == wl["pid"]]
+    check(any(b["top_frame"] == "[folded]" for b in live),
+          "no [folded] row of the live process: " + json.dumps(sorted({b["top_frame"] for b in live})[:12]))
+    # Once it exited its rows may have folded under pid 0: all count.
+    check(final["totals"]["dropped_events"] == 0, f"{final['totals']['dropped_events']} waits dropped")
+    rows = [b for b in final["blockers"] if b["class"] == "pthread_mutex"]
+    got = sum(b["thread_time_ns"] for b in rows)
+    others = [(b["pid"], b["class"], b["top_frame"], b["parks"], b["thread_time_ns"]) for b in final["blockers"]
+              if b["class"] != "pthread_mutex"]
+    check(abs(got - wl["blocked_ns"]) <= 0.05 * wl["blocked_ns"],
+          f"pthread_mutex time, folded or not: {got} ns, the workload timed {wl['blocked_ns']} ns; parks "
+          f"{sum(b['parks'] for b in rows)} of {wl['blocked']}; other rows {others}")
+    check(sum(b["parks"] for b in rows) >= wl["blocked"],
+          f"pthread_mutex parks {sum(b['parks'] for b in rows)} < the workload's blocked lock() calls {wl['blocked']}")
+
+
 if __name__ == "__main__":
     main()

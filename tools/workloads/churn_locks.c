@@ -9,7 +9,11 @@
  * move on to mutex k+1. The mutexes sit side by side in one array, so each
  * has its own address and none is ever reused.
  *
- * usage: churn_locks [-p PAIRS] [-n LOCKS] [-u HOLD_US] [-r REPORT.json]
+ * With -s SITES (up to 256), the follower's blocked lock() of mutex k is
+ * made in function lock_at_NNNN number k % SITES: each its own waiting
+ * site, as a program whose lock objects are made all over its code.
+ *
+ * usage: churn_locks [-p PAIRS] [-n LOCKS] [-u HOLD_US] [-s SITES] [-r REPORT.json]
  * The report: {"locks":N,"blocked":N,"blocked_ns":NS,"pid":N} (blocked: the
  * follower's lock() calls that found the mutex taken and slept). */
 #include <pthread.h>
@@ -24,7 +28,25 @@
 #include "workload_time.h"
 
 static pthread_mutex_t *locks;
-static int nlocks = 60000, npairs = 4;
+static int nlocks = 60000, npairs = 4, nsites;
+
+/* 256 functions that lock a mutex, named in base 4 (noipa: not merged;
+ * the barrier after the call: no tail call, so each is a frame). */
+#define LOCK_AT(n)                                                        \
+    static __attribute__((noipa)) void lock_at_##n(pthread_mutex_t *m) \
+    {                                                                     \
+        pthread_mutex_lock(m);                                            \
+        __asm__ volatile("" ::: "memory");                                \
+    }
+#define LOCK_AT4(n) LOCK_AT(n##0) LOCK_AT(n##1) LOCK_AT(n##2) LOCK_AT(n##3)
+#define LOCK_AT16(n) LOCK_AT4(n##0) LOCK_AT4(n##1) LOCK_AT4(n##2) LOCK_AT4(n##3)
+#define LOCK_AT64(n) LOCK_AT16(n##0) LOCK_AT16(n##1) LOCK_AT16(n##2) LOCK_AT16(n##3)
+LOCK_AT64(0) LOCK_AT64(1) LOCK_AT64(2) LOCK_AT64(3)
+#define REF(n) lock_at_##n,
+#define REF4(n) REF(n##0) REF(n##1) REF(n##2) REF(n##3)
+#define REF16(n) REF4(n##0) REF4(n##1) REF4(n##2) REF4(n##3)
+#define REF64(n) REF16(n##0) REF16(n##1) REF16(n##2) REF16(n##3)
+static void (*const lock_at[256])(pthread_mutex_t *) = {REF64(0) REF64(1) REF64(2) REF64(3)};
 static long hold_us = 100;
 static _Atomic uint64_t blocked, blocked_ns;
 
@@ -61,7 +83,10 @@ static void *follower(void *arg)
             struct rusage r0, r1;
             getrusage(RUSAGE_THREAD, &r0);
             uint64_t t0 = now_ns();
-            pthread_mutex_lock(&locks[k]);
+            if (nsites)
+                lock_at[k % nsites](&locks[k]);
+            else
+                pthread_mutex_lock(&locks[k]);
             uint64_t t1 = now_ns();
             getrusage(RUSAGE_THREAD, &r1);
             if (r1.ru_nvcsw > r0.ru_nvcsw) {
@@ -79,19 +104,20 @@ int main(int argc, char **argv)
 {
     const char *report = NULL;
     int c;
-    while ((c = getopt(argc, argv, "p:n:u:r:")) != -1) {
+    while ((c = getopt(argc, argv, "p:n:u:s:r:")) != -1) {
         switch (c) {
+        case 's': nsites = atoi(optarg); break;
         case 'p': npairs = atoi(optarg); break;
         case 'n': nlocks = atoi(optarg); break;
         case 'u': hold_us = atol(optarg); break;
         case 'r': report = optarg; break;
         default:
-            fprintf(stderr, "usage: %s [-p PAIRS] [-n LOCKS] [-u HOLD_US] [-r REPORT]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-p PAIRS] [-n LOCKS] [-u HOLD_US] [-s SITES] [-r REPORT]\n", argv[0]);
             return 1;
         }
     }
-    if (npairs < 1 || npairs > 64 || nlocks < npairs || hold_us < 1) {
-        fprintf(stderr, "churn_locks: bad arguments (1 <= PAIRS <= 64, LOCKS >= PAIRS, HOLD_US >= 1)\n");
+    if (npairs < 1 || npairs > 64 || nlocks < npairs || hold_us < 1 || nsites < 0 || nsites > 256) {
+        fprintf(stderr, "churn_locks: bad arguments (1 <= PAIRS <= 64, LOCKS >= PAIRS, HOLD_US >= 1, SITES <= 256)\n");
         return 1;
     }
     locks = calloc((size_t)nlocks, sizeof(*locks));

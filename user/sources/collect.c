@@ -298,11 +298,15 @@ static void keep_retired_in_budget(struct collector *c)
     uint64_t bytes = retired_bytes(&c->retired);
     if (bytes <= c->o->recycled_budget || bytes <= c->refold_bytes)
         return;
-    retired_fold(&c->retired, process_alive, true);
+    retired_fold(&c->retired, process_alive, RETIRED_EXITED_SHAPES);
     /* Still over three quarters of it: exited processes keep their totals
      * per kind and class, not their commands, sites and frames. */
     if (retired_bytes(&c->retired) > c->o->recycled_budget / 4 * 3)
-        retired_fold(&c->retired, process_alive, false);
+        retired_fold(&c->retired, process_alive, RETIRED_EXITED);
+    /* Still over it: live processes' sites go the same way (a process
+     * making blockers at ever new sites, kept whole, grew without bound). */
+    if (retired_bytes(&c->retired) > c->o->recycled_budget)
+        retired_fold(&c->retired, process_alive, RETIRED_ALL);
     /* Live processes' sites alone over it: not again before they grow by a
      * quarter (each fold rebuilds them all). */
     c->refold_bytes = retired_bytes(&c->retired) / 4 * 5;

@@ -190,11 +190,20 @@ static struct retired_site *site_of(struct retired *r, int pid, const char *comm
     return s;
 }
 
-/* The stack exited processes' stacks become when their shapes go. */
+/* The stack exited processes' stacks become when their shapes go, and
+ * live processes' at the deepest fold. */
 static struct pt_frame exited_frame = {.name = "[exited process]"};
 static const struct pt_stack exited_stack = {.n = 1, .frames = &exited_frame};
+static struct pt_frame folded_frame = {.name = "[folded]"};
+static const struct pt_stack folded_stack = {.n = 1, .frames = &folded_frame};
 
-/* Adds site O (of another struct retired) to S, in R. */
+static const struct pt_stack *shapeless(int pid)
+{
+    return pid == PT_RETIRED_EXITED ? &exited_stack : &folded_stack;
+}
+
+/* Adds site O (of another struct retired) to S, in R; without SHAPES, its
+ * stacks are not kept. */
 static void merge_site(struct retired *r, struct retired_site *s, const struct retired_site *o, bool shapes)
 {
     if (!s->objects || o->heaviest_ns > s->heaviest_ns) {
@@ -203,13 +212,13 @@ static void merge_site(struct retired *r, struct retired_site *s, const struct r
             snprintf(s->comm, sizeof(s->comm), "%s", o->comm);
         snprintf(s->thread, sizeof(s->thread), "%s", o->thread);
         s->wait = o->wait;
-        s->first_stack = intern(r, shapes || s->pid != PT_RETIRED_EXITED ? o->first_stack : &exited_stack);
+        s->first_stack = intern(r, shapes ? o->first_stack : shapeless(s->pid));
     }
     /* O's stacks may be another struct retired's (retired_fold frees it):
      * the waker's is copied here, as the first stack is. */
     struct pt_waker w = o->waker;
     if (w.stack)
-        w.stack = shapes || s->pid != PT_RETIRED_EXITED ? intern(r, w.stack) : NULL;
+        w.stack = shapes ? intern(r, w.stack) : NULL;
     pt_waker_tally(&s->waker, &w);
     add_counters(&s->cur, &o->cur);
     add_counters(&s->prev, &o->prev);
@@ -369,7 +378,7 @@ static bool gone_pid(struct pid_memo *m, int pid, bool (*alive)(int pid))
     return m->gone;
 }
 
-void retired_fold(struct retired *r, bool (*alive)(int pid), bool shapes)
+void retired_fold(struct retired *r, bool (*alive)(int pid), enum retired_depth depth)
 {
     struct retired *to = calloc(1, sizeof(*to));
     if (!to) {
@@ -380,17 +389,20 @@ void retired_fold(struct retired *r, bool (*alive)(int pid), bool shapes)
     for (int i = 0; i < r->n; i++) {
         const struct retired_site *o = &r->v[i];
         bool gone = gone_pid(&memo, o->pid, alive);
-        const char *comm = !gone || shapes ? o->comm : "[exited]";
-        const char *site = !gone || shapes ? o->site : "[exited]";
+        bool shapes = gone ? depth == RETIRED_EXITED_SHAPES : depth != RETIRED_ALL;
+        const char *comm = shapes || !gone ? o->comm : "[exited]";
+        const char *site = shapes ? o->site : gone ? "[exited]" : "[folded]";
         merge_site(to, site_of(to, gone ? PT_RETIRED_EXITED : o->pid, comm, o->kind, o->cls, site, o->idle), o, shapes);
     }
     for (int i = 0; i < r->nstacks; i++) {
         const struct pt_model_stack *e = &r->stacks[i];
         bool gone = gone_pid(&memo, e->pid, alive);
-        struct pt_model_stack who = {.leaf = e->leaf, .pid = gone ? PT_RETIRED_EXITED : e->pid, .uid = e->uid,
-                                     .kind = e->kind, .wait = e->wait, .name = e->name};
-        retired_add_stack(to, !gone || shapes ? e->root : "[exited]", !gone || shapes ? e->stack : &exited_stack,
-                          &who, e->count, e->ns, e->own_count, e->own_ns);
+        bool shapes = gone ? depth == RETIRED_EXITED_SHAPES : depth != RETIRED_ALL;
+        int pid = gone ? PT_RETIRED_EXITED : e->pid;
+        struct pt_model_stack who = {.leaf = e->leaf, .pid = pid, .uid = e->uid, .kind = e->kind, .wait = e->wait,
+                                     .name = e->name};
+        retired_add_stack(to, shapes || !gone ? e->root : "[exited]", shapes ? e->stack : shapeless(pid), &who,
+                          e->count, e->ns, e->own_count, e->own_ns);
     }
     to->count = r->count;
     to->folds = r->folds + 1;

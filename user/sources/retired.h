@@ -97,13 +97,22 @@ int retired_rows(const struct retired *r, bool interval, uint64_t from_t, uint64
 /* What the sites, stacks and stack copies take, in bytes. */
 uint64_t retired_bytes(const struct retired *r);
 
+/* How much of their detail recycled sites keep through a fold. */
+enum retired_depth {
+    RETIRED_EXITED_SHAPES,   /* exited processes' sites per (command, kind, class, site) */
+    RETIRED_EXITED,          /* and without their commands, sites and frames */
+    RETIRED_ALL,             /* and live processes' too: one site per (pid, kind, class) */
+};
+
 /* Folds the sites and stacks of processes ALIVE says have exited into one
  * site per (command, kind, class, site) and their stacks under pid
- * PT_RETIRED_EXITED, keeping every count and time. Without SHAPES, their
+ * PT_RETIRED_EXITED, keeping every count and time. Deeper (DEPTH), their
  * commands, sites and stack frames go too (one site per kind and class,
  * one "[exited process]" stack per leaf): what a budget still too small
- * after the first fold comes to. */
-void retired_fold(struct retired *r, bool (*alive)(int pid), bool shapes);
+ * after the first fold comes to; deepest, a live process's sites go the
+ * same way (one "[folded]" site per kind and class, one "[folded]" stack
+ * per leaf): a process that lives on making blockers at ever new sites. */
+void retired_fold(struct retired *r, bool (*alive)(int pid), enum retired_depth depth);
 
 /* A new window begins. */
 void retired_roll(struct retired *r);
