@@ -517,21 +517,32 @@ def a_site_of_two_classes_is_one_site_and_two_classes():
 
 @test
 def waker_profile_blames_the_releasing_method():
+    """Every wait on WakerBlame's lock is ended by releaseAfterHold's
+    unlock: the waker profile charges them to it. Waker stacks walked
+    before parktrace knew the JVM have their interpreted frames unnamed
+    (README, Limits: `[Interpreter]`), and are left out; under load the
+    JVM is found later (28% of a 2 s run's waits in one run), so they may
+    be up to half."""
     folded = os.path.join(TMP, "blame.txt")
     _, final = run_java("WakerBlame", "2", jvm_flags=["-XX:+PreserveFramePointer"],
                         pt_args=["--kinds", "jvm-park", "--waker", "--collapsed", folded])
     lock = [b for b in jvm_rows(final) if b["class"] == f"{LOCK}$NonfairSync"]
     check(len(lock) == 1, f"expected one lock row: {[b['class'] for b in jvm_rows(final)]}")
-    total = blamed = 0
+    total = blamed = blind = 0
     for line in open(folded).read().splitlines():
         frames, _, us = line.rpartition(" ")
         if f"[{LOCK}$NonfairSync]" not in frames:
             continue
         total += int(us)
-        waker = frames.split(";--;")[1] if ";--;" in frames else ""
-        blamed += int(us) if "WakerBlame.releaseAfterHold" in waker.split(";") else 0
+        waker = (frames.split(";--;")[1] if ";--;" in frames else "").split(";")
+        if "[Interpreter]" in waker or "[interpreted]" in waker:
+            blind += int(us)
+        else:
+            blamed += int(us) if "WakerBlame.releaseAfterHold" in waker else 0
     check(total > 0.5 * lock[0]["thread_time_ns"] / 1000, f"collapsed lines hold {total} us of the lock's waits")
-    check(blamed >= 0.9 * total, f"only {blamed} of {total} us of waits charged to releaseAfterHold")
+    check(blind <= 0.5 * total, f"{blind} of {total} us of waits have waker stacks walked before the JVM was known")
+    check(blamed >= 0.9 * (total - blind),
+          f"only {blamed} of {total - blind} us of waits charged to releaseAfterHold ({blind} us walked blind)")
     svg = os.path.join(TMP, "blame.svg")
     with open(svg, "w") as out:
         r = subprocess.run(["perl", FLAMEGRAPH, folded], stdout=out, stderr=subprocess.PIPE, text=True)
