@@ -210,8 +210,14 @@ def a_live_process_at_ever_new_sites_stays_in_the_recycled_budget():
     check(abs(got - wl["blocked_ns"]) <= 0.05 * wl["blocked_ns"],
           f"pthread_mutex time, folded or not: {got} ns, the workload timed {wl['blocked_ns']} ns; parks "
           f"{sum(b['parks'] for b in rows)} of {wl['blocked']}; other rows {others}")
-    check(sum(b["parks"] for b in rows) >= wl["blocked"],
-          f"pthread_mutex parks {sum(b['parks'] for b in rows)} < the workload's blocked lock() calls {wl['blocked']}")
+    # A mutex whose one wait went without its naming stack (the stack
+    # budget spent, as on a busy host) is classed futex: its park is in a
+    # futex row, beside the main thread's few pthread_join waits.
+    named = sum(b["parks"] for b in rows)
+    futex = sum(b["parks"] for b in final["blockers"] if b["class"] == "futex")
+    check(named + futex >= wl["blocked"] and named >= 0.95 * wl["blocked"],
+          f"pthread_mutex parks {named} and futex parks {futex}, for the workload's {wl['blocked']} blocked lock() "
+          f"calls")
 
 
 if __name__ == "__main__":
