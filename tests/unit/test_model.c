@@ -34,9 +34,9 @@ static struct pt_frame f_jwaker[] = {{"Unsafe_Unpark", "libjvm.so"}, {"java.util
 static struct pt_frame f_odd[] = {{"evil;frame\n\x1b[31mred", "x"}, {"na\xc3\xafve \xff byte \"q\" back\\slash", "x"},
     {"std::map<int, int>::at(int const&)", "x"}};
 
-static struct pt_stack s_mutex = {5, f_mutex, true, false, 1}, s_cond = {5, f_cond, true, false, 1},
-    s_java = {9, f_java, true, true, 1}, s_waker = {4, f_waker, true, false, 1}, s_waker2 = {3, f_waker2, true, false, 1},
-    s_jwaker = {3, f_jwaker, true, false, 1}, s_odd = {3, f_odd, false, false, 1}, s_empty = {0, NULL, false, false, 0};
+static struct pt_stack s_mutex = {5, f_mutex, true, false, 1, false}, s_cond = {5, f_cond, true, false, 1, false},
+    s_java = {9, f_java, true, true, 1, false}, s_waker = {4, f_waker, true, false, 1, false}, s_waker2 = {3, f_waker2, true, false, 1, false},
+    s_jwaker = {3, f_jwaker, true, false, 1, false}, s_odd = {3, f_odd, false, false, 1, false}, s_empty = {0, NULL, false, false, 0, false};
 
 static const char *JCLS = "java.util.concurrent.locks.ReentrantLock$NonfairSync";
 static const char *ODD_COMM = "ev\x1bil;comm\nname-too-long";

@@ -23,6 +23,7 @@ struct pt_stack {
     /* Different each time frames are named (again, in place): what was
      * read off a stack holds while this does. 0 for a stack never named. */
     uint64_t naming;
+    bool blind;                /* its Java frames walked before the JVM was known: named poorly */
 };
 
 #endif

@@ -29,6 +29,7 @@ struct entry {
     char **java;             /* per unwound pc, its Java name or NULL */
     int npcs;
     bool truncated;          /* the unwind stopped early */
+    bool blind;              /* walked before its JVM was known (PT_USTACK_EARLY) */
     bool tallied;            /* counted by stacks_tally */
     bool lost;               /* the kernel let it go before it was copied (counted in stacks.lost) */
     bool named;
@@ -147,6 +148,7 @@ static void load_ustack(struct stacks *s, struct entry *e)
     memcpy(e->pcs, us.ip, (size_t)n * sizeof(*e->pcs));
     e->npcs = n;
     e->truncated = (us.flags & PT_USTACK_TRUNCATED) || n == 0;
+    e->blind = (us.flags & PT_USTACK_EARLY) != 0;
     /* Cut short: perhaps in a library loaded since the process's tables
      * were made (dlopen); the next walks get fresh ones. */
     if (us.flags & PT_USTACK_TRUNCATED)
@@ -211,6 +213,7 @@ static struct entry *lookup(struct stacks *s, uint32_t slot, int tgid, int stack
                 s->ncompact--;
             }
             e->truncated = e->tmpl->truncated;
+            e->blind = e->tmpl->blind;
         }
     }
     return e;
@@ -465,6 +468,7 @@ static void name_entry(struct stacks *s, struct entry *e)
     }
     e->st.unwound = e->pcs != NULL;
     e->st.truncated = e->truncated;
+    e->st.blind = e->blind;
     if (e->truncated)
         e->st.frames[n++].name = strdup(PT_TRUNCATED_FRAME);
     e->st.n = n;

@@ -25,6 +25,9 @@
 
 #define MAX_RESOLVE_TRIES 20
 #define MAX_RESTACKS 3
+/* A JVM is known to the class namer a moment before its code is walked as
+ * Java frames: a blind first stack may come back blind a few times. */
+#define MAX_BLIND_RESTACKS 16
 
 _Static_assert(PT_MODEL_COMM >= PT_COMM_LEN + 1, "a model's process name holds the kernel's");
 
@@ -93,6 +96,19 @@ static void free_record(struct collector *c, uint32_t idx)
     c->b[idx] = NULL;
 }
 
+/* Whether ST's Java frames were walked before its JVM was known: flagged
+ * so by the kernel, or an interpreted frame named without its method. */
+static bool walked_blind(const struct pt_stack *st)
+{
+    if (st->blind)
+        return true;
+    for (int i = 0; i < st->n; i++)
+        if (st->frames[i].name &&
+            (strcmp(st->frames[i].name, "[Interpreter]") == 0 || strcmp(st->frames[i].name, "[interpreted]") == 0))
+            return true;
+    return false;
+}
+
 static void resolve(struct collector *c, uint32_t idx)
 {
     struct blocker *b = record(c, idx);
@@ -145,11 +161,20 @@ static void resolve(struct collector *c, uint32_t idx)
         b->tries--;
     b->resolved = (b->first_stack->unwound && named) || b->tries >= MAX_RESOLVE_TRIES;
     /* A first stack cut short, as a JVM's first walks are before its unwind
-     * tables come: the first waiter's next wait gives another (the kernel
-     * sets first_stack while it is -1), a few times at most. The row's
-     * site and whether it is idle housekeeping are read off it. */
-    if (b->resolved && b->first_stack->truncated && s->first_stack >= 0 && b->restacks < MAX_RESTACKS) {
-        b->restacks++;
+     * tables come, or a Java blocker's walked before its JVM was known
+     * (its interpreted frames unnamed: under load, a JVM found after its
+     * first parks had their sites at Parker::park for good): the first
+     * waiter's next wait gives another (the kernel sets first_stack while
+     * it is -1), a few times at most. The row's site and whether it is
+     * idle housekeeping are read off it. */
+    bool blind = kind != PT_KIND_FUTEX && named && walked_blind(b->first_stack) &&
+                 b->blind_restacks < MAX_BLIND_RESTACKS;
+    if (b->resolved && s->first_stack >= 0 &&
+        (blind || (b->first_stack->truncated && b->restacks < MAX_RESTACKS))) {
+        if (blind)
+            b->blind_restacks++;
+        else
+            b->restacks++;
         b->resolved = false;
         ((struct pt_slot *)s)->first_stack = -1;
     }

@@ -21,6 +21,7 @@ struct blocker {
     bool resolved;
     int tries;
     int restacks;              /* first stacks asked for again, having come cut short */
+    int blind_restacks;        /* and having come walked before the JVM was known */
     int pid;
     char comm[PT_COMM_LEN + 1];
     char thread[PT_COMM_LEN + 1];
