@@ -158,7 +158,8 @@ int BPF_PROG(thread_exit, struct task_struct *p)
         idle_sleep_end(w, tgid, now);
     /* The last thread: the process's entries go, so that neither a pid
      * used again nor thousands of short-lived children fill them. */
-    if (BPF_CORE_READ(p, signal, live.counter) == 0) {
+    bool last = BPF_CORE_READ(p, signal, live.counter) == 0;
+    if (last) {
         __sync_fetch_and_add(&process_exits, 1);
         if (cfi_unwind) {
             bpf_map_delete_elem(&unwind_procs, &tgid);
@@ -176,12 +177,15 @@ int BPF_PROG(thread_exit, struct task_struct *p)
     if (pr) {
         __sync_fetch_and_add(&pr->deaths_ns, now);
         __sync_fetch_and_add(&pr->threads, -1);
-    } else if (w && w->last_slot[0] && BPF_CORE_READ(p, signal, live.counter)) {
+    } else if (w && w->last_slot[0] && !last) {
         __u64 born = p->start_time, from = born > run_start_ns ? born : run_start_ns;
         __u64 life = now > from ? now - from : 0;
         __u64 *sum = bpf_map_lookup_elem(&unwatched_life, &tgid);
-        /* Another of its threads may be making the entry too: then added to. */
-        if (!sum && bpf_map_update_elem(&unwatched_life, &tgid, &life, BPF_NOEXIST))
+        /* The first to die makes the entry; another of its threads may be
+         * making it too, and is then added to. */
+        if (!sum && !bpf_map_update_elem(&unwatched_life, &tgid, &life, BPF_NOEXIST))
+            return 0;
+        if (!sum)
             sum = bpf_map_lookup_elem(&unwatched_life, &tgid);
         if (sum)
             __sync_fetch_and_add(sum, life);

@@ -8,6 +8,7 @@ all time out, call paths told apart only by return addresses); and
 workload's per-path times and the default walker's call paths."""
 import json
 import os
+import re
 from datetime import datetime
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
@@ -101,14 +102,18 @@ def threads_dead_before_their_process_is_found_keep_their_lives():
     process lived at least what its threads timed of themselves, and
     waited no longer than it lived."""
     import subprocess
-    pt = start_pt_ready(["-d", "4", "--top", "0"])
+    pt = start_pt_ready(["-d", "4", "--top", "0", "--self-stats"])
     runs = []
     for _ in range(3):
         w = subprocess.run([ST], capture_output=True, text=True, timeout=30)
         check(w.returncode == 0, f"short_threads exited {w.returncode}: {w.stderr.strip()}")
         runs.append(json.loads(w.stdout))
-    reports, _ = finish_pt(pt)
+    reports, err = finish_pt(pt)
     final = final_of(reports)
+    # Every dead thread's life was kept (a thread that made the entry was
+    # once counted as dropped too).
+    m = re.search(r"drop_lives=(\d+)", err)
+    check(m and m.group(1) == "0", f"--self-stats drop_lives: {m.group(1) if m else 'missing'}")
     for wl in runs:
         procs = [p for p in final["processes"] if p["pid"] == wl["pid"]]
         check(procs, f"no process entry for short_threads {wl['pid']}")
