@@ -184,8 +184,8 @@ static void loop(struct run *r, int sfd, int tfd)
 {
     uint64_t start = r->c.start_ns, next_report = start + r->o.interval_ns;
     uint64_t next_serve = start + LISTEN_EVERY_NS;
-    /* The live view's keys last: -1 (ignored by poll) when it reads none. */
-    /* Then the unwind table builds under way. */
+    /* The live view's keys, then the unwind table builds under way: -1
+     * (ignored by poll) when there are none. */
     struct pollfd fds[4 + UNWIND_BUILDS] = {{.fd = sfd, .events = POLLIN}, {.fd = tfd, .events = POLLIN},
                                             {.fd = tracer_sample_ready_fd(&r->t), .events = POLLIN},
                                             {.fd = -1, .events = POLLIN}, {.fd = -1, .events = POLLIN},

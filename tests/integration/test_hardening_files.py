@@ -620,6 +620,20 @@ def slow_cfi_lib(path, rows):
     os.chown(path, NOBODY, NOBODY)
 
 
+def nobodys_copies(first, n):
+    """FIRST (a library ending in 0.so) and N - 1 copies beside it, each a
+    few bytes longer: the same code, other files, so each has its own
+    table built. All nobody's."""
+    libs = [first]
+    for i in range(1, n):
+        libs.append(first[:-len("0.so")] + f"{i}.so")
+        shutil.copy(first, libs[-1])
+        with open(libs[-1], "ab") as f:
+            f.write(b"\0" * i)
+        os.chown(libs[-1], NOBODY, NOBODY)
+    return libs
+
+
 @test
 def a_users_slow_call_frames_hold_up_no_report():
     """Issue 39, item 2: the tables of a binary a user could have written
@@ -632,13 +646,7 @@ def a_users_slow_call_frames_hold_up_no_report():
     d = trap_dir()
     first = os.path.join(d, "slow0.so")
     slow_cfi_lib(first, 100000)
-    libs = [first]
-    for i in range(1, 3):       # the same code, other files: each is built
-        libs.append(os.path.join(d, f"slow{i}.so"))
-        shutil.copy(first, libs[-1])
-        with open(libs[-1], "ab") as f:
-            f.write(b"\0" * i)
-        os.chown(libs[-1], NOBODY, NOBODY)
+    libs = nobodys_copies(first, 3)
     proc = start_nobody([build_mapper(d), "x", *libs], d, threads=3)
     try:
         t0 = time.monotonic()
@@ -672,13 +680,7 @@ def a_users_tables_of_exited_programs_make_room():
     d = trap_dir()
     first = os.path.join(d, "tiny0.so")
     slow_cfi_lib(first, 2)
-    libs = [first]
-    for i in range(1, 600):       # the same code, other files: each is built
-        libs.append(os.path.join(d, f"tiny{i}.so"))
-        shutil.copy(first, libs[-1])
-        with open(libs[-1], "ab") as f:
-            f.write(b"\0" * i)
-        os.chown(libs[-1], NOBODY, NOBODY)
+    libs = nobodys_copies(first, 600)
     mapper = build_mapper(d)
     pt = start_pt_ready(["-d", "20", "--top", "3", "--self-stats", "--unwind-cache", "none"])
     for k in range(10):

@@ -243,26 +243,30 @@ static int publish_rows(struct unwind_tables *ut, struct binary *b, struct unwin
     return publish_rows_table(ut, b, table, n, nrows);
 }
 
-/* Marks in USED (a bit per bin) the bins in a process list of the
- * kernel's (every published process that has not exited: the kernel drops
- * a list at its process's exit and exec) or in the one being written.
- * False when the walk did not finish: nothing may then be let go (a live
- * process's list would name a table since given to another binary). */
+/* Marks in USED (a bit per bin) the bins of process list P. */
+static void mark_list(const struct pt_uproc *p, uint8_t *used)
+{
+    for (uint32_t i = 0; i < p->n && i < PT_UNWIND_MAPS; i++)
+        if (p->m[i].bin < PT_UNWIND_BINS)
+            used[p->m[i].bin / 8] |= (uint8_t)(1u << p->m[i].bin % 8);
+}
+
+/* Marks in USED the bins in a process list of the kernel's (every
+ * published process that has not exited: the kernel drops a list at its
+ * process's exit and exec) or in the one being written. False when the
+ * walk did not finish: nothing may then be let go (a live process's list
+ * would name a table since given to another binary). */
 static bool mark_mapped(struct unwind_tables *ut, uint8_t *used)
 {
-    for (uint32_t i = 0; i < ut->up.n && i < PT_UNWIND_MAPS; i++)
-        used[ut->up.m[i].bin / 8] |= (uint8_t)(1u << ut->up.m[i].bin % 8);
+    mark_list(&ut->up, used);
     uint32_t key, next;
     /* A key the kernel deletes meanwhile restarts the walk from the first:
      * bounded at twice the map's 4096 entries. */
     int left = 8192, err = bpf_map_get_next_key(ut->procs_fd, NULL, &next);
     for (; !err && left > 0; left--, err = bpf_map_get_next_key(ut->procs_fd, &key, &next)) {
         key = next;
-        if (bpf_map_lookup_elem(ut->procs_fd, &key, &ut->scan))
-            continue;
-        for (uint32_t i = 0; i < ut->scan.n && i < PT_UNWIND_MAPS; i++)
-            if (ut->scan.m[i].bin < PT_UNWIND_BINS)
-                used[ut->scan.m[i].bin / 8] |= (uint8_t)(1u << ut->scan.m[i].bin % 8);
+        if (bpf_map_lookup_elem(ut->procs_fd, &key, &ut->scan) == 0)
+            mark_list(&ut->scan, used);
     }
     return err == -ENOENT || (err && errno == ENOENT);
 }

@@ -1313,6 +1313,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     uint32_t room = c->occupied + (uint32_t)c->retired.n + 1 + 256;
     reserve_rows(c, room);
     reserve_top(c, nused);
+    /* At most the rows left after the retired ones and the rest row. */
     const uint32_t nread = read_slots(c, nused, room - (uint32_t)c->retired.n - 1, now);
     r->rows = c->rows;
     r->window_ns = now - (interval ? c->window_start : c->start_ns);
@@ -1353,8 +1354,6 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
                                              s->win_first_ts, s->last_ts};
         else
             extra = (struct pt_window_extra){s->peak, s->max_ns, s->threads, s->first_ts, s->last_ts};
-        if ((uint32_t)r->nrows + c->retired.n + 1 >= room)
-            break;
         struct pt_row *row = &r->rows[r->nrows];
         /* All but the figures, which metrics_window clears itself: a report
          * of 10 000 rows cleared each twice. */
