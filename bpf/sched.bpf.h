@@ -162,8 +162,11 @@ static __always_inline bool sleeping_in_futex(struct task_struct *prev, __u64 *u
     return false;
 }
 
-static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struct *prev, struct task_struct *next,
-                                     unsigned int prev_state)
+/* NEXT runs again: its futex wait or idle sleep ends. Called last, after
+ * PREV's part, so that the time this program spent before NEXT could run
+ * (a stack walk for PREV, say) is part of NEXT's wait, as it is of the
+ * blocking call a caller or JFR would time. */
+static __always_inline void switch_in(struct task_struct *next)
 {
     __u64 now = 0;
 
@@ -187,13 +190,17 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
         if (s)
             wait_finish(s, &done, w, now, done.end, next->pid, next->tgid, next);
     }
+}
 
-    /* A thread going to sleep inside a futex wait: a wait begins. */
-    __u64 uaddr;
+/* PREV stops running: a futex wait, or an idle sleep, begins. */
+static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_struct *prev, unsigned int prev_state)
+{
+    __u64 now = 0, uaddr;
+    struct pt_wait *w;
     bool private, timed;
     __u32 idx;
     if (prev->flags & PF_KTHREAD)
-        return 0;
+        return;
     if (preempt || !(prev_state & TASK_INTERRUPTIBLE)) {
         /* Switched out running (or into a disk sleep) with a wait open:
          * the switch in that ended it never reached us. Ended here from
@@ -203,16 +210,16 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
          * own timing). No record, no cost: only traced threads have one. */
         w = bpf_task_storage_get(&waits, prev, 0, 0);
         if (w && (w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) == PT_WAIT_ACTIVE)
-            end_stale_wait(w, prev, now ? now : bpf_ktime_get_ns());
-        return 0;
+            end_stale_wait(w, prev, bpf_ktime_get_ns());
+        return;
     }
     if (!tgid_traced(prev->tgid))
-        return 0;
+        return;
     w = bpf_task_storage_get(&waits, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!w) {
         if (sleeping_in_futex(prev, &uaddr, &private, &timed))
             count_drop(PT_DROP_WAITING);
-        return 0;
+        return;
     }
     /* A wait still open as its thread sleeps again lost the switch in that
      * ended it. Not only before a futex wait: a lock's holder that sleeps
@@ -228,23 +235,23 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
     if (!sleeping_in_futex(prev, &uaddr, &private, &timed)) {
         /* Any other interruptible sleep is idle (CSP's working time). */
         idle_sleep_begin(w, prev, prev->tgid, now);
-        return 0;
+        return;
     }
     if (w->flags & PT_WAIT_UPROBE)
-        return 0;     /* a park's own futex, already timed by the park uprobe */
+        return;     /* a park's own futex, already timed by the park uprobe */
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     if (!now)
         now = bpf_ktime_get_ns();
     struct pt_blocker_key key;
     if (!trace_java || !java_wait_key(&key, uaddr, pid_tgid, w)) {
         if (!trace_futex)
-            return 0;
+            return;
         futex_key(&key, uaddr, pid_tgid >> 32, private);
     }
     bool again;
     struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now, w->last_slot, &again);
     if (!s)
-        return 0;
+        return;
     /* A blocker this thread waited on lately had its class read then (its
      * line of the slot is one a wait need not touch). */
     if (!again)
@@ -267,7 +274,6 @@ static __always_inline int on_switch(__u64 *ctx, bool preempt, struct task_struc
         take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming);
     /* What note_waker would leave alone (no stack, or untimed under --threshold). */
     note_quiet((__u32)pid_tgid, !timed && (w->stack_id < 0 || !(w->flags & PT_WAIT_TIMED)));
-    return 0;
 }
 
 SEC("tp_btf/sched_switch")
@@ -275,10 +281,11 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
              unsigned int prev_state)
 {
     __u64 t0 = run_clock();
-    int ret = on_switch(ctx, preempt, prev, next, prev_state);
+    switch_out(ctx, preempt, prev, prev_state);
+    switch_in(next);
     if (t0)
         note_run(PT_TIMED_SWITCH, t0);
-    return ret;
+    return 0;
 }
 
 /* How the wait will end, decided as it is woken: woken by its own
