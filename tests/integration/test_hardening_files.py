@@ -13,8 +13,10 @@ binary, and thousands of mapped files leave the next process unnamed."""
 import json
 import os
 import re
+import select
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -159,6 +161,80 @@ def fifo_at_a_deleted_binarys_name_does_not_hang():
 @test
 def fifo_at_a_deleted_binarys_name_does_not_hang_the_copy_unwinder():
     fifo_at_deleted_name("copy")
+
+
+STALL_FUSE = os.path.join(ROOT, "tests", "workloads_src", "stall_fuse.c")
+
+
+def fuse_node():
+    """A node of /dev/fuse that every user can open, as /dev/fuse is on a
+    stock Debian (0666; on this project's machines it is 0600)."""
+    d = tempfile.mkdtemp(prefix="pt-fusedev-", dir=TMP)
+    os.chmod(d, 0o755)
+    node = os.path.join(d, "fuse")
+    os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(10, 229))
+    os.chmod(node, 0o666)
+    return node
+
+
+def line_from(p, prefix, timeout):
+    """The first line of P's output that starts with PREFIX."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        r, _, _ = select.select([p.stdout], [], [], max(0.0, end - time.monotonic()))
+        if not r:
+            break
+        line = p.stdout.readline()
+        if not line:
+            break
+        if line.startswith(prefix):
+            return line
+    raise AssertionError(f"no {prefix!r} line from the trap in {timeout} s (exit {p.poll()}; "
+                         f"{p.stderr.read().strip()[-300:] if p.poll() is not None else 'running'})")
+
+
+@test
+def an_overlay_over_a_users_fuse_holds_up_nothing():
+    """A user's overlay over their own FUSE mount, in a mount namespace of
+    theirs: the server never answers a lookup of a name ending in .debug,
+    and the program runs from the overlay, stripped, with a debuglink. An
+    overlay looks its layers up with its mounter's credentials, so root's
+    lookup of the debug file beside the program reaches the user's server
+    and, before, waited for good (parktrace hung in its main loop). Now a
+    lookup through a user's mounts runs in a child killed after 250 ms (one
+    whose request the server read stays stuck, alone, until the server
+    goes), and a user whose lookups were killed twice is not looked through
+    again: the report comes in time, with the trap's waits, and
+    --self-stats counts the kills."""
+    d = trap_dir()
+    exe = stripped_with_debuglink(d, "fuselink")
+    trap = os.path.join(d, "stall_fuse")
+    cc(trap, STALL_FUSE)
+    # The trap outlives parktrace's deadline: its end would free a lookup
+    # waiting on it, and a parktrace held up would seem on time.
+    p = subprocess.Popen(AS_NOBODY + [trap, fuse_node(), d, exe, "-t", "4", "-s", str(IN_TIME_S * 3)], cwd=d,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = None
+    try:
+        pid = int(line_from(p, "pid ", 20).split()[1])
+        wait_threads(pid, WORKLOAD_THREADS)
+        final, lines, err = trace([pid], "--self-stats")
+        check_reports_waits(final, pid, "the program on the overlay")
+        stalled = line_from(p, "stalled ", 5).split()[1]
+        check(stalled.endswith(".debug"), f"the trap stalled {stalled!r}")
+        killed = self_stat(err, "user_mount_opens_killed")
+        check(1 <= killed <= 2, f"{killed:.0f} lookups killed at their deadline, want 1 or 2 (then refused)")
+        # A lookup the server has read cannot be killed (the kernel waits
+        # for its answer): its child stays until the trap ends.
+        stuck = self_stat(err, "user_mount_opens_stuck")
+        check(stuck <= killed, f"{stuck:.0f} lookups stuck of {killed:.0f} killed")
+    finally:
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        stop([p])
 
 
 @test

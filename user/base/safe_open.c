@@ -3,14 +3,24 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "deadline_open.h"
+
 #define FUSE_SUPER_MAGIC 0x65735546
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+#define USER_MOUNTS_OPEN_MS 250   /* a lookup through a user's mounts, at most */
+#define USER_MOUNTS_STRIKES 2     /* lookups killed at that deadline before a user's mounts are refused */
+#define USER_MOUNTS_OWNERS 64
 
 static int safe_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
 {
@@ -25,17 +35,26 @@ static int safe_openat2(int dirfd, const char *path, uint64_t flags, uint64_t re
     return fd;
 }
 
-int safe_open_at(int dirfd, const char *path, uint64_t resolve)
+/* Whether FD's filesystem may have a user's process behind it: FUSE (its
+ * server can stall every call), and, among a user's mounts, an overlay (it
+ * reaches its layers, a user's FUSE mount among them, with its mounter's
+ * credentials, where FUSE would refuse root's own). */
+static bool user_served(int fd, bool users_mounts)
+{
+    struct statfs sf;
+    if (fstatfs(fd, &sf))
+        return true;
+    return sf.f_type == FUSE_SUPER_MAGIC || (users_mounts && sf.f_type == OVERLAYFS_SUPER_MAGIC);
+}
+
+static int open_checked(int dirfd, const char *path, uint64_t resolve, bool users_mounts)
 {
     int p = safe_openat2(dirfd, path, O_PATH, resolve);
     if (p < 0)
         return -1;
     struct stat st;
-    struct statfs sf;
     int fd = -1, err = EINVAL;
-    /* A FUSE file is served by a process that can stall every read. */
-    if (fstat(p, &st) == 0 && S_ISREG(st.st_mode) && fstatfs(p, &sf) == 0 &&
-        sf.f_type != FUSE_SUPER_MAGIC) {
+    if (fstat(p, &st) == 0 && S_ISREG(st.st_mode) && !user_served(p, users_mounts)) {
         char self[32];
         snprintf(self, sizeof(self), "/proc/self/fd/%d", p);
         fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -46,30 +65,144 @@ int safe_open_at(int dirfd, const char *path, uint64_t resolve)
     return fd;
 }
 
+int safe_open_at(int dirfd, const char *path, uint64_t resolve)
+{
+    return open_checked(dirfd, path, resolve, false);
+}
+
 int safe_open(const char *path)
 {
     return safe_open_at(AT_FDCWD, path, RESOLVE_NO_MAGICLINKS);
 }
 
-/* PATH as process PID sees it, resolved inside PID's root: a directory
- * (O_PATH) when DIR, else a regular file opened as safe_open_at does. */
-static int in_root(int pid, const char *path, bool dir)
+/* Whether PID's mounts may be a user's, and then the uid that owns them
+ * (*OWNER): its mount namespace is owned by a user namespace other than
+ * parktrace's own, whose creator can mount there (an overlay over their
+ * own FUSE mount, say). Told from the namespaces alone, no mount touched;
+ * when it cannot be told, it is taken as a user's of unknown uid. */
+static bool mounts_of_a_user(int pid, uid_t *owner)
 {
-    char root_path[32];
-    snprintf(root_path, sizeof(root_path), "/proc/%d/root", pid);
-    int root = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    static ino_t own;
+    if (!own) {
+        struct stat st;
+        if (stat("/proc/self/ns/user", &st) == 0)
+            own = st.st_ino;
+    }
+    char path[40];
+    snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+    int mnt = open(path, O_RDONLY | O_CLOEXEC);
+    int user = mnt >= 0 ? ioctl(mnt, NS_GET_USERNS) : -1;
+    struct stat st;
+    bool ours = user >= 0 && own && fstat(user, &st) == 0 && st.st_ino == own;
+    *owner = (uid_t)-1;
+    if (!ours && user >= 0 && ioctl(user, NS_GET_OWNER_UID, owner) < 0)
+        *owner = (uid_t)-1;
+    if (user >= 0)
+        close(user);
+    if (mnt >= 0)
+        close(mnt);
+    return !ours;
+}
+
+/* Lookups through each user's mounts that were killed at their deadline. */
+static struct strike {
+    uid_t uid;
+    unsigned n;
+} strikes[USER_MOUNTS_OWNERS];
+static unsigned strikes_next;
+
+static struct strike *strike_of(uid_t uid, bool add)
+{
+    for (unsigned i = 0; i < USER_MOUNTS_OWNERS; i++)
+        if (strikes[i].n && strikes[i].uid == uid)
+            return &strikes[i];
+    if (!add)
+        return NULL;
+    struct strike *s = &strikes[strikes_next++ % USER_MOUNTS_OWNERS];
+    *s = (struct strike){.uid = uid};
+    return s;
+}
+
+/* PATH below ROOT. Among a user's mounts (USERS_MOUNTS) no overlay is
+ * kept either: what is done with the descriptor later must not reach the
+ * user's processes, and only this lookup runs under a deadline. */
+static int open_below(int root, const char *path, bool dir, bool users_mounts)
+{
+    /* Resolved as if ROOT were "/"; no /proc magic links back out. */
+    const uint64_t resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    if (!dir)
+        return open_checked(root, path, resolve, users_mounts);
+    int fd = safe_openat2(root, *path ? path : ".", O_PATH | O_DIRECTORY, resolve);
+    if (fd >= 0 && users_mounts && user_served(fd, true)) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
+}
+
+struct open_in_root {
+    int root;
+    bool dir;
+    char path[PATH_MAX];
+};
+
+/* Run in deadline_open's child: system calls only. */
+static int open_below_call(void *arg)
+{
+    struct open_in_root *o = arg;
+    return open_below(o->root, o->path, o->dir, true);
+}
+
+/* open_below through mounts that user OWNER may have made: in a child
+ * killed at the deadline, since a user's FUSE server under an overlay can
+ * hold a lookup for good (an overlay reads its layers with its mounter's
+ * credentials, so FUSE's refusal of other users does not apply). A user
+ * whose lookups were killed USER_MOUNTS_STRIKES times is refused (EPERM). */
+static int open_below_user_mounts(int root, const char *path, bool dir, uid_t owner)
+{
+    struct strike *s = strike_of(owner, false);
+    if (s && s->n >= USER_MOUNTS_STRIKES) {
+        errno = EPERM;
+        return -1;
+    }
+    struct open_in_root o = {.root = root, .dir = dir};
+    size_t n = strlen(path);
+    if (n >= sizeof(o.path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(o.path, path, n + 1);
+    int fd = deadline_open(open_below_call, &o, sizeof(o), root, USER_MOUNTS_OPEN_MS);
+    if (fd < 0 && errno == ETIMEDOUT)
+        strike_of(owner, true)->n++;
+    return fd;
+}
+
+/* PATH as process PID sees it, resolved below its BASE (the /proc/PID/
+ * link "root" or "cwd"): a directory (O_PATH) when DIR, else a regular
+ * file opened as safe_open_at does. */
+static int below(int pid, const char *base, const char *path, bool dir)
+{
+    char base_path[40];
+    snprintf(base_path, sizeof(base_path), "/proc/%d/%s", pid, base);
+    int root = open(base_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0)
         return -1;
     while (*path == '/')
         path++;
-    /* Resolved as if ROOT were "/"; no /proc magic links back out. */
-    const uint64_t resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-    int fd = dir ? safe_openat2(root, *path ? path : ".", O_PATH | O_DIRECTORY, resolve)
-                 : safe_open_at(root, path, resolve);
+    uid_t owner;
+    int fd = mounts_of_a_user(pid, &owner) ? open_below_user_mounts(root, path, dir, owner)
+                                           : open_below(root, path, dir, false);
     int err = errno;
     close(root);
     errno = err;
     return fd;
+}
+
+static int in_root(int pid, const char *path, bool dir)
+{
+    return below(pid, "root", path, dir);
 }
 
 int safe_open_in_root(int pid, const char *path)
@@ -80,4 +213,29 @@ int safe_open_in_root(int pid, const char *path)
 int safe_dir_in_root(int pid, const char *path)
 {
     return in_root(pid, path, true);
+}
+
+int safe_cwd_of(int pid)
+{
+    return below(pid, "cwd", ".", true);
+}
+
+int safe_openat_here(int dir, const char *name, int flags, unsigned mode)
+{
+    struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+                           .mode = flags & O_CREAT ? mode : 0,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS};
+    return (int)syscall(SYS_openat2, dir, name, &how, sizeof(how));
+}
+
+int safe_lstat_here(int dir, const char *name, struct stat *st)
+{
+    int fd = safe_openat_here(dir, name, O_PATH | O_NOFOLLOW, 0);
+    if (fd < 0)
+        return -1;
+    int rc = fstat(fd, st);
+    int err = errno;
+    close(fd);
+    errno = err;
+    return rc;
 }

@@ -6,6 +6,7 @@
 #ifndef PT_SAFE_OPEN_H
 #define PT_SAFE_OPEN_H
 #include <stdint.h>
+#include <sys/stat.h>
 
 /* A file a traced process maps, as parktrace reaches it. */
 struct file_ref {
@@ -31,5 +32,19 @@ int safe_open_in_root(int pid, const char *path);
  * it), resolved inside PID's root: a container's /tmp may be a symlink, and
  * an absolute one must not lead into parktrace's own root. -1 with errno. */
 int safe_dir_in_root(int pid, const char *path);
+
+/* The working directory of process PID as an O_PATH descriptor, with the
+ * same care as safe_dir_in_root. -1 with errno. */
+int safe_cwd_of(int pid);
+
+/* NAME in DIR (a descriptor from safe_dir_in_root or safe_cwd_of), opened
+ * with FLAGS (and MODE, with O_CREAT) without leaving DIR: no link
+ * followed (ELOOP; with O_PATH | O_NOFOLLOW the link itself), no mount
+ * crossed (EXDEV: a user's bind mount could put there a file whose every
+ * call their process can stall). -1 with errno. */
+int safe_openat_here(int dir, const char *name, int flags, unsigned mode);
+
+/* lstat(2) of NAME in DIR, reached as safe_openat_here does. */
+int safe_lstat_here(int dir, const char *name, struct stat *st);
 
 #endif

@@ -111,7 +111,7 @@ static int connect_to(const struct target *t, int s, int f, char *err, size_t er
  * BUSY or GIVE_UP. */
 static int try_connect(const struct target *t, char *err, size_t errlen)
 {
-    int f = openat(t->tmp, t->sock_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    int f = safe_openat_here(t->tmp, t->sock_name, O_PATH | O_NOFOLLOW, 0);
     if (f < 0) {
         if (errno == ENOENT)
             return ABSENT;
@@ -151,13 +151,12 @@ struct trigger {
  * never in a working directory its user may not be able to write. */
 static int trigger_create(struct trigger *tr, const struct target *t, char *err, size_t errlen)
 {
-    char cwd[64];
-    snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", t->pid);
     snprintf(tr->name, sizeof(tr->name), ".attach_pid%d", t->ps.nspid);
-    int dir = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int dir = safe_cwd_of(t->pid);
     struct stat st;
-    /* HotSpot stat()s it, links followed. */
-    if (dir >= 0 && fstatat(dir, tr->name, &st, 0) == 0) {
+    /* HotSpot stat()s it, links followed; a link is taken as its own
+     * owner's here (who else's file would it lead to?), and not followed. */
+    if (dir >= 0 && safe_lstat_here(dir, tr->name, &st) == 0) {
         if (st.st_uid != t->ps.euid && st.st_uid != 0) {
             close(dir);
             return fail(err, errlen, "%s in the JVM's working directory is owned by uid %u: the JVM would "
@@ -172,11 +171,11 @@ static int trigger_create(struct trigger *tr, const struct target *t, char *err,
     if (dir < 0)
         return fail(err, errlen, "dup: %s", strerror(errno));
     /* O_EXCL: never through a symlink planted under that name. */
-    int fd = openat(dir, tr->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = safe_openat_here(dir, tr->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
     if (fd >= 0) {
         close(fd);
         tr->ours = true;
-    } else if (errno != EEXIST || fstatat(dir, tr->name, &st, 0) != 0 ||
+    } else if (errno != EEXIST || safe_lstat_here(dir, tr->name, &st) != 0 ||
                (st.st_uid != t->ps.euid && st.st_uid != 0)) {
         int saved = errno;
         close(dir);

@@ -361,8 +361,11 @@ static bool start_tracking(struct jvm_tracker *jt, int pid, bool last_chance)
     refresh(jt, t);
     if (!t->live)
         return true;   /* given up on: kept for naming, its slot reused first */
-    /* Opened as the JVM sees it, never a FIFO a user put at its name. */
-    int fd = safe_open_in_root(pid, t->j.libjvm);
+    /* The mapping's own file (/proc/PID/map_files), never a FIFO a user
+     * put at its name nor a path through a user's mounts. */
+    struct pm_proc *mapped = procmaps_get(jt->sv->maps, pid);
+    struct pm_map *m = procmaps_find(mapped, t->j.libjvm_at);
+    int fd = m ? procmaps_open(mapped, m) : -1;
     if (fd >= 0 && probe_share_left(jt, fd) && tracer_attach_jvm(jt->tr, fd, t->j.libjvm) == 1 &&
         t->l.stw_collector)
         keep_heap_reads(jt, pid);

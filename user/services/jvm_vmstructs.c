@@ -206,6 +206,7 @@ int jvm_open(struct jvm *j, struct procmaps *maps, int pid)
         if ((ef = procmaps_elf(p, m))) {
             j->bias = m->bias;
             j->elf = ef;
+            j->libjvm_at = m->start;
         }
     }
     if (!j->libjvm[0])

@@ -30,6 +30,7 @@ struct jvm {
     struct procmem mem;
     struct elf_file *elf;  /* libjvm's symbols */
     char libjvm[256];      /* path of the mapped libjvm.so */
+    uint64_t libjvm_at;    /* an address of its mapping whose symbols were read */
     uint64_t bias;
     struct vm_field *fields;
     int nfields;

@@ -325,7 +325,7 @@ int perfmap_load(struct perfmap *pm, int pid, char *err, size_t errlen)
     int dir = jvm_tmp(pid, &ps, path, err, errlen);
     if (dir < 0)
         return -1;
-    int fd = openat(dir, strrchr(path, '/') + 1, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = safe_openat_here(dir, strrchr(path, '/') + 1, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
     int saved = errno;
     close(dir);
     if (fd < 0)
@@ -346,7 +346,7 @@ static int prepare_at(int dir, const char *name, const struct procstatus *ps, co
         return fail(err, errlen, path, strerror(errno));
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
         return fail(err, errlen, path, "its directory is writable by others and not sticky: not asking the JVM");
-    int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    int fd = safe_openat_here(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, 0600);
     if (fd >= 0) {
         int rc = fchown(fd, ps->euid, ps->egid) == 0 && fstat(fd, &st) == 0 ? 1 : -1;
         int saved = errno;
@@ -359,7 +359,7 @@ static int prepare_at(int dir, const char *name, const struct procstatus *ps, co
         }
         return 1;
     }
-    if (errno != EEXIST || fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    if (errno != EEXIST || safe_lstat_here(dir, name, &st) != 0)
         return fail(err, errlen, path, strerror(errno));
     if (S_ISLNK(st.st_mode))
         return fail(err, errlen, path, "is a symlink: not asking the JVM to write through it");
@@ -402,7 +402,7 @@ void perfmap_remove(struct perfmap_made *made)
     if (made->dir < 0)
         return;
     /* The JVM (or its user) may have replaced it: only the file made goes. */
-    if (fstatat(made->dir, made->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == made->dev &&
+    if (safe_lstat_here(made->dir, made->name, &st) == 0 && st.st_dev == made->dev &&
         st.st_ino == made->ino)
         unlinkat(made->dir, made->name, 0);
     close(made->dir);

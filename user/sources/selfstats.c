@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 
+#include "deadline_open.h"
 #include "elfsyms.h"
 #include "jvm_tracker.h"
 #include "loader.h"
@@ -126,6 +127,9 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
             u.over_budget, u.owner_refused, u.evicted, sym_bytes / 1024, sym_evicted, maps_kb(t), st_entries, st_templates,
             stacks_templates_trimmed(stacks), stacks_templates_compact(stacks), st_bytes / 1024, procs,
             procs_bytes / 1024);
+    /* Lookups through a user's mounts killed at their deadline (safe_open.c). */
+    fprintf(f, "parktrace: self user_mount_opens_killed=%lu user_mount_opens_stuck=%lu\n", deadline_opens_killed(),
+            deadline_opens_stuck());
     /* What dropped_events and dropped_stacks are made of, and the waits
      * whose lost end was recovered rather than dropped. */
     static const char *const drop_names[PT_DROP_COUNT] = {
