@@ -317,16 +317,24 @@ static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid,
 }
 
 /* Leaves a wait: drops parked_now and closes the busy period if it was the
- * last waiter. `discard` is for calls that turned out not to sleep. */
+ * last waiter. `discard` is for calls that turned out not to sleep. An end
+ * put back in time (RESUME_NS, when it was read, else 0) with others still
+ * parked closes the busy period at NOW and opens it again at RESUME_NS:
+ * those others may have come after NOW, and real time must not cover a
+ * stretch no wait does (it may leave out some that one did). */
 static __always_inline void leave_wait(struct pt_slot *s, __u64 start_ns, __u32 flags, __u64 now,
-                                       bool discard)
+                                       bool discard, __u64 resume_ns)
 {
     __u64 busy_start = s->busy_start;
     __sync_fetch_and_add(&s->start_sum, -start_ns);
     __s64 old = __sync_fetch_and_add(&s->parked_now, -1);
 
-    if (old == 1 && !(discard && (flags & PT_WAIT_OPENED_BUSY)))
+    if (old == 1 && !(discard && (flags & PT_WAIT_OPENED_BUSY))) {
         __sync_fetch_and_add(&s->real_ns, now - busy_start);
+    } else if (old > 1 && resume_ns > now && now > busy_start) {
+        __sync_fetch_and_add(&s->real_ns, now - busy_start);
+        s->busy_start = resume_ns;
+    }
 }
 
 static __always_inline void note_events(struct pt_slot *s, __u64 first, __u64 last)
@@ -352,12 +360,14 @@ struct pt_wait_end {
     __s32 waker_stack;
     __u32 waker_tgid;
     __u32 end;
+    __u64 resume_ns;    /* an end put back in time: the moment it was read, else 0 */
 };
 
 /* Copies W's wait into E and closes it in W. */
 static __always_inline void wait_end_copy(struct pt_wait_end *e, struct pt_wait *w)
 {
     e->start_ns = w->start_ns;
+    e->resume_ns = 0;
     e->concurrency = w->concurrency;
     e->odds = w->odds;
     e->waker_odds = w->waker_odds;
@@ -412,7 +422,7 @@ static __always_inline void drop_wait(struct pt_slot *s, struct pt_wait *w, __u6
     if (threshold)
         __sync_fetch_and_add(&s->attempts, -1);
     if (w->flags & PT_WAIT_TIMED)
-        leave_wait(s, w->start_ns, w->flags, now, true);
+        leave_wait(s, w->start_ns, w->flags, now, true, 0);
     w->flags = 0;
 }
 
@@ -582,7 +592,7 @@ static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait_
     raise_max(&s->peak, w->concurrency);
     raise_max(&s->peak_win, w->concurrency);
     __sync_fetch_and_add(&s->hist[log2_slot(d)], 1);
-    leave_wait(s, w->start_ns, w->flags, now, false);
+    leave_wait(s, w->start_ns, w->flags, now, false, w->resume_ns);
 
     if (w->stack_id >= 0 && s->first_stack < 0 && tid == s->first_tid)
         s->first_stack = w->stack_id;
@@ -622,6 +632,7 @@ static __always_inline void end_stale_wait(struct pt_wait *w, struct task_struct
         end = opened;
     struct pt_wait_end done;
     wait_end_copy(&done, w);
+    done.resume_ns = now;
     wait_finish(s, &done, w, end, done.end, t->pid, t->tgid, NULL);
     __sync_fetch_and_add(&lost_ends_recovered, 1);
 }
