@@ -212,26 +212,36 @@ def wait_mapped(pid, name, timeout=20):
     wait_for(mapped, f"{name} in process {pid}", timeout)
 
 
+def line_starting(p, prefix, timeout):
+    """The first line of P's output (text) starting with PREFIX, read within
+    TIMEOUT seconds; None when none came, or P's output ended."""
+    import select
+    deadline = time.time() + timeout
+    while True:
+        left = deadline - time.time()
+        if left <= 0 or not select.select([p.stdout], [], [], left)[0]:
+            return None
+        line = p.stdout.readline()
+        if not line:
+            return None
+        if line.startswith(prefix):
+            return line
+
+
 def start_pt_ready(args, timeout=30):
     """Starts parktrace with ARGS (which must not choose -i or -f) and
     returns it once it is tracing: with -i 100ms -f json its first report
     comes after its probes are attached and its start-up scan of the
     machine is done. Returns (process, the lines read so far); finish with
     finish_pt."""
-    import select
     p = subprocess.Popen(pt_cmd(["-i", "100ms", "-f", "json", *args]), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    deadline, first = time.time() + timeout, []
-    while not first:
-        left = deadline - time.time()
-        if left <= 0 or p.poll() is not None:
-            p.kill()
-            _, err = p.communicate()
-            raise AssertionError(f"parktrace gave no first report (exit {p.returncode}): {err.strip()[-300:]}")
-        if select.select([p.stdout], [], [], left)[0]:
-            line = p.stdout.readline()
-            if line.startswith('{"type":'):
-                first.append(line)
+    line = line_starting(p, '{"type":', timeout)
+    if not line:
+        p.kill()
+        _, err = p.communicate()
+        raise AssertionError(f"parktrace gave no first report (exit {p.returncode}): {err.strip()[-300:]}")
+    first = [line]
     # Read on while the test runs: a full pipe stalled parktrace in its
     # write, system-wide with every row 10 times a second, and a JVM it
     # had not named yet exited unnamed (its parks <unknown class>).

@@ -13,7 +13,6 @@ binary, and thousands of mapped files leave the next process unnamed."""
 import json
 import os
 import re
-import select
 import shutil
 import signal
 import stat
@@ -178,17 +177,10 @@ def fuse_node():
 
 
 def line_from(p, prefix, timeout):
-    """The first line of P's output that starts with PREFIX."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        r, _, _ = select.select([p.stdout], [], [], max(0.0, end - time.monotonic()))
-        if not r:
-            break
-        line = p.stdout.readline()
-        if not line:
-            break
-        if line.startswith(prefix):
-            return line
+    """The trap's first line starting with PREFIX."""
+    line = line_starting(p, prefix, timeout)
+    if line:
+        return line
     raise AssertionError(f"no {prefix!r} line from the trap in {timeout} s (exit {p.poll()}; "
                          f"{p.stderr.read().strip()[-300:] if p.poll() is not None else 'running'})")
 

@@ -90,7 +90,7 @@ static int receive_result(int sock)
 }
 
 /* Waits for PIDFD to exit for at most MS; whether it did. */
-static int exited_within(int pidfd, int ms)
+static bool exited_within(int pidfd, int ms)
 {
     uint64_t end = monotonic_ns() + (uint64_t)ms * 1000000;
     for (;;) {
@@ -99,9 +99,9 @@ static int exited_within(int pidfd, int ms)
         struct pollfd p = {.fd = pidfd, .events = POLLIN};
         int r = poll(&p, 1, left);
         if (r > 0)
-            return 1;
+            return true;
         if (r == 0 || errno != EINTR)
-            return 0;
+            return false;
     }
 }
 

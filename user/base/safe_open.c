@@ -22,9 +22,10 @@
 #define USER_MOUNTS_STRIKES 2     /* lookups killed at that deadline before a user's mounts are refused */
 #define USER_MOUNTS_OWNERS 64
 
-static int safe_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
+/* MODE is used with O_CREAT only (openat2 refuses it otherwise). */
+static int safe_openat2(int dirfd, const char *path, uint64_t flags, unsigned mode, uint64_t resolve)
 {
-    struct open_how how = {.flags = flags | O_CLOEXEC, .resolve = resolve};
+    struct open_how how = {.flags = flags | O_CLOEXEC, .mode = flags & O_CREAT ? mode : 0, .resolve = resolve};
     int fd = -1;
     /* EAGAIN: a rename raced with the lookup; the kernel asks for a retry. */
     for (int tries = 0; tries < 3; tries++) {
@@ -49,7 +50,7 @@ static bool user_served(int fd, bool users_mounts)
 
 static int open_checked(int dirfd, const char *path, uint64_t resolve, bool users_mounts)
 {
-    int p = safe_openat2(dirfd, path, O_PATH, resolve);
+    int p = safe_openat2(dirfd, path, O_PATH, 0, resolve);
     if (p < 0)
         return -1;
     struct stat st;
@@ -132,7 +133,7 @@ static int open_below(int root, const char *path, bool dir, bool users_mounts)
     const uint64_t resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
     if (!dir)
         return open_checked(root, path, resolve, users_mounts);
-    int fd = safe_openat2(root, *path ? path : ".", O_PATH | O_DIRECTORY, resolve);
+    int fd = safe_openat2(root, *path ? path : ".", O_PATH | O_DIRECTORY, 0, resolve);
     if (fd >= 0 && users_mounts && user_served(fd, true)) {
         close(fd);
         errno = EPERM;
@@ -200,19 +201,14 @@ static int below(int pid, const char *base, const char *path, bool dir)
     return fd;
 }
 
-static int in_root(int pid, const char *path, bool dir)
-{
-    return below(pid, "root", path, dir);
-}
-
 int safe_open_in_root(int pid, const char *path)
 {
-    return pid > 0 ? in_root(pid, path, false) : safe_open(path);
+    return pid > 0 ? below(pid, "root", path, false) : safe_open(path);
 }
 
 int safe_dir_in_root(int pid, const char *path)
 {
-    return in_root(pid, path, true);
+    return below(pid, "root", path, true);
 }
 
 int safe_cwd_of(int pid)
@@ -222,10 +218,7 @@ int safe_cwd_of(int pid)
 
 int safe_openat_here(int dir, const char *name, int flags, unsigned mode)
 {
-    struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
-                           .mode = flags & O_CREAT ? mode : 0,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS};
-    return (int)syscall(SYS_openat2, dir, name, &how, sizeof(how));
+    return safe_openat2(dir, name, (uint64_t)flags, mode, RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS);
 }
 
 int safe_lstat_here(int dir, const char *name, struct stat *st)
