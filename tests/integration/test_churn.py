@@ -181,9 +181,12 @@ def exited_processes_fold_past_the_recycled_budget():
     rows = [b for b in final["blockers"] if b["class"] == "pthread_mutex"]
     within(sum(b["thread_time_ns"] for b in rows), sum(w["blocked_ns"] for w in wls), 0.05,
            "pthread_mutex time of every child, folded or not")
-    check(sum(b["parks"] for b in rows) >= sum(w["blocked"] for w in wls),
-          f"pthread_mutex parks {sum(b['parks'] for b in rows)} < the children's blocked lock() calls "
-          f"{sum(w['blocked'] for w in wls)}")
+    parks, blocked = sum(b["parks"] for b in rows), sum(w["blocked"] for w in wls)
+    if parks < blocked:
+        # The switch out the program never saw, as in the tests above
+        # (2 389 parks for 2 390 calls once); past the cap it fails.
+        known_gap("missed_switch_out_uncounted", f"pthread_mutex parks {parks} < the children's blocked lock() "
+                  f"calls {blocked}", blocked - parks)
 
 
 @test

@@ -23,11 +23,18 @@
 #define FILE_SYMBOL_BUDGET (SYMBOL_BUDGET / 4)
 /* A name is kept to this many bytes (a C++ template's can be long). */
 #define NAME_KEPT 1024
+/* Files other users can write, of ELFSYMS_MAX_FILES: the rest stays for
+ * root's, which every process maps. */
+#define USER_FILES (ELFSYMS_MAX_FILES / 2)
+/* Loadable segments kept per file (a linker writes 2 to 5). */
+#define LOADS_KEPT 16
+#define FILE_BUCKETS 4096
 
 struct elfsyms {
-    struct elf_file **files;
-    size_t nfiles, capfiles;
-    size_t symbol_bytes, symbols_evicted;
+    struct elf_file **files;  /* every file known, in no order */
+    size_t nfiles, capfiles, user_files;
+    struct elf_file *buckets[FILE_BUCKETS];   /* the same, by inode */
+    size_t symbol_bytes, symbols_evicted, refused;
     uint64_t use_clock;
 };
 
@@ -212,25 +219,92 @@ static void read_symbols(struct elf_file *ef, Elf *elf, const struct file_ref *f
     make_room(ef->owner, ef);
 }
 
+/* The file's own record, without its symbols: in the budget too. */
+static size_t record_size(const struct elf_file *ef)
+{
+    return sizeof(*ef) + (size_t)ef->nloads * sizeof(*ef->loads);
+}
+
 static void read_loads(struct elf_file *ef, Elf *elf)
 {
     size_t nph;
     if (elf_getphdrnum(elf, &nph) || !nph)
         return;
-    ef->loads = calloc(nph, sizeof(*ef->loads));
-    for (size_t i = 0; ef->loads && i < nph; i++) {
+    /* A header can claim 65 535 segments: only LOADS_KEPT are kept. */
+    struct elf_load loads[LOADS_KEPT];
+    int n = 0;
+    for (size_t i = 0; i < nph && n < LOADS_KEPT; i++) {
         GElf_Phdr ph;
         if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-            ef->loads[ef->nloads++] = (struct elf_load){ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_memsz};
+            loads[n++] = (struct elf_load){ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_memsz};
     }
+    if (n && (ef->loads = malloc((size_t)n * sizeof(*ef->loads)))) {
+        memcpy(ef->loads, loads, (size_t)n * sizeof(*ef->loads));
+        ef->nloads = n;
+    }
+}
+
+static size_t bucket_of(const struct file_id *id)
+{
+    return (size_t)((id->ino * 0x9e3779b97f4a7c15ull) ^ id->dev) % FILE_BUCKETS;
 }
 
 static struct elf_file *find_file(const struct elfsyms *es, const struct file_id *id)
 {
-    for (size_t i = 0; i < es->nfiles; i++)
-        if (file_id_same_inode(&es->files[i]->id, id))
-            return es->files[i];
+    for (struct elf_file *ef = es->buckets[bucket_of(id)]; ef; ef = ef->next)
+        if (file_id_same_inode(&ef->id, id))
+            return ef;
     return NULL;
+}
+
+static void free_file(struct elfsyms *es, struct elf_file *ef)
+{
+    struct elf_file **link = &es->buckets[bucket_of(&ef->id)];
+    while (*link != ef)
+        link = &(*link)->next;
+    *link = ef->next;
+    es->files[ef->slot] = es->files[--es->nfiles];
+    es->files[ef->slot]->slot = ef->slot;
+    es->user_files -= ef->user_written;
+    free_symbols(ef);
+    es->symbol_bytes -= record_size(ef);
+    free(ef->loads);
+    free(ef);
+}
+
+/* Forgets the files no one holds (of other users only, when USERS), to
+ * make room for one more. */
+static void forget_unheld(struct elfsyms *es, bool users)
+{
+    for (size_t i = es->nfiles; i-- > 0;) {
+        struct elf_file *ef = es->files[i];
+        if (!ef->holds && (!users || ef->user_written))
+            free_file(es, ef);
+    }
+}
+
+/* Whether a file of that kind may be added, once unheld ones are gone. */
+static bool room_for_file(struct elfsyms *es, bool user_written)
+{
+    bool full = es->nfiles >= ELFSYMS_MAX_FILES, user_full = user_written && es->user_files >= USER_FILES;
+    if (full || user_full)
+        forget_unheld(es, !full);
+    if (es->nfiles < ELFSYMS_MAX_FILES && !(user_written && es->user_files >= USER_FILES))
+        return true;
+    es->refused++;
+    return false;
+}
+
+void elfsyms_hold(struct elf_file *ef)
+{
+    if (ef)
+        ef->holds++;
+}
+
+void elfsyms_release(struct elf_file *ef)
+{
+    if (ef && ef->holds)
+        ef->holds--;
 }
 
 /* EF's inode now holds other contents: what was read of it goes, and it is
@@ -238,6 +312,7 @@ static struct elf_file *find_file(const struct elfsyms *es, const struct file_id
 static void forget_contents(struct elf_file *ef, const struct file_id *id, Elf *elf)
 {
     free_symbols(ef);
+    ef->owner->symbol_bytes -= record_size(ef);
     free(ef->loads);
     ef->loads = NULL;
     ef->nloads = 0;
@@ -245,11 +320,14 @@ static void forget_contents(struct elf_file *ef, const struct file_id *id, Elf *
     GElf_Ehdr eh;
     ef->is_dyn = gelf_getehdr(elf, &eh) && eh.e_type == ET_DYN;
     read_loads(ef, elf);
-    ef->id = *id;
+    ef->owner->symbol_bytes += record_size(ef);
+    ef->id = *id;     /* the same inode: its bucket stays */
 }
 
-static struct elf_file *new_file(struct elfsyms *es, const struct file_id *id, const char *name, Elf *elf)
+static struct elf_file *new_file(struct elfsyms *es, const struct file_id *id, bool user_written, Elf *elf)
 {
+    if (!room_for_file(es, user_written))
+        return NULL;
     if (es->nfiles == es->capfiles) {
         size_t cap = es->capfiles ? es->capfiles * 2 : 256;
         struct elf_file **p = realloc(es->files, cap * sizeof(*p));
@@ -266,10 +344,16 @@ static struct elf_file *new_file(struct elfsyms *es, const struct file_id *id, c
     }
     ef->owner = es;
     ef->id = *id;
-    ef->path = strdup(name ? name : "");
+    ef->user_written = user_written;
     ef->is_dyn = eh.e_type == ET_DYN;
     read_loads(ef, elf);
+    es->symbol_bytes += record_size(ef);
+    es->user_files += user_written;
+    ef->slot = es->nfiles;
     es->files[es->nfiles++] = ef;
+    size_t b = bucket_of(id);
+    ef->next = es->buckets[b];
+    es->buckets[b] = ef;
     return ef;
 }
 
@@ -290,16 +374,16 @@ struct elf_file *elfsyms_get(struct elfsyms *es, const struct file_ref *f)
     }
     if (changed)
         forget_contents(ef, &id, elf);
-    if (ef || (ef = new_file(es, &id, f->name, elf)))
+    if (ef || (ef = new_file(es, &id, !foreign_elf_root_only(&st), elf)))
         read_symbols(ef, elf, f);
     elf_end(elf);
     return ef;
 }
 
-void elfsyms_usage(const struct elfsyms *es, size_t *bytes, size_t *evicted)
+void elfsyms_usage(const struct elfsyms *es, struct elfsyms_usage *u)
 {
-    *bytes = es->symbol_bytes;
-    *evicted = es->symbols_evicted;
+    *u = (struct elfsyms_usage){
+        .bytes = es->symbol_bytes, .evicted = es->symbols_evicted, .files = es->nfiles, .refused = es->refused};
 }
 
 bool elfsyms_evicted(const struct elf_file *ef)
@@ -371,13 +455,8 @@ void elfsyms_free(struct elfsyms *es)
 {
     if (!es)
         return;
-    for (size_t i = 0; i < es->nfiles; i++) {
-        free(es->files[i]->path);
-        free(es->files[i]->loads);
-        free(es->files[i]->syms);
-        free(es->files[i]->strings);
-        free(es->files[i]);
-    }
+    while (es->nfiles)
+        free_file(es, es->files[0]);
     free(es->files);
     free(es);
 }

@@ -27,8 +27,11 @@ struct elf_file {
     /* The file (a user can rewrite a library in place, or delete it and
      * have its inode given to a new one). */
     struct file_id id;
-    char *path;
     bool is_dyn;
+    bool user_written;        /* a user other than root can change it (foreign_elf_root_only) */
+    unsigned holds;           /* elfsyms_hold: while held, it is never freed */
+    size_t slot;              /* in its owner's list */
+    struct elf_file *next;    /* in its owner's hash bucket */
     struct elf_load *loads;
     int nloads;
     struct elf_sym *syms;     /* sorted by addr */
@@ -52,9 +55,20 @@ void elfsyms_free(struct elfsyms *es);
 
 /* The cached symbol table of the file open at F (one per inode), read on
  * first use, after its symbols were evicted, and after the file changed
- * (the same elf_file, read again); NULL when it is not an ELF file. F's
- * descriptor stays the caller's. */
+ * (the same elf_file, read again); NULL when it is not an ELF file, or
+ * when ELFSYMS_MAX_FILES files (half of that for files other users can
+ * write) are held. F's descriptor stays the caller's. What it returns
+ * stays valid until the next call: a caller that keeps it holds it. */
 struct elf_file *elfsyms_get(struct elfsyms *es, const struct file_ref *f);
+
+/* Files known at once: one not held (a process gone) is forgotten to make
+ * room, since a user can map any number of files over a long run. */
+#define ELFSYMS_MAX_FILES 16384
+
+/* Keeps EF (NULL: nothing) until as many releases: a process's maps hold
+ * their files, a JVM its libjvm. */
+void elfsyms_hold(struct elf_file *ef);
+void elfsyms_release(struct elf_file *ef);
 
 /* The same for a file of parktrace's own at PATH (tests, tools). */
 struct elf_file *elfsyms_get_path(struct elfsyms *es, const char *path);
@@ -63,8 +77,13 @@ struct elf_file *elfsyms_get_path(struct elfsyms *es, const char *path);
  * caller gets them back with elfsyms_get on the file. */
 bool elfsyms_evicted(const struct elf_file *ef);
 
-/* Symbol memory held now, and how many files' symbols were dropped. */
-void elfsyms_usage(const struct elfsyms *es, size_t *bytes, size_t *evicted);
+struct elfsyms_usage {
+    size_t bytes;             /* symbol memory held now, the files' own records too */
+    size_t evicted;           /* files whose symbols were dropped for room */
+    size_t files;             /* files known now */
+    size_t refused;           /* files not read: as many held already */
+};
+void elfsyms_usage(const struct elfsyms *es, struct elfsyms_usage *u);
 
 /* The symbol covering VADDR (the file's own virtual address), FUNC or
  * OBJECT as asked, or NULL. */

@@ -206,6 +206,7 @@ int jvm_open(struct jvm *j, struct procmaps *maps, int pid)
         if ((ef = procmaps_elf(p, m))) {
             j->bias = m->bias;
             j->elf = ef;
+            elfsyms_hold(ef);     /* the process's maps may be let go first */
             j->libjvm_at = m->start;
         }
     }
@@ -234,6 +235,7 @@ void jvm_close(struct jvm *j)
     }
     free(j->types);
     procmem_close(&j->mem);
+    elfsyms_release(j->elf);
     memset(j, 0, sizeof(*j));
     j->mem.fd = -1;
 }

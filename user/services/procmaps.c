@@ -43,15 +43,18 @@ struct procmaps *procmaps_new(struct elfsyms *syms)
 
 static void free_maps(struct pm_proc *p)
 {
-    for (int i = 0; i < p->nmaps; i++)
+    for (int i = 0; i < p->nmaps; i++) {
+        elfsyms_release(p->maps[i].elf);
         if (p->maps[i].owns_path) {
             if (p->owner)
                 p->owner->path_bytes -= strlen(p->maps[i].path) + 1;
             free(p->maps[i].path);
         }
+    }
     free(p->maps);
     p->maps = NULL;
     p->nmaps = 0;
+    elfsyms_release(p->last_elf);
     p->last_elf = NULL;       /* read afresh with the new list */
 }
 
@@ -306,24 +309,29 @@ struct elf_file *procmaps_elf(struct pm_proc *p, struct pm_map *m)
     /* A file whose symbols were evicted is read again while it can be. */
     if (!m->elf_tried || (m->elf && elfsyms_evicted(m->elf))) {
         m->elf_tried = true;
+        elfsyms_release(m->elf);
         m->elf = NULL;
-        if (p->last_elf && p->last_dev == m->dev && p->last_ino == m->ino && !elfsyms_evicted(p->last_elf)) {
-            m->elf = p->last_elf;
-        } else {
+        struct elf_file *ef = p->last_elf;
+        if (!ef || p->last_dev != m->dev || p->last_ino != m->ino || elfsyms_evicted(ef)) {
             int fd = procmaps_open(p, m);
             if (fd < 0)
                 return NULL;
-            m->elf = elfsyms_get(p->owner->syms, &(struct file_ref){.fd = fd, .name = m->path, .pid = p->pid});
+            ef = elfsyms_get(p->owner->syms, &(struct file_ref){.fd = fd, .name = m->path, .pid = p->pid});
             close(fd);
+            /* Held, as the maps' files are: the symbol tables forget the
+             * files no one holds when they are full. */
+            elfsyms_hold(ef);
+            elfsyms_release(p->last_elf);
             p->last_dev = m->dev;
             p->last_ino = m->ino;
-            p->last_elf = m->elf;
+            p->last_elf = ef;
         }
         uint64_t vaddr;
-        if (m->elf && elfsyms_offset_to_vaddr(m->elf, m->offset, &vaddr))
+        if (ef && elfsyms_offset_to_vaddr(ef, m->offset, &vaddr)) {
             m->bias = m->start - vaddr;
-        else
-            m->elf = NULL;
+            m->elf = ef;
+            elfsyms_hold(ef);
+        }
     }
     return m->elf;
 }

@@ -116,15 +116,15 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
             u.binaries, u.without_cfi, u.rows, u.bytes / 1024, u.build_seconds, u.cached, u.cache_stored, walks,
             walks ? (uint64_t)h.unwind_walk_ns / walks : 0,
             walks ? (uint64_t)h.unwind_frames / walks : 0);
-    size_t sym_bytes, sym_evicted;
-    elfsyms_usage(sv->syms, &sym_bytes, &sym_evicted);
+    struct elfsyms_usage su;
+    elfsyms_usage(sv->syms, &su);
     size_t st_entries, st_templates, st_bytes, procs, procs_bytes;
     stacks_usage(stacks, &st_entries, &st_templates, &st_bytes);
     procmaps_usage(sv->maps, &procs, &procs_bytes);
-    fprintf(f, "parktrace: self unwind_over_budget=%zu unwind_owner_refused=%zu unwind_evicted=%zu symbol_kb=%zu symbols_evicted=%zu bpf_maps_kb=%lu"
+    fprintf(f, "parktrace: self unwind_over_budget=%zu unwind_owner_refused=%zu unwind_evicted=%zu symbol_kb=%zu symbols_evicted=%zu symbol_files=%zu symbol_files_refused=%zu bpf_maps_kb=%lu"
                " stack_entries=%zu stack_templates=%zu stack_templates_trimmed=%" PRIu64
                " stack_templates_compact=%d stack_kb=%zu procmaps=%zu procmaps_kb=%zu\n",
-            u.over_budget, u.owner_refused, u.evicted, sym_bytes / 1024, sym_evicted, maps_kb(t), st_entries, st_templates,
+            u.over_budget, u.owner_refused, u.evicted, su.bytes / 1024, su.evicted, su.files, su.refused, maps_kb(t), st_entries, st_templates,
             stacks_templates_trimmed(stacks), stacks_templates_compact(stacks), st_bytes / 1024, procs,
             procs_bytes / 1024);
     /* Lookups through a user's mounts killed at their deadline (safe_open.c). */
