@@ -59,7 +59,7 @@ $(PROTO_OBJ): $(PROTO_C) $(PROTO_H)
 $(BUILD)/parktrace: $(BUILD)/obj/main.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(LIB_OBJS) | $(BUILD)
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS)
 

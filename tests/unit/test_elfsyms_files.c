@@ -3,42 +3,14 @@
  * files no one holds are forgotten for room, held ones never are, and
  * files other users can write take at most half of it. The files are
  * real, minimal ELF files this test writes. */
-#include <elf.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "elfsyms.h"
-
-/* An ELF header and one PT_LOAD: as little as libelf takes for a file. */
-static bool write_elf(const char *path, mode_t mode)
-{
-    struct {
-        Elf64_Ehdr eh;
-        Elf64_Phdr ph;
-    } f = {0};
-    memcpy(f.eh.e_ident, ELFMAG, SELFMAG);
-    f.eh.e_ident[EI_CLASS] = ELFCLASS64;
-    f.eh.e_ident[EI_DATA] = ELFDATA2LSB;
-    f.eh.e_ident[EI_VERSION] = EV_CURRENT;
-    f.eh.e_type = ET_DYN;
-    f.eh.e_machine = EM_X86_64;
-    f.eh.e_version = EV_CURRENT;
-    f.eh.e_phoff = sizeof(f.eh);
-    f.eh.e_ehsize = sizeof(f.eh);
-    f.eh.e_phentsize = sizeof(f.ph);
-    f.eh.e_phnum = 1;
-    f.ph = (Elf64_Phdr){.p_type = PT_LOAD, .p_filesz = sizeof(f), .p_memsz = sizeof(f), .p_align = 4096};
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    bool ok = fd >= 0 && write(fd, &f, sizeof(f)) == (ssize_t)sizeof(f) && fchmod(fd, mode) == 0;
-    if (fd >= 0)
-        close(fd);
-    return ok;
-}
+#include "tiny_elf.h"
 
 static char dir[] = "/tmp/pt-elfsyms-files-XXXXXX";
 
@@ -46,7 +18,7 @@ static struct elf_file *get(struct elfsyms *es, int i, mode_t mode)
 {
     char path[128];
     snprintf(path, sizeof(path), "%s/f%d", dir, i);
-    if (!write_elf(path, mode))
+    if (!tiny_elf_write(path, mode, (uid_t)-1))
         return NULL;
     /* Kept until the end: a file deleted could give its inode to the
      * next, which would be the same file changed, not another. */

@@ -50,6 +50,8 @@ struct binary {
     uint8_t key[UNWIND_CACHE_KEY_MAX];
     size_t key_len;
     bool root_only;           /* else its CFI is read in a child (unwind_isolated.h) */
+    bool known;               /* else a free slot */
+    uint32_t next;            /* index + 1 of the next in its hash bucket, or of the next free slot */
 };
 
 /* Builds in children at once; past them a binary waits its turn. */
@@ -66,9 +68,13 @@ struct binary {
 #define OWNER_BUILD_NS (8ull * 1000000000u)
 #define OWNER_REFILL 30
 #define MAX_OWNERS 64
-/* Binaries remembered (with or without a table): past it, new ones go
- * without and are not remembered. */
-#define MAX_KNOWN 65536
+/* Binaries remembered (with or without a table): at it, those with no
+ * table and none coming are forgotten (a long run meets ever new
+ * binaries: every build a CI host makes); past it, new ones go without.
+ * Of them, the files of one user other than root: OWNER_KNOWN. */
+#define MAX_KNOWN UNWIND_TABLES_MAX_KNOWN
+#define OWNER_KNOWN (MAX_KNOWN / 8)
+#define BIN_BUCKETS 16384
 
 struct owner_share {
     uid_t uid;
@@ -76,13 +82,18 @@ struct owner_share {
     uint64_t refilled_ns;     /* when build_ns was last given back to */
     size_t bytes;             /* kernel memory of its files' tables */
     int tables;               /* and how many there are */
+    size_t known;             /* its binaries remembered */
 };
 
 struct unwind_tables {
     struct procmaps *maps;
     struct unwind_cache *cache;
-    struct binary *bins;
-    size_t nbins, capbins;
+    struct binary *bins;      /* slots: a binary's index stays while it is known */
+    size_t nbins, capbins;    /* slots made */
+    size_t nknown;            /* of them known */
+    uint32_t free_slots;      /* index + 1 of the first free slot */
+    uint32_t buckets[BIN_BUCKETS];   /* index + 1 of each bucket's first, by inode */
+    uint32_t table_of[PT_UNWIND_BINS];   /* index + 1 of each table's own binary */
     int next_bin;
     int bins_fd, procs_fd;    /* the kernel's maps of tables and of processes */
     struct unwind_tables_usage usage;
@@ -226,6 +237,7 @@ static int publish_rows_table(struct unwind_tables *ut, struct binary *b, uint64
     if (bin >= 0) {
         ut->usage.rows += nrows;
         b->rows = nrows;
+        ut->table_of[bin] = (uint32_t)(b - ut->bins) + 1;
     }
     return bin;
 }
@@ -296,6 +308,7 @@ static void evict_unmapped(struct unwind_tables *ut)
             uint32_t key = (uint32_t)b->bin;
             bpf_map_delete_elem(ut->bins_fd, &key);
             ut->free_bins[ut->nfree++] = b->bin;
+            ut->table_of[b->bin] = 0;
             ut->usage.bytes -= b->bytes;
             ut->usage.rows -= b->rows;
             ut->usage.evicted++;
@@ -341,10 +354,10 @@ static bool share_spent(struct unwind_tables *ut, struct owner_share *o)
  * room. */
 static int trusted_table(struct unwind_tables *ut, const struct file_ref *f, struct binary *b)
 {
-    for (size_t i = 0; b->key_len && i < ut->nbins; i++) {
-        const struct binary *o = &ut->bins[i];
-        if (o != b && o->key_len == b->key_len && o->bin >= 0 && memcmp(o->key, b->key, b->key_len) == 0)
-            return o->bin;    /* same code, same table */
+    for (int bin = 0; b->key_len && bin < ut->next_bin; bin++) {
+        const struct binary *o = ut->table_of[bin] ? &ut->bins[ut->table_of[bin] - 1] : NULL;
+        if (o && o != b && o->key_len == b->key_len && memcmp(o->key, b->key, b->key_len) == 0)
+            return bin;       /* same code, same table */
     }
     if (budget_spent(ut))
         return BIN_LATER;
@@ -421,29 +434,65 @@ static void count_outcome(struct unwind_tables *ut, const struct binary *b)
         ut->usage.without_cfi++;
 }
 
-/* The binary open at F; NULL when it cannot be read. */
-static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref *f)
+static size_t bucket_of(const struct file_id *id)
 {
-    struct stat st;
-    if (fstat(f->fd, &st))
-        return NULL;
-    struct file_id id = file_id_of(&st);
+    return (size_t)((id->ino * 0x9e3779b97f4a7c15ull) ^ id->dev) % BIN_BUCKETS;
+}
+
+static struct binary *find_binary(struct unwind_tables *ut, const struct file_id *id)
+{
+    for (uint32_t i = ut->buckets[bucket_of(id)]; i; i = ut->bins[i - 1].next)
+        if (file_id_equal(&ut->bins[i - 1].id, id))
+            return &ut->bins[i - 1];
+    return NULL;
+}
+
+/* Forgets B: its slot is free for another binary. */
+static void forget_binary(struct unwind_tables *ut, struct binary *b)
+{
+    uint32_t self = (uint32_t)(b - ut->bins) + 1, *link = &ut->buckets[bucket_of(&b->id)];
+    while (*link != self)
+        link = &ut->bins[*link - 1].next;
+    *link = b->next;
+    struct owner_share *o = b->root_only ? NULL : share_of(ut, b->owner);
+    if (o && o->known)
+        o->known--;
+    *b = (struct binary){.bin = BIN_NONE, .next = ut->free_slots};
+    ut->free_slots = self;
+    ut->nknown--;
+    ut->usage.forgotten++;
+}
+
+/* Forgets the binaries with no table and no child at work on one (let go,
+ * refused, waiting their turn, or without CFI), OWNER's alone when ANY is
+ * false: they are met again as new ones if a process maps them again. */
+static void forget_tableless(struct unwind_tables *ut, bool any, uid_t owner)
+{
+    evict_unmapped(ut);
     for (size_t i = 0; i < ut->nbins; i++) {
-        struct binary *o = &ut->bins[i];
-        if (file_id_equal(&o->id, &id)) {
-            int was = o->bin;
-            if (was == BIN_WAITING)
-                o->bin = start_build(ut, f, i);
-            else if (was == BIN_LATER)
-                o->bin = o->root_only ? trusted_table(ut, f, o) : start_build(ut, f, i);
-            if (o->bin != was)
-                count_outcome(ut, o);
-            return o;
-        }
+        struct binary *b = &ut->bins[i];
+        if (b->known && b->bin < 0 && b->bin != BIN_BUILDING && (any || (!b->root_only && b->owner == owner)))
+            forget_binary(ut, b);
     }
-    if (ut->nbins == MAX_KNOWN)
+}
+
+/* A slot for a new binary of that owner, or NULL past the bounds. */
+static struct binary *new_binary(struct unwind_tables *ut, bool root_only, uid_t owner)
+{
+    struct owner_share *o = root_only ? NULL : share_of(ut, owner);
+    if (o && o->known >= OWNER_KNOWN)
+        forget_tableless(ut, false, owner);
+    if (o && o->known >= OWNER_KNOWN) {
+        ut->usage.owner_refused++;
         return NULL;
-    if (ut->nbins == ut->capbins) {
+    }
+    if (ut->nknown >= MAX_KNOWN)
+        forget_tableless(ut, true, 0);
+    if (ut->nknown >= MAX_KNOWN) {
+        ut->usage.over_budget++;
+        return NULL;
+    }
+    if (!ut->free_slots && ut->nbins == ut->capbins) {
         size_t cap = ut->capbins ? ut->capbins * 2 : 64;
         struct binary *b = realloc(ut->bins, cap * sizeof(*b));
         if (!b)
@@ -451,14 +500,51 @@ static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref 
         ut->bins = b;
         ut->capbins = cap;
     }
-    struct binary *b = &ut->bins[ut->nbins++];
-    *b = (struct binary){.id = id, .owner = st.st_uid, .bin = BIN_NONE};
+    struct binary *b;
+    if (ut->free_slots) {
+        b = &ut->bins[ut->free_slots - 1];
+        ut->free_slots = b->next;
+    } else {
+        b = &ut->bins[ut->nbins++];
+    }
+    ut->nknown++;
+    if (o)
+        o->known++;
+    *b = (struct binary){.known = true, .owner = owner, .root_only = root_only, .bin = BIN_NONE};
+    return b;
+}
+
+/* The binary open at F; NULL when it cannot be read. */
+static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref *f)
+{
+    struct stat st;
+    if (fstat(f->fd, &st))
+        return NULL;
+    struct file_id id = file_id_of(&st);
+    struct binary *o = find_binary(ut, &id);
+    if (o) {
+        size_t i = (size_t)(o - ut->bins);
+        int was = o->bin;
+        if (was == BIN_WAITING)
+            o->bin = start_build(ut, f, i);
+        else if (was == BIN_LATER)
+            o->bin = o->root_only ? trusted_table(ut, f, o) : start_build(ut, f, i);
+        if (o->bin != was)
+            count_outcome(ut, o);
+        return o;
+    }
+    struct binary *b = new_binary(ut, foreign_elf_root_only(&st), st.st_uid);
+    if (!b)
+        return NULL;
+    b->id = id;
+    size_t h = bucket_of(&id);
+    b->next = ut->buckets[h];
+    ut->buckets[h] = (uint32_t)(b - ut->bins) + 1;
     const char *slash = strrchr(f->name, '/');
     snprintf(b->name, sizeof(b->name), "%.63s", slash ? slash + 1 : f->name);
     double t0 = now_s();
-    b->root_only = foreign_elf_root_only(&st);
     read_loads(f->fd, b->root_only, b);
-    b->bin = b->root_only ? trusted_table(ut, f, b) : start_build(ut, f, ut->nbins - 1);
+    b->bin = b->root_only ? trusted_table(ut, f, b) : start_build(ut, f, (size_t)(b - ut->bins));
     count_outcome(ut, b);
     ut->usage.build_seconds += now_s() - t0;
     return b;
@@ -609,6 +695,7 @@ void unwind_tables_build_fds(const struct unwind_tables *ut, int fds[UNWIND_BUIL
 void unwind_tables_usage(const struct unwind_tables *ut, struct unwind_tables_usage *u)
 {
     *u = ut ? ut->usage : (struct unwind_tables_usage){0};
+    u->known = ut ? ut->nknown : 0;
     unwind_cache_counts(ut ? ut->cache : NULL, &u->cached, &u->cache_stored);
 }
 

@@ -43,11 +43,16 @@ void unwind_tables_build_fds(const struct unwind_tables *ut, int fds[UNWIND_BUIL
 /* Tables made, binaries without usable CFI, the bytes the kernel holds for
  * the tables, and the CPU it took; of the tables, those read from the
  * on-disk cache and those written to it. */
+/* Binaries known at once, an eighth of them of one user other than root. */
+#define UNWIND_TABLES_MAX_KNOWN 65536
+
 struct unwind_tables_usage {
     size_t binaries, without_cfi, bytes, rows;
     size_t over_budget;       /* binaries left without: 256 MiB or 4096 tables */
     size_t owner_refused;     /* binaries left without: their owner's share spent */
     size_t evicted;           /* tables let go for room: no live process mapped them */
+    size_t known;             /* binaries known now, with a table or not */
+    size_t forgotten;         /* binaries without a table forgotten for room */
     double build_seconds;     /* parktrace's CPU, and its children's wall time */
     size_t cached, cache_stored;
 };
