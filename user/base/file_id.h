@@ -19,6 +19,12 @@ static inline struct file_id file_id_of(const struct stat *st)
                             .mtime_ns = timespec_ns(st->st_mtim), .ctime_ns = timespec_ns(st->st_ctim)};
 }
 
+/* A hash of an inode, for tables keyed on files. */
+static inline uint64_t inode_hash(uint64_t dev, uint64_t ino)
+{
+    return (ino * 0x9e3779b97f4a7c15ull) ^ dev;
+}
+
 /* The same inode (the contents may differ). */
 static inline bool file_id_same_inode(const struct file_id *a, const struct file_id *b)
 {

@@ -246,7 +246,7 @@ static void read_loads(struct elf_file *ef, Elf *elf)
 
 static size_t bucket_of(const struct file_id *id)
 {
-    return (size_t)((id->ino * 0x9e3779b97f4a7c15ull) ^ id->dev) % FILE_BUCKETS;
+    return (size_t)(inode_hash(id->dev, id->ino) % FILE_BUCKETS);
 }
 
 static struct elf_file *find_file(const struct elfsyms *es, const struct file_id *id)

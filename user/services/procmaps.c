@@ -99,7 +99,7 @@ static void keep_path(struct pm_proc *p, struct path_table *t, struct pm_map *m)
 {
     if (!m->path)
         return;
-    size_t h = (size_t)((m->ino * 0x9e3779b97f4a7c15ull) ^ m->dev) % (sizeof(t->e) / sizeof(t->e[0]));
+    size_t h = (size_t)(inode_hash(m->dev, m->ino) % (sizeof(t->e) / sizeof(t->e[0])));
     if (t->e[h].path && t->e[h].dev == m->dev && t->e[h].ino == m->ino && !strcmp(t->e[h].path, m->path)) {
         m->path = t->e[h].path;
         return;

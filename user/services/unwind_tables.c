@@ -436,7 +436,7 @@ static void count_outcome(struct unwind_tables *ut, const struct binary *b)
 
 static size_t bucket_of(const struct file_id *id)
 {
-    return (size_t)((id->ino * 0x9e3779b97f4a7c15ull) ^ id->dev) % BIN_BUCKETS;
+    return (size_t)(inode_hash(id->dev, id->ino) % BIN_BUCKETS);
 }
 
 static struct binary *find_binary(struct unwind_tables *ut, const struct file_id *id)
