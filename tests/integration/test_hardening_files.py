@@ -16,6 +16,7 @@ import re
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import tempfile
 import time
@@ -759,6 +760,49 @@ def a_users_tables_of_exited_programs_make_room():
     unwind = [l for l in err.splitlines() if "unwind_" in l]
     check(self_stat(err, "unwind_owner_refused") == 0, f"nobody's libraries were refused: {unwind}")
     check(self_stat(err, "unwind_evicted") >= 600 - 512, f"too few tables let go: {unwind}")
+
+
+def tiny_elf(path):
+    """An ELF header and one PT_LOAD, no code, no CFI: a distinct binary
+    for a few bytes (tests/unit/tiny_elf.h writes the same)."""
+    eh = (b"\x7fELF\x02\x01\x01" + b"\0" * 9 +
+          struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 64, 0, 0, 64, 56, 1, 0, 0, 0))
+    ph = struct.pack("<IIQQQQQQ", 1, 5, 0, 0, 0, 120, 120, 4096)
+    with open(path, "wb") as f:
+        f.write(eh + ph)
+    os.chown(path, NOBODY, NOBODY)
+
+
+@test
+def a_process_of_ten_thousand_binaries_costs_little():
+    """Issue 39 (from the code): the unwind tables remembered every binary
+    a traced process mapped, up to 65 536 and never fewer (every binary
+    after them, root's too, went without a table for the rest of the run),
+    each lookup scanned them all, and a process was published again after
+    each of its binaries' builds. nobody maps 9 300 distinct tiny ELF files,
+    executable, and contends a mutex: forgetting them all for room and
+    meeting them again took 120 000 forgettings and a core in 3 s, and the
+    copy unwinder's reports read every file (1.5 s each). A publishing now
+    opens at most 1 024 files, a file with no CFI starts no child, the
+    binaries of a live process are not forgotten, a process published
+    again opens none of the files it had, and a report to libdwfl takes at
+    most 1 024 files (tests/unit/test_unwind_tables_known.c covers the
+    forgetting and one user's eighth)."""
+    d = trap_dir()
+    files = [os.path.join(d, f"b{i}") for i in range(9300)]
+    for f in files:
+        tiny_elf(f)
+    p = start_nobody([build_mapper(d), "x", *files], d, threads=3)
+    try:
+        final, _, err = trace([p.pid], "--self-stats")
+        check_reports_waits(final, p.pid, "a mapper of 9 300 binaries")
+    finally:
+        stop([p])
+    unwind = [l for l in err.splitlines() if "unwind_" in l]
+    check(self_stat(err, "unwind_files_skipped") > 0, f"every file was looked at: {unwind}")
+    check(self_stat(err, "rss_kb") < 100 * 1024, f"parktrace grew to {self_stat(err, 'rss_kb') // 1024:.0f} MiB")
+    check(self_stat(err, "unwind_forgotten") == 0, f"a live process's binaries were forgotten: {unwind}")
+    check(self_stat(err, "cpu_s") < 1.5, f"parktrace took {self_stat(err, 'cpu_s')} s of CPU in {TRACE_S} s")
 
 
 def epoch_ms(rfc3339):

@@ -336,14 +336,26 @@ struct elf_file *procmaps_elf(struct pm_proc *p, struct pm_map *m)
     return m->elf;
 }
 
+/* How far back over one file's mappings an image is looked for (a
+ * linker writes 2 to 5 segments). */
+#define IMAGE_MAPPINGS 16
+
 struct elf_file *procmaps_image_at(struct pm_proc *p, uint64_t addr, uint64_t *vaddr)
 {
-    for (int i = 0; i < p->nmaps; i++) {
+    /* Only the file mapped nearest below ADDR can cover it (its .bss runs
+     * on in an anonymous mapping right after it): one file read, not each
+     * of the process's files (a process of 9 300: 1.8 s). The list is in
+     * address order, as the kernel writes it. */
+    int at = -1;
+    for (int i = 0; i < p->nmaps && p->maps[i].start <= addr; i++)
+        if (p->maps[i].path)
+            at = i;
+    for (int i = at, n = 0; i >= 0 && n < IMAGE_MAPPINGS; i--, n++) {
         struct pm_map *m = &p->maps[i];
+        if (!m->path || m->dev != p->maps[at].dev || m->ino != p->maps[at].ino)
+            break;
         struct elf_file *ef = procmaps_elf(p, m);
-        if (!ef)
-            continue;
-        for (int j = 0; j < ef->nloads; j++) {
+        for (int j = 0; ef && j < ef->nloads; j++) {
             uint64_t lo = ef->loads[j].vaddr + m->bias;
             if (addr >= lo && addr < lo + ef->loads[j].memsz) {
                 *vaddr = addr - m->bias;

@@ -27,6 +27,7 @@ struct pm_map {
     struct elf_file *elf;     /* loaded on first use */
     bool elf_tried;
     uint64_t bias;            /* runtime address - file vaddr */
+    uint32_t unwind_slot;     /* its binary's in unwind_tables.c, + 1: its next publishing opens nothing */
 };
 
 struct pm_proc {

@@ -53,10 +53,15 @@ struct unwind_tables_usage {
     size_t evicted;           /* tables let go for room: no live process mapped them */
     size_t known;             /* binaries known now, with a table or not */
     size_t forgotten;         /* binaries without a table forgotten for room */
+    size_t files_skipped;     /* mappings not looked at: their process maps over 1 024 files */
     double build_seconds;     /* parktrace's CPU, and its children's wall time */
     size_t cached, cache_stored;
 };
 void unwind_tables_usage(const struct unwind_tables *ut, struct unwind_tables_usage *u);
+
+/* A binary without a table is forgotten for room once no publishing has
+ * met it for NS (10 s); tests shorten it. */
+void unwind_tables_set_forget_after(struct unwind_tables *ut, uint64_t ns);
 
 /* One line: every table's binary and size. */
 void unwind_tables_print(const struct unwind_tables *ut, FILE *f);

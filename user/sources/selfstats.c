@@ -121,10 +121,10 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
     size_t st_entries, st_templates, st_bytes, procs, procs_bytes;
     stacks_usage(stacks, &st_entries, &st_templates, &st_bytes);
     procmaps_usage(sv->maps, &procs, &procs_bytes);
-    fprintf(f, "parktrace: self unwind_over_budget=%zu unwind_owner_refused=%zu unwind_evicted=%zu unwind_forgotten=%zu symbol_kb=%zu symbols_evicted=%zu symbol_files=%zu symbol_files_refused=%zu bpf_maps_kb=%lu"
+    fprintf(f, "parktrace: self unwind_over_budget=%zu unwind_owner_refused=%zu unwind_evicted=%zu unwind_known=%zu unwind_forgotten=%zu unwind_files_skipped=%zu symbol_kb=%zu symbols_evicted=%zu symbol_files=%zu symbol_files_refused=%zu bpf_maps_kb=%lu"
                " stack_entries=%zu stack_templates=%zu stack_templates_trimmed=%" PRIu64
                " stack_templates_compact=%d stack_kb=%zu procmaps=%zu procmaps_kb=%zu\n",
-            u.over_budget, u.owner_refused, u.evicted, u.forgotten, su.bytes / 1024, su.evicted, su.files, su.refused, maps_kb(t), st_entries, st_templates,
+            u.over_budget, u.owner_refused, u.evicted, u.known, u.forgotten, u.files_skipped, su.bytes / 1024, su.evicted, su.files, su.refused, maps_kb(t), st_entries, st_templates,
             stacks_templates_trimmed(stacks), stacks_templates_compact(stacks), st_bytes / 1024, procs,
             procs_bytes / 1024);
     /* Lookups through a user's mounts killed at their deadline (safe_open.c). */
