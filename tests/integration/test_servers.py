@@ -418,9 +418,6 @@ def row_locks_match_jfr(cls):
     check(jfr_ns > 1e9, f"{cls.name}: JFR saw only {jfr_ns / 1e6:.0f} ms of row-lock waits")
     check(pt[1] <= H2_THREADS * w, f"{cls.name}: {pt[1] / 1e9:.1f} s of row-lock waits, more than its "
           f"{H2_THREADS} threads could wait in {w / 1e9:.1f} s")
-    err = (pt[1] - jfr_ns) / jfr_ns
-    if -0.10 <= err < -JFR_TOLERANCE:
-        known_gap("h2_row_locks_below_jfr", f"{ROW_LOCK} thread time {err:+.1%} of JFR's", -err)
     within(pt[1], jfr_ns, JFR_TOLERANCE, f"{cls.name}: {ROW_LOCK} thread time", ref="JFR")
 
 
