@@ -15,7 +15,6 @@ import time
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
-NOBODY = 65534
 HOSTILE = os.path.join(BUILD, "workloads", "hostile_names")
 # hostile_names's process name after parktrace has made it safe for a
 # terminal: ESC and the byte 0xff as '?' (the reader of /proc/PID/comm stops
@@ -32,7 +31,7 @@ def run_bytes(args, timeout=60, **kw):
 
 
 def as_nobody(cmd):
-    subprocess.run(["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"] + cmd,
+    subprocess.run(AS_NOBODY + cmd,
                    check=True, timeout=10)
 
 

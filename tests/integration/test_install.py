@@ -184,9 +184,8 @@ def names_a_nobody_jvm_with_only_the_units_capabilities():
     folded = os.path.join(TMP, "caps-jvm.folded")
     cwd = tempfile.mkdtemp(prefix="pt-caps-jvm-", dir="/tmp")
     os.chmod(cwd, 0o755)
-    jvm = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "java", "-Xmx64m",
-                            "-XX:+PreserveFramePointer", "-cp", JAVA_CP, "PingPong", "-s", "30"],
-                           cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    jvm = subprocess.Popen(AS_NOBODY + ["java", "-Xmx64m", "-XX:+PreserveFramePointer", "-cp", JAVA_CP, "PingPong",
+                                        "-s", "30"], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_mapped(jvm.pid, "/libjvm.so")
         p = subprocess.run(with_the_units_capabilities(pt_cmd(["-p", str(jvm.pid), "-d", "6s", "-f", "json",

@@ -373,8 +373,6 @@ def a_stalled_client_does_not_stall_the_tracer():
         t.finish()
 
 
-NOBODY = 65534
-AS_NOBODY = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
 # nobody holds as many connections as it can from two loopback addresses,
 # each sending a byte of a request every 2 s (the idle timeout is 10 s),
 # and opens a new one whenever one is closed.
