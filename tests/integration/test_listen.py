@@ -490,6 +490,64 @@ def a_token_is_asked_of_every_request():
         t.finish()
 
 
+# nobody's server of forged metrics on HOST:PORT (HTTPServer binds with
+# SO_REUSEADDR); "::" is dual-stack, so it holds 127.0.0.1's port too.
+FORGER = r"""
+import http.server, socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+class Forged(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b'parktrace_wait_seconds_total{comm="forged",kind="futex",class="x",role="lock"} 1e9\n'
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+class Server(http.server.HTTPServer):
+    address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    def server_bind(self):
+        if self.address_family == socket.AF_INET6:
+            self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+Server((host, port), Forged).serve_forever()
+"""
+
+
+@test
+def a_port_nobody_holds_first_is_refused_in_one_line():
+    """Issue 39: a local user who binds --listen's port first can serve
+    forged metrics there. Run by hand (not under parktrace.socket, which
+    holds the port from boot: test_install.py), parktrace must then say so
+    in one line and exit 2 at once, before tracing, neither serving
+    beside the forger nor going on without its endpoint. nobody holds the
+    port on 127.0.0.1 itself, on 0.0.0.0 and on dual-stack [::]."""
+    for host in ("127.0.0.1", "0.0.0.0", "::"):
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        forger = subprocess.Popen(AS_NOBODY + ["/usr/bin/python3", "-c", FORGER, host, str(port)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: answers(base + "/metrics") or forger.poll() is not None, f"nobody's server on {host}", 20)
+            if forger.poll() is not None:
+                raise AssertionError(f"nobody's server on {host} did not start: {forger.stderr.read()[-300:]}")
+            t0 = time.monotonic()
+            p = run_pt(["-d", "5s", "-f", "json", "--listen", f"127.0.0.1:{port}"], timeout=30)
+            took = time.monotonic() - t0
+            lines = p.stderr.strip().splitlines()
+            check(p.returncode == 2 and len(lines) == 1 and
+                  lines[0] == f"parktrace: cannot listen on 127.0.0.1:{port}: Address already in use",
+                  f"nobody holding {host}:{port}: exit {p.returncode}, stderr {p.stderr!r}")
+            check(took < 3 and not p.stdout, f"nobody holding {host}:{port}: traced {took:.1f} s, wrote "
+                  f"{p.stdout[:200]!r}")
+            # The forger still has the port alone: no second server beside it.
+            status, body = get(base + "/metrics")
+            check(status == 200 and b'comm="forged"' in body, f"after parktrace's refusal: {status} {body[:200]!r}")
+        finally:
+            forger.kill()
+            forger.wait()
+
+
 NAMED_WAITER_SRC = r"""
 #include <pthread.h>
 #include <stdlib.h>
