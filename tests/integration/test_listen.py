@@ -37,6 +37,14 @@ def answers(url):
         return False
 
 
+def served(url, headers):
+    """URL answers 200 to a request with HEADERS (False while not listening)."""
+    try:
+        return get(url, headers=headers)[0] == 200
+    except OSError:
+        return False
+
+
 def get(url, method="GET", timeout=10, headers=None):
     """(status, body) of one request."""
     try:
@@ -488,6 +496,67 @@ def a_token_is_asked_of_every_request():
         check(status == 200, f"/debug/pprof/block with the token: HTTP {status}")
     finally:
         t.finish()
+
+
+# nobody's client: GETs each request of argv[2] (JSON: [path, headers])
+# from BASE (argv[1]); prints their statuses as JSON (0: no answer).
+CLIENT = r"""
+import json, sys, urllib.error, urllib.request
+out = []
+for path, headers in json.loads(sys.argv[2]):
+    try:
+        with urllib.request.urlopen(urllib.request.Request(sys.argv[1] + path, headers=headers), timeout=10) as r:
+            out.append(r.status)
+    except urllib.error.HTTPError as e:
+        out.append(e.code)
+    except OSError:
+        out.append(0)
+print(json.dumps(out))
+"""
+
+
+def nobody_gets(base, requests):
+    """{(path, what): status} of REQUESTS [(path, headers, what)] made by
+    nobody (Debian's python3: root's PATH may lead to one nobody cannot run)."""
+    r = subprocess.run(AS_NOBODY + ["/usr/bin/python3", "-c", CLIENT, base,
+                                    json.dumps([[path, h] for path, h, _ in requests])],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, f"nobody's client: {r.stderr.strip()[-300:]}")
+    return {(path, what): status for (path, _, what), status in zip(requests, json.loads(r.stdout))}
+
+
+@test
+def the_endpoint_refuses_nobody_as_it_refuses_anyone():
+    """Issue 39, from the local user's side (the_endpoint_answers_only_its_owner
+    asks as root): nobody, without a token, gets /metrics but 403 for
+    stacks and 403 for a Host that is not loopback; with --listen-token,
+    401 without the token, with a wrong one or one cut short, and 200 with
+    it (the token is the gate, not the uid)."""
+    pages = ("/debug/pprof/mutex", "/debug/pprof/block")
+    t = Traced(tail_s=2)
+    try:
+        wait_for(lambda: answers(t.base + "/metrics"), "/metrics", 20)
+        forged = {"Host": f"attacker.example:{t.port}"}
+        got = nobody_gets(t.base, [("/metrics", {}, "its Host"), *((p, {}, "no token") for p in pages),
+                                   *((p, forged, "a forged Host") for p in ("/metrics", *pages))])
+    finally:
+        t.finish()
+    want = {("/metrics", "its Host"): 200, **{(p, "no token"): 403 for p in pages},
+            **{(p, "a forged Host"): 403 for p in ("/metrics", *pages)}}
+    check(got == want, f"nobody without a token: {got}, want {want}")
+    path, token = token_file()
+    t = Traced(tail_s=2, extra=("--listen-token", path))
+    try:
+        wait_for(lambda: served(t.base + "/metrics", {"Authorization": f"Bearer {token}"}), "/metrics with the token",
+                 20)
+        tries = {"no token": {}, "a wrong token": {"Authorization": f"Bearer {os.urandom(24).hex()}"},
+                 "a token cut short": {"Authorization": f"Bearer {token[:-1]}"},
+                 "the token": {"Authorization": f"Bearer {token}"}}
+        got = nobody_gets(t.base, [(p, h, what) for p in ("/metrics", *pages) for what, h in tries.items()])
+    finally:
+        t.finish()
+    want = {(p, what): 200 if what == "the token" else 401 for p in ("/metrics", *pages) for what in tries}
+    check(got == want, f"nobody with --listen-token: {got}, want {want}")
 
 
 # nobody's server of forged metrics on HOST:PORT (HTTPServer binds with
