@@ -75,6 +75,45 @@ def install_lays_out_files_under_destdir():
           unit_lines(os.path.join(other, "opt/pt/lib/systemd/system/parktrace.service")), "ExecStart ignores PREFIX")
 
 
+# The unit's sandbox, directive by directive (docs/security.md, "The unit":
+# systemd's exposure 6.5 without them, 4.4 with them); IPAddressAllow means
+# nothing without IPAddressDeny, and NoNewPrivileges and the address
+# families belong to the same sandbox.
+SANDBOX = {"ProtectSystem": "strict", "ProtectHome": "read-only", "PrivateTmp": "yes", "PrivateDevices": "yes",
+           "ProtectKernelTunables": "yes", "ProtectKernelModules": "yes", "ProtectKernelLogs": "yes",
+           "ProtectControlGroups": "yes", "ProtectClock": "yes", "ProtectHostname": "yes",
+           "RestrictNamespaces": "yes", "RestrictRealtime": "yes", "RestrictSUIDSGID": "yes",
+           "LockPersonality": "yes", "MemoryDenyWriteExecute": "yes", "SystemCallArchitectures": "native",
+           "UMask": "0077", "IPAddressDeny": "any", "IPAddressAllow": "localhost", "NoNewPrivileges": "yes",
+           "RestrictAddressFamilies": "AF_UNIX AF_INET AF_INET6 AF_NETLINK"}
+
+
+def unit_service_settings(path):
+    """{key: value} of the unit's [Service] section; a key set twice keeps
+    its last value, as systemd reads it."""
+    section, out = None, {}
+    for line in unit_lines(path):
+        if line.startswith("["):
+            section = line
+        elif section == "[Service]" and "=" in line:
+            key, _, value = line.partition("=")
+            out[key.strip()] = value.strip()
+    return out
+
+
+@test
+def the_installed_unit_keeps_every_sandbox_directive():
+    """Issue 39: the sandbox docs/security.md lists for the unit, each
+    directive in the unit make install lays out, with its value; and not
+    ProtectProc, which would hide the processes parktrace traces."""
+    stage = os.path.join(TMP, "stage-sandbox")
+    make_install(f"DESTDIR={stage}")
+    got = unit_service_settings(os.path.join(stage, "usr/local/lib/systemd/system/parktrace.service"))
+    wrong = [f"{k}={got.get(k, '(absent)')}, want {v}" for k, v in SANDBOX.items() if got.get(k) != v]
+    check(not wrong, "the installed unit's sandbox: " + "; ".join(wrong))
+    check("ProtectProc" not in got, f"ProtectProc={got.get('ProtectProc')}: parktrace reads other processes' /proc")
+
+
 @test
 def man_page_renders_without_warnings():
     page = os.path.join(ROOT, "dist", "parktrace.8")
