@@ -37,6 +37,21 @@ def _remove_tmp(owner=os.getpid()):
 
 
 atexit.register(_remove_tmp)
+
+# Issue 39's hostile side: a local user without privileges. Every test that
+# runs a trap, a workload or a client as that user prefixes AS_NOBODY.
+NOBODY = 65534
+AS_NOBODY = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
+
+
+def nobody_dir(prefix="pt-nobody-"):
+    """A fresh directory of nobody's in /tmp (TMP is root's, mode 0700, so
+    nobody could neither reach nor write there), removed at exit."""
+    d = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    os.chmod(d, 0o755)
+    os.chown(d, NOBODY, NOBODY)
+    atexit.register(shutil.rmtree, d, ignore_errors=True)
+    return d
 # timeout(1) ends a file with SIGTERM: exit through atexit (and the tests'
 # finally blocks) rather than die with TMP left behind.
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))

@@ -284,10 +284,10 @@ def text_report_has_the_contract_columns():
     check(r["CAUSED-BY"] == "worker" and r["TOP-FRAME"] == "worker", f"cache_lock TOP-FRAME/CAUSED-BY: {r}")
 
 
-def error_case(args, want_rc, want_text, env=None, user=None):
+def error_case(args, want_rc, want_text, env=None, nobody=False):
     cmd = [PT] + args
-    if user:
-        cmd = ["setpriv", "--reuid", str(user), "--regid", str(user), "--clear-groups"] + cmd
+    if nobody:
+        cmd = AS_NOBODY + cmd
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=20, env=env)
     check(p.returncode == want_rc, f"{args}: exit {p.returncode}, wanted {want_rc}; stderr {p.stderr!r}")
     first = p.stderr.splitlines()[0] if p.stderr else ""
@@ -298,7 +298,7 @@ def error_case(args, want_rc, want_text, env=None, user=None):
 
 @test
 def errors_are_one_line():
-    p = error_case(["-d", "1"], 2, "root", user=65534)
+    p = error_case(["-d", "1"], 2, "root", nobody=True)
     check(len(p.stderr.strip().splitlines()) == 1, "privilege error is not one line")
     env = dict(os.environ, PARKTRACE_BTF_PATH="/nonexistent/vmlinux")
     p = error_case(["-d", "1"], 2, "BTF", env=env)

@@ -23,8 +23,6 @@ import time
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
-NOBODY = 65534
-AS_NOBODY = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
 CFI_LOCKS = os.path.join(ROOT, "tests", "workloads_src", "cfi_locks.c")
 WORKLOAD_THREADS = 7    # cfi_locks -t 4: main, 4 lockers, the batch and notify threads
 FAR_CODE = os.path.join(ROOT, "tests", "workloads_src", "far_code.c")

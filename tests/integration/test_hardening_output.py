@@ -15,7 +15,6 @@ import time
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
-NOBODY = 65534
 HOSTILE = os.path.join(BUILD, "workloads", "hostile_names")
 # hostile_names's process name after parktrace has made it safe for a
 # terminal: ESC and the byte 0xff as '?' (the reader of /proc/PID/comm stops
@@ -32,7 +31,7 @@ def run_bytes(args, timeout=60, **kw):
 
 
 def as_nobody(cmd):
-    subprocess.run(["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"] + cmd,
+    subprocess.run(AS_NOBODY + cmd,
                    check=True, timeout=10)
 
 
@@ -137,6 +136,80 @@ def hostile_names_in_the_text_report_and_live_view():
         rest = rest.replace(seq, b"")
     check(b"\033" not in rest, "a name put an escape sequence on the terminal")
     check(b"\x9b" not in screen and b"\x07" not in screen, "a name put a control on the terminal")
+
+
+def pprof_strings(path):
+    """The string table of the gzip-compressed pprof profile at PATH, as
+    bytes: Profile's field 6, read with no protobuf library."""
+    import gzip
+    data, i, out = gzip.open(path).read(), 0, []
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            b = data[i]
+            i += 1
+            v |= (b & 0x7f) << shift
+            shift += 7
+            if b < 0x80:
+                return v
+    while i < len(data):
+        key = varint()
+        wire = key & 7
+        if wire == 0:
+            varint()
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        elif wire == 2:
+            n = varint()
+            if key >> 3 == 6:
+                out.append(data[i:i + n])
+            i += n
+        else:
+            raise AssertionError(f"{path}: wire type {wire} at byte {i}")
+    return out
+
+
+# What sanitize.c makes '?': C0 and C1 controls, DEL, bidirectional controls.
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+@test
+def hostile_names_in_pprof_come_out_clean():
+    """Issue 39: a pprof profile's names are cleaned as the text report's
+    are (valid UTF-8, no control character): nobody's hostile_names, traced
+    by root into --pprof, then read by go tool pprof, whose -raw and
+    -traces print every name as it is."""
+    go = shutil.which("go")
+    if not go:
+        skip("no go (Debian package golang-go)")
+    prof = os.path.join(TMP, "hostile.pb.gz")
+    # setpriv execs hostile_names in the process parktrace starts.
+    p = run_bytes(["-f", "json", "-o", "/dev/null", "--pprof", prof, "--", *AS_NOBODY, HOSTILE, "-s", "1.5"])
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr!r}")
+    strings = pprof_strings(prof)
+    check(strings and strings[0] == b"", f"not a profile's string table: {strings[:5]}")
+    for raw in strings:
+        try:
+            name = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AssertionError(f"a string of the profile is not UTF-8: {raw!r}")
+        check(not UNSAFE.search(name), f"a control character in the profile: {name!r}")
+    # The names arrive cleaned, not dropped; ';' is no separator in pprof.
+    check(HOSTILE_COMM.encode() in strings, f"no cleaned process name among {strings[:40]}")
+    env = dict(os.environ, HOME=TMP, GOCACHE=os.path.join(TMP, "gocache"), PPROF_TMPDIR=TMP)
+    for view in ("-raw", "-traces"):
+        r = subprocess.run([go, "tool", "pprof", view, prof], capture_output=True, timeout=120, env=env)
+        check(r.returncode == 0, f"go tool pprof {view}: {r.stderr[-300:]!r}")
+        out = r.stdout.decode("utf-8")      # strict: not UTF-8 raises
+        bad = UNSAFE.findall(out.replace("\n", "").replace("\t", ""))    # pprof's own layout aside
+        check(not bad, f"go tool pprof {view} printed control characters {bad}")
+        # The process name is whole on its line (no newline of its own split it).
+        label = f"comm:[{HOSTILE_COMM}]" if view == "-raw" else f"comm:  {HOSTILE_COMM}"
+        check(label in out, f"go tool pprof {view}: no {label!r} in {out[:600]!r}")
 
 
 # Item 7: output through links and other users' files

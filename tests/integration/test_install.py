@@ -75,6 +75,45 @@ def install_lays_out_files_under_destdir():
           unit_lines(os.path.join(other, "opt/pt/lib/systemd/system/parktrace.service")), "ExecStart ignores PREFIX")
 
 
+# The unit's sandbox, directive by directive (docs/security.md, "The unit":
+# systemd's exposure 6.5 without them, 4.4 with them); IPAddressAllow means
+# nothing without IPAddressDeny, and NoNewPrivileges and the address
+# families belong to the same sandbox.
+SANDBOX = {"ProtectSystem": "strict", "ProtectHome": "read-only", "PrivateTmp": "yes", "PrivateDevices": "yes",
+           "ProtectKernelTunables": "yes", "ProtectKernelModules": "yes", "ProtectKernelLogs": "yes",
+           "ProtectControlGroups": "yes", "ProtectClock": "yes", "ProtectHostname": "yes",
+           "RestrictNamespaces": "yes", "RestrictRealtime": "yes", "RestrictSUIDSGID": "yes",
+           "LockPersonality": "yes", "MemoryDenyWriteExecute": "yes", "SystemCallArchitectures": "native",
+           "UMask": "0077", "IPAddressDeny": "any", "IPAddressAllow": "localhost", "NoNewPrivileges": "yes",
+           "RestrictAddressFamilies": "AF_UNIX AF_INET AF_INET6 AF_NETLINK"}
+
+
+def unit_service_settings(path):
+    """{key: value} of the unit's [Service] section; a key set twice keeps
+    its last value, as systemd reads it."""
+    section, out = None, {}
+    for line in unit_lines(path):
+        if line.startswith("["):
+            section = line
+        elif section == "[Service]" and "=" in line:
+            key, _, value = line.partition("=")
+            out[key.strip()] = value.strip()
+    return out
+
+
+@test
+def the_installed_unit_keeps_every_sandbox_directive():
+    """Issue 39: the sandbox docs/security.md lists for the unit, each
+    directive in the unit make install lays out, with its value; and not
+    ProtectProc, which would hide the processes parktrace traces."""
+    stage = os.path.join(TMP, "stage-sandbox")
+    make_install(f"DESTDIR={stage}")
+    got = unit_service_settings(os.path.join(stage, "usr/local/lib/systemd/system/parktrace.service"))
+    wrong = [f"{k}={got.get(k, '(absent)')}, want {v}" for k, v in SANDBOX.items() if got.get(k) != v]
+    check(not wrong, "the installed unit's sandbox: " + "; ".join(wrong))
+    check("ProtectProc" not in got, f"ProtectProc={got.get('ProtectProc')}: parktrace reads other processes' /proc")
+
+
 @test
 def man_page_renders_without_warnings():
     page = os.path.join(ROOT, "dist", "parktrace.8")
@@ -184,9 +223,8 @@ def names_a_nobody_jvm_with_only_the_units_capabilities():
     folded = os.path.join(TMP, "caps-jvm.folded")
     cwd = tempfile.mkdtemp(prefix="pt-caps-jvm-", dir="/tmp")
     os.chmod(cwd, 0o755)
-    jvm = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "java", "-Xmx64m",
-                            "-XX:+PreserveFramePointer", "-cp", JAVA_CP, "PingPong", "-s", "30"],
-                           cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    jvm = subprocess.Popen(AS_NOBODY + ["java", "-Xmx64m", "-XX:+PreserveFramePointer", "-cp", JAVA_CP, "PingPong",
+                                        "-s", "30"], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_mapped(jvm.pid, "/libjvm.so")
         p = subprocess.run(with_the_units_capabilities(pt_cmd(["-p", str(jvm.pid), "-d", "6s", "-f", "json",
@@ -260,6 +298,80 @@ def socket_activation_holds_the_port():
     lines = [l for l in err.strip().splitlines() if l.startswith("parktrace:")]
     check(p.returncode == 2 and len(lines) == 1 and "systemd passed" in lines[0],
           f"a socket on another address: exit {p.returncode}, {err.strip()[-300:]}")
+
+
+# nobody tries to take 127.0.0.1:PORT as a forger would: on the address
+# itself, on 0.0.0.0 and on dual-stack [::], with SO_REUSEADDR (and
+# SO_REUSEPORT, to share it). One line per try: the address and the errno
+# name, or "listening".
+TAKE_PORT = r"""
+import errno, socket, sys
+port = int(sys.argv[1])
+for host in ("127.0.0.1", "0.0.0.0", "::"):
+    s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    if ":" in host:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    try:
+        s.bind((host, port))
+        s.listen()
+        print(host, "listening")
+    except OSError as e:
+        print(host, errno.errorcode[e.errno])
+    s.close()
+"""
+
+
+@test
+def nobody_cannot_take_the_port_the_socket_holds():
+    """Issue 39, from the local user's side: parktrace.socket holds the
+    port before parktrace runs and while it serves, so nobody, trying
+    every way to bind it, gets EADDRINUSE before parktrace's start and
+    during its run, and what 127.0.0.1:PORT serves is parktrace's
+    (systemd-socket-activate holds and passes the port as systemd does)."""
+    if not shutil.which("systemd-socket-activate"):
+        skip("no systemd-socket-activate (Debian package systemd)")
+    import socket
+    import time
+    import urllib.request
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    addr = f"127.0.0.1:{port}"
+
+    def nobody_tries(when):
+        r = subprocess.run(AS_NOBODY + ["/usr/bin/python3", "-c", TAKE_PORT, str(port)], capture_output=True,
+                           text=True, timeout=30)
+        check(r.returncode == 0, f"nobody's tries {when}: {r.stderr.strip()[-300:]}")
+        tries = r.stdout.split("\n")[:-1]
+        check(len(tries) == 3 and all(t.endswith(" EADDRINUSE") for t in tries),
+              f"nobody {when}, trying to take {addr}: {tries}")
+
+    p = subprocess.Popen(["systemd-socket-activate", "-l", addr, *pt_cmd(["--listen", addr, "-d", "5s", "-f", "json",
+                                                                         "-o", "/dev/null"])],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # Listening, parktrace not started yet (the first connection starts it).
+        listening = f"0100007F:{port:04X}"
+        wait_for(lambda: any(l.split()[1] == listening and l.split()[3] == "0A"
+                             for l in open("/proc/net/tcp").read().splitlines()[1:]), f"{addr} held", 10)
+        nobody_tries("before parktrace's start")
+        body, deadline = b"", time.time() + 20
+        while time.time() < deadline and b"parktrace_" not in body:
+            try:
+                with urllib.request.urlopen(f"http://{addr}/metrics", timeout=10) as r:
+                    body = r.read()
+            except OSError:
+                time.sleep(0.3)
+        check(b"parktrace_" in body, f"no metrics through the passed socket: {body[:200]!r}")
+        nobody_tries("while parktrace serves")
+        out, err = p.communicate(timeout=30)
+        check(p.returncode == 0, f"parktrace exited {p.returncode}: {err.strip()[-300:]}")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
 
 
 if __name__ == "__main__":

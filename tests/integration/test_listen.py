@@ -37,6 +37,14 @@ def answers(url):
         return False
 
 
+def served(url, headers):
+    """URL answers 200 to a request with HEADERS (False while not listening)."""
+    try:
+        return get(url, headers=headers)[0] == 200
+    except OSError:
+        return False
+
+
 def get(url, method="GET", timeout=10, headers=None):
     """(status, body) of one request."""
     try:
@@ -373,8 +381,6 @@ def a_stalled_client_does_not_stall_the_tracer():
         t.finish()
 
 
-NOBODY = 65534
-AS_NOBODY = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
 # nobody holds as many connections as it can from two loopback addresses,
 # each sending a byte of a request every 2 s (the idle timeout is 10 s),
 # and opens a new one whenever one is closed.
@@ -490,6 +496,125 @@ def a_token_is_asked_of_every_request():
         check(status == 200, f"/debug/pprof/block with the token: HTTP {status}")
     finally:
         t.finish()
+
+
+# nobody's client: GETs each request of argv[2] (JSON: [path, headers])
+# from BASE (argv[1]); prints their statuses as JSON (0: no answer).
+CLIENT = r"""
+import json, sys, urllib.error, urllib.request
+out = []
+for path, headers in json.loads(sys.argv[2]):
+    try:
+        with urllib.request.urlopen(urllib.request.Request(sys.argv[1] + path, headers=headers), timeout=10) as r:
+            out.append(r.status)
+    except urllib.error.HTTPError as e:
+        out.append(e.code)
+    except OSError:
+        out.append(0)
+print(json.dumps(out))
+"""
+
+
+def nobody_gets(base, requests):
+    """{(path, what): status} of REQUESTS [(path, headers, what)] made by
+    nobody (Debian's python3: root's PATH may lead to one nobody cannot run)."""
+    r = subprocess.run(AS_NOBODY + ["/usr/bin/python3", "-c", CLIENT, base,
+                                    json.dumps([[path, h] for path, h, _ in requests])],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, f"nobody's client: {r.stderr.strip()[-300:]}")
+    return {(path, what): status for (path, _, what), status in zip(requests, json.loads(r.stdout))}
+
+
+@test
+def the_endpoint_refuses_nobody_as_it_refuses_anyone():
+    """Issue 39, from the local user's side (the_endpoint_answers_only_its_owner
+    asks as root): nobody, without a token, gets /metrics but 403 for
+    stacks and 403 for a Host that is not loopback; with --listen-token,
+    401 without the token, with a wrong one or one cut short, and 200 with
+    it (the token is the gate, not the uid)."""
+    pages = ("/debug/pprof/mutex", "/debug/pprof/block")
+    t = Traced(tail_s=2)
+    try:
+        wait_for(lambda: answers(t.base + "/metrics"), "/metrics", 20)
+        forged = {"Host": f"attacker.example:{t.port}"}
+        got = nobody_gets(t.base, [("/metrics", {}, "its Host"), *((p, {}, "no token") for p in pages),
+                                   *((p, forged, "a forged Host") for p in ("/metrics", *pages))])
+    finally:
+        t.finish()
+    want = {("/metrics", "its Host"): 200, **{(p, "no token"): 403 for p in pages},
+            **{(p, "a forged Host"): 403 for p in ("/metrics", *pages)}}
+    check(got == want, f"nobody without a token: {got}, want {want}")
+    path, token = token_file()
+    t = Traced(tail_s=2, extra=("--listen-token", path))
+    try:
+        wait_for(lambda: served(t.base + "/metrics", {"Authorization": f"Bearer {token}"}), "/metrics with the token",
+                 20)
+        tries = {"no token": {}, "a wrong token": {"Authorization": f"Bearer {os.urandom(24).hex()}"},
+                 "a token cut short": {"Authorization": f"Bearer {token[:-1]}"},
+                 "the token": {"Authorization": f"Bearer {token}"}}
+        got = nobody_gets(t.base, [(p, h, what) for p in ("/metrics", *pages) for what, h in tries.items()])
+    finally:
+        t.finish()
+    want = {(p, what): 200 if what == "the token" else 401 for p in ("/metrics", *pages) for what in tries}
+    check(got == want, f"nobody with --listen-token: {got}, want {want}")
+
+
+# nobody's server of forged metrics on HOST:PORT (HTTPServer binds with
+# SO_REUSEADDR); "::" is dual-stack, so it holds 127.0.0.1's port too.
+FORGER = r"""
+import http.server, socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+class Forged(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b'parktrace_wait_seconds_total{comm="forged",kind="futex",class="x",role="lock"} 1e9\n'
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+class Server(http.server.HTTPServer):
+    address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    def server_bind(self):
+        if self.address_family == socket.AF_INET6:
+            self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+Server((host, port), Forged).serve_forever()
+"""
+
+
+@test
+def a_port_nobody_holds_first_is_refused_in_one_line():
+    """Issue 39: a local user who binds --listen's port first can serve
+    forged metrics there. Run by hand (not under parktrace.socket, which
+    holds the port from boot: test_install.py), parktrace must then say so
+    in one line and exit 2 at once, before tracing, neither serving
+    beside the forger nor going on without its endpoint. nobody holds the
+    port on 127.0.0.1 itself, on 0.0.0.0 and on dual-stack [::]."""
+    for host in ("127.0.0.1", "0.0.0.0", "::"):
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        forger = subprocess.Popen(AS_NOBODY + ["/usr/bin/python3", "-c", FORGER, host, str(port)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: answers(base + "/metrics") or forger.poll() is not None, f"nobody's server on {host}", 20)
+            if forger.poll() is not None:
+                raise AssertionError(f"nobody's server on {host} did not start: {forger.stderr.read()[-300:]}")
+            t0 = time.monotonic()
+            p = run_pt(["-d", "5s", "-f", "json", "--listen", f"127.0.0.1:{port}"], timeout=30)
+            took = time.monotonic() - t0
+            lines = p.stderr.strip().splitlines()
+            check(p.returncode == 2 and len(lines) == 1 and
+                  lines[0] == f"parktrace: cannot listen on 127.0.0.1:{port}: Address already in use",
+                  f"nobody holding {host}:{port}: exit {p.returncode}, stderr {p.stderr!r}")
+            check(took < 3 and not p.stdout, f"nobody holding {host}:{port}: traced {took:.1f} s, wrote "
+                  f"{p.stdout[:200]!r}")
+            # The forger still has the port alone: no second server beside it.
+            status, body = get(base + "/metrics")
+            check(status == 200 and b'comm="forged"' in body, f"after parktrace's refusal: {status} {body[:200]!r}")
+        finally:
+            forger.kill()
+            forger.wait()
 
 
 NAMED_WAITER_SRC = r"""

@@ -138,7 +138,7 @@ def link_to_another_table(f):
 
 
 def foreign_owner(f):
-    os.chown(f, 65534, 65534)
+    os.chown(f, NOBODY, NOBODY)
 
 
 @test
