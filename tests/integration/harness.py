@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -197,6 +198,13 @@ def run_on_terminal(argv, timeout=30):
     p.wait(timeout=timeout)
     os.close(master)
     return b"".join(chunks)
+
+
+def free_port():
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def wait_for(cond, what, timeout=20):

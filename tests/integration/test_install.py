@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
@@ -243,6 +244,27 @@ def names_a_nobody_jvm_with_only_the_units_capabilities():
     check("PingPong.lambda$main$" in stacks, f"no compiled Java frame named: {stacks[:300]}")
 
 
+def socket_activated(addr, pt_args):
+    """parktrace PT_ARGS under systemd-socket-activate, which binds ADDR
+    first and passes it on the first connection, as systemd does."""
+    return subprocess.Popen(["systemd-socket-activate", "-l", addr, *pt_cmd(pt_args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def metrics_through(addr, timeout=20):
+    """ADDR's /metrics once parktrace serves it (the first connection
+    starts it), or what came last."""
+    import urllib.request
+    body, deadline = b"", time.time() + timeout
+    while time.time() < deadline and b"parktrace_" not in body:
+        try:
+            with urllib.request.urlopen(f"http://{addr}/metrics", timeout=10) as r:
+                body = r.read()
+        except OSError:
+            time.sleep(0.3)
+    return body
+
+
 @test
 def socket_activation_holds_the_port():
     """Issue 39: a user who bound --listen's port first made parktrace exit
@@ -253,26 +275,13 @@ def socket_activation_holds_the_port():
     if not shutil.which("systemd-socket-activate"):
         skip("no systemd-socket-activate (Debian package systemd)")
     import socket
-    import time
-    import urllib.request
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     addr = f"127.0.0.1:{port}"
     # The port is bound by systemd-socket-activate before parktrace runs:
     # parktrace could not bind it itself.
-    p = subprocess.Popen(["systemd-socket-activate", "-l", addr, *pt_cmd(["--listen", addr, "-d", "6s", "-f", "json",
-                                                                         "-o", "/dev/null"])],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = socket_activated(addr, ["--listen", addr, "-d", "6s", "-f", "json", "-o", "/dev/null"])
     try:
-        # It accepts the first connection itself, then starts parktrace with the socket.
-        body, deadline = b"", time.time() + 20
-        while time.time() < deadline and b"parktrace_" not in body:
-            try:
-                with urllib.request.urlopen(f"http://{addr}/metrics", timeout=10) as r:
-                    body = r.read()
-            except OSError:
-                time.sleep(0.3)
+        body = metrics_through(addr)
         check(b"parktrace_" in body, f"no metrics through the passed socket: {body[:200]!r}")
         out, err = p.communicate(timeout=30)
         check(p.returncode == 0, f"parktrace exited {p.returncode}: {err.strip()[-300:]}")
@@ -281,9 +290,7 @@ def socket_activation_holds_the_port():
             p.kill()
             p.communicate()
     # A passed socket on another address is refused, in one line.
-    p = subprocess.Popen(["systemd-socket-activate", "-l", addr, *pt_cmd(["--listen", f"127.0.0.1:{port ^ 1}",
-                                                                         "-d", "3s"])],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = socket_activated(addr, ["--listen", f"127.0.0.1:{port ^ 1}", "-d", "3s"])
     try:
         for _ in range(50):
             try:
@@ -332,12 +339,7 @@ def nobody_cannot_take_the_port_the_socket_holds():
     (systemd-socket-activate holds and passes the port as systemd does)."""
     if not shutil.which("systemd-socket-activate"):
         skip("no systemd-socket-activate (Debian package systemd)")
-    import socket
-    import time
-    import urllib.request
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     addr = f"127.0.0.1:{port}"
 
     def nobody_tries(when):
@@ -348,22 +350,14 @@ def nobody_cannot_take_the_port_the_socket_holds():
         check(len(tries) == 3 and all(t.endswith(" EADDRINUSE") for t in tries),
               f"nobody {when}, trying to take {addr}: {tries}")
 
-    p = subprocess.Popen(["systemd-socket-activate", "-l", addr, *pt_cmd(["--listen", addr, "-d", "5s", "-f", "json",
-                                                                         "-o", "/dev/null"])],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = socket_activated(addr, ["--listen", addr, "-d", "5s", "-f", "json", "-o", "/dev/null"])
     try:
         # Listening, parktrace not started yet (the first connection starts it).
         listening = f"0100007F:{port:04X}"
         wait_for(lambda: any(l.split()[1] == listening and l.split()[3] == "0A"
                              for l in open("/proc/net/tcp").read().splitlines()[1:]), f"{addr} held", 10)
         nobody_tries("before parktrace's start")
-        body, deadline = b"", time.time() + 20
-        while time.time() < deadline and b"parktrace_" not in body:
-            try:
-                with urllib.request.urlopen(f"http://{addr}/metrics", timeout=10) as r:
-                    body = r.read()
-            except OSError:
-                time.sleep(0.3)
+        body = metrics_through(addr)
         check(b"parktrace_" in body, f"no metrics through the passed socket: {body[:200]!r}")
         nobody_tries("while parktrace serves")
         out, err = p.communicate(timeout=30)

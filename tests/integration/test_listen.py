@@ -24,12 +24,6 @@ LABEL = re.compile(r"(\w+):\[([^\]]*)\]")
 SERIES = re.compile(r'^(\w+)\{comm="([^"]*)",kind="([^"]*)",class="([^"]*)",role="(lock|wait)"\} (\S+)$')
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def answers(url):
     try:
         return get(url)[0] == 200
