@@ -1,6 +1,7 @@
 #include "foreign_elf.h"
 
 #include <fcntl.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +9,19 @@
 Elf *foreign_elf_begin(int fd)
 {
     return elf_begin(fd, ELF_C_READ, NULL);
+}
+
+Elf_Scn *foreign_elf_section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+    size_t shstrndx;
+    if (elf_getshdrstrndx(elf, &shstrndx))
+        return NULL;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        const char *n;
+        if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) && strcmp(n, name) == 0)
+            return scn;
+    }
+    return NULL;
 }
 
 bool foreign_elf_root_only(const struct stat *st)

@@ -1,6 +1,7 @@
 /* ELF files of other users, opened for reading without a mapping. */
 #ifndef PT_FOREIGN_ELF_H
 #define PT_FOREIGN_ELF_H
+#include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -10,6 +11,9 @@
  * faults (SIGBUS kills parktrace), where a read just comes back short and
  * libelf reports an error. Any kind of file; NULL on failure. */
 Elf *foreign_elf_begin(int fd);
+
+/* ELF's first section named NAME, its header in *SH; NULL when none. */
+Elf_Scn *foreign_elf_section(Elf *elf, const char *name, GElf_Shdr *sh);
 
 struct stat;
 

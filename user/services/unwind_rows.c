@@ -165,25 +165,12 @@ static bool is_x86_64(Elf *elf)
     return gelf_getehdr(elf, &eh) && eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_machine == EM_X86_64;
 }
 
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-    size_t shstrndx;
-    if (elf_getshdrstrndx(elf, &shstrndx))
-        return NULL;
-    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
-        const char *n;
-        if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) && strcmp(n, name) == 0)
-            return scn;
-    }
-    return NULL;
-}
-
 /* Section NAME's bytes and address; NULL when absent or without bytes in
  * the file (a debug file's NOBITS copies). */
 static Elf_Data *section_data(Elf *elf, const char *name, uint64_t *addr)
 {
     GElf_Shdr sh;
-    Elf_Scn *scn = find_section(elf, name, &sh);
+    Elf_Scn *scn = foreign_elf_section(elf, name, &sh);
     if (!scn || sh.sh_type == SHT_NOBITS || sh.sh_size == 0)
         return NULL;
     /* Debug files compress their sections; libdw reads them decompressed. */
@@ -203,7 +190,7 @@ static void find_plts(Elf *elf, struct ranges *p)
     p->n = 0;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         GElf_Shdr sh;
-        if (find_section(elf, names[i], &sh) && sh.sh_size && p->n < MAX_RANGES) {
+        if (foreign_elf_section(elf, names[i], &sh) && sh.sh_size && p->n < MAX_RANGES) {
             p->lo[p->n] = sh.sh_addr;
             p->hi[p->n++] = sh.sh_addr + sh.sh_size;
         }
@@ -715,7 +702,7 @@ static void eh_frame_rows(Elf *elf, const struct ranges *plt, struct rowvec *row
 static bool has_debug_frame(Elf *d)
 {
     GElf_Shdr sh;
-    Elf_Scn *scn = find_section(d, ".debug_frame", &sh);
+    Elf_Scn *scn = foreign_elf_section(d, ".debug_frame", &sh);
     return scn && sh.sh_type != SHT_NOBITS && sh.sh_size;
 }
 

@@ -219,15 +219,14 @@ static bool may_have_cfi(Elf *elf)
         if (gelf_getphdr(elf, (int)i, &ph) && (ph.p_type == PT_GNU_EH_FRAME || ph.p_type == PT_NOTE))
             return true;
     }
+    GElf_Shdr sh;
+    if (foreign_elf_section(elf, ".gnu_debuglink", &sh))
+        return true;
     if (elf_getshdrstrndx(elf, &shstrndx))
         return false;
-    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
-        GElf_Shdr sh;
-        const char *n;
-        if (is_cfi(elf, shstrndx, scn) || (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-                                           strcmp(n, ".gnu_debuglink") == 0))
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn))
+        if (is_cfi(elf, shstrndx, scn))
             return true;
-    }
     return false;
 }
 
