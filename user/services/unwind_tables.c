@@ -51,7 +51,6 @@ struct binary {
     size_t key_len;
     bool root_only;           /* else its CFI is read in a child (unwind_isolated.h) */
     bool known;               /* else a free slot */
-    bool may_have_cfi;        /* else no table, for good (may_have_cfi) */
     uint64_t seen_ns;         /* when a process's publishing last met it */
     uint32_t next;            /* index + 1 of the next in its hash bucket, or of the next free slot */
 };
@@ -232,8 +231,8 @@ static bool may_have_cfi(Elf *elf)
 
 /* The loadable segments of the ELF file open at FD, and its key when
  * TRUSTED: only its program headers, notes and CFI bytes are read (symbols
- * are loaded when a stack is named, not here). */
-static void read_loads(int fd, bool trusted, struct binary *b)
+ * are loaded when a stack is named, not here). Whether it may have CFI. */
+static bool read_loads(int fd, bool trusted, struct binary *b)
 {
     Elf *elf = foreign_elf_begin(fd);
     size_t n = 0;
@@ -245,7 +244,7 @@ static void read_loads(int fd, bool trusted, struct binary *b)
             if (ph.p_type == PT_LOAD)
                 b->loads[b->nloads++] = (struct load){ph.p_offset, ph.p_vaddr, ph.p_filesz};
         }
-    b->may_have_cfi = elf && elf_kind(elf) == ELF_K_ELF && may_have_cfi(elf);
+    bool cfi = elf && elf_kind(elf) == ELF_K_ELF && may_have_cfi(elf);
     if (trusted && elf && elf_kind(elf) == ELF_K_ELF && (b->key_len = build_id_read(elf, b->key))) {
         uint32_t crc = cfi_crc(elf);
         memcpy(b->key + b->key_len, &crc, sizeof(crc));
@@ -253,6 +252,7 @@ static void read_loads(int fd, bool trusted, struct binary *b)
     }
     if (elf)
         elf_end(elf);
+    return cfi;
 }
 
 /* The load bias of a mapping of B at START from file offset OFFSET. */
@@ -588,8 +588,8 @@ static struct binary *binary_of(struct unwind_tables *ut, const struct file_ref 
     const char *slash = strrchr(f->name, '/');
     snprintf(b->name, sizeof(b->name), "%.63s", slash ? slash + 1 : f->name);
     double t0 = now_s();
-    read_loads(f->fd, b->root_only, b);
-    b->bin = !b->may_have_cfi ? BIN_NONE : b->root_only ? trusted_table(ut, f, b) : start_build(ut, f, (size_t)(b - ut->bins));
+    bool cfi = read_loads(f->fd, b->root_only, b);
+    b->bin = !cfi ? BIN_NONE : b->root_only ? trusted_table(ut, f, b) : start_build(ut, f, (size_t)(b - ut->bins));
     count_outcome(ut, b);
     ut->usage.build_seconds += now_s() - t0;
     return b;
