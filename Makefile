@@ -4,9 +4,10 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 BUILD := build
 CFLAGS ?= -O2 -g
-# user/ by layer (docs/design.md): the program at the top, then sources (the
-# kernel's maps read into a model), services, the model, its writers, base.
-USER_DIRS := user user/sources user/services user/model user/writers user/base
+# user/ by layer, top first (docs/design.md, "Layers"; make check-layers):
+# a folder includes only its own headers and those of the folders after it.
+USER_DIRS := user user/writers user/sources user/stacks user/jvm user/unwind user/proc user/kernel \
+	user/model user/base
 USER_INC := $(addprefix -I,$(USER_DIRS))
 USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)))
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(BUILD) -I$(BUILD)/proto -Ibpf $(USER_INC)
@@ -25,7 +26,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOADS := $(patsubst tools/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tools/workloads/*.c))
 JAVA_WORKLOADS := $(patsubst tools/workloads/%.java,$(BUILD)/java/%.class,$(wildcard tools/workloads/*.java))
 
-.PHONY: soak all deps demo test unit bench clean install
+.PHONY: soak all deps demo test unit bench clean install check check-layers check-docs check-options
 # The benchmark's empty programs on parktrace's hooks (tools/bench/hooks_floor.c).
 HOOKS_FLOOR := $(BUILD)/bench/hooks_floor
 all: $(BUILD)/parktrace $(WORKLOADS) $(JAVA_WORKLOADS) $(HOOKS_FLOOR)
@@ -85,6 +86,21 @@ $(BUILD):
 	mkdir -p $(BUILD)
 
 unit: $(UNIT_BINS)
+
+# The repository's rules, run by make test too (tests/checks/): the layers of
+# user/ (docs/design.md, "Layers"), the docs' links and paths, and the
+# options named alike in the code, --help, the man page, the completion and
+# the docs.
+check: check-layers check-docs check-options
+
+check-layers:
+	python3 tests/checks/check_layers.py
+
+check-docs:
+	python3 tests/checks/check_docs.py
+
+check-options:
+	python3 tests/checks/check_options.py
 
 demo: deps
 	$(MAKE) all

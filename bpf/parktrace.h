@@ -50,7 +50,7 @@ enum pt_kind {
 #define PT_CODE_HEAPS 3          /* HotSpot's segmented code cache has at most 3 heaps */
 
 /* How to find a parked Java thread's blocker in one JVM, from the layout
- * the JVM publishes (read by user space, see user/jvm_objects.c). */
+ * the JVM publishes (read by user space, see user/jvm/jvm_objects.c). */
 struct pt_jvm_layout {
     __u64 thread_size;      /* sizeof(JavaThread): the Parker lies inside it */
     __u64 thread_obj;       /* JavaThread::_threadObj + OopHandle::_obj */

@@ -1,5 +1,5 @@
 /* The kernel-side stack walker: user stacks unwound from the DWARF
- * call-frame rows user space builds per binary (user/unwind_rows.c), so
+ * call-frame rows user space builds per binary (user/unwind/unwind_rows.c), so
  * stacks pass through code without frame pointers (Debian's libc, -O2
  * programs) and every call path gets its own stack id. Included by
  * stacks.bpf.h; runs only when a stack is not in the thread's cache.

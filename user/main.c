@@ -21,12 +21,14 @@
 #include "live.h"
 #include "loader.h"
 #include "monotonic.h"
-#include "options.h"
+#include "cli.h"
 #include "output_file.h"
 #include "preflight.h"
 #include "selfstats.h"
 #include "services.h"
+#include "stack_maps.h"
 #include "stacks.h"
+#include "unwind_maps.h"
 #include "unwind_tables.h"
 #include "writer.h"
 
@@ -56,9 +58,13 @@ struct run {
     struct http_serve *http;
     char listen_token[LISTEN_TOKEN_MAX + 1];   /* --listen-token's */
     int child;
+    bool launched;                 /* the command prepared, not yet released */
+    bool outputs_open;             /* opened, neither finished nor discarded */
+    int sfd, stats_fd;             /* the signals; --self-stats's BPF statistics */
     bool pid_gone[PT_MAX_PIDS];
     uint64_t ticks;
     uint64_t housekeeping_every;   /* in ticks */
+    char outbuf[1 << 20];          /* the reports' buffer: one write each */
 };
 
 /* Writes one report; false (with one line on stderr) when it could not be
@@ -281,8 +287,7 @@ static int open_outputs(struct run *r)
     r->out = r->out_file.f;
     /* A report leaves in one write (each ends with a flush): a traced
      * command sharing the output cannot cut into one of its lines. */
-    static char outbuf[1 << 20];
-    setvbuf(r->out, outbuf, _IOFBF, sizeof(outbuf));
+    setvbuf(r->out, r->outbuf, _IOFBF, sizeof(r->outbuf));
     return 0;
 }
 
@@ -338,136 +343,183 @@ static void discard_outputs(struct run *r)
     output_file_discard(&r->out_file);
 }
 
-static void free_tracing(struct run *r)
+/* Starts the command, held before its exec, and raises parktrace's
+ * priority once the command keeps its own. 0, or -1 after one line. */
+static int start_command(struct run *r)
 {
-    tracer_close(&r->t);
-    collector_free(&r->c);
-    jvm_tracker_free(r->jvm);
-    r->jvm = NULL;
-    stacks_free(r->stacks);
-    r->stacks = NULL;
-    services_close(&r->sv);
-}
-
-int main(int argc, char **argv)
-{
-    static struct run r;
-    int rc = options_parse(argc, argv, &r.o);
-    if (rc > 0)
-        return 0;
-    if (rc < 0)
-        return 1;
-    /* Read before anything starts, as root: the file is the secret. */
-    if (r.o.listen_token && listen_token_read(r.o.listen_token, r.listen_token))
-        return 1;
-    if (preflight_pids(r.o.pids, r.o.npids) || preflight_privileges() || preflight_btf())
-        return 2;
-    if (open_outputs(&r))
-        return 2;
-    r.live = r.o.interval_ns && r.out == stdout && r.o.format == PT_FORMAT_TEXT && isatty(STDOUT_FILENO);
-
-    r.child = -1;
-    if (r.o.command && (r.child = launch_prepare(r.o.command)) < 0) {
-        fprintf(stderr, "parktrace: cannot start %s: %s\n", r.o.command[0], strerror(errno));
-        discard_outputs(&r);
-        return 2;
+    r->child = -1;
+    if (r->o.command && (r->child = launch_prepare(r->o.command)) < 0) {
+        fprintf(stderr, "parktrace: cannot start %s: %s\n", r->o.command[0], strerror(errno));
+        return -1;
     }
+    r->launched = r->child > 0;
     /* Ahead of the workloads for the little CPU it uses, as auditd is: on a
      * saturated machine a starved collector cannot recycle the kernel's
      * tables as fast as blockers come, and they fill and drop. After the
      * launch, so the traced command keeps its own priority. Best effort. */
     if (setpriority(PRIO_PROCESS, 0, PT_NICE) < 0 && errno != EACCES && errno != EPERM)
         fprintf(stderr, "parktrace: cannot raise its priority: %s\n", strerror(errno));
-    int sfd = open_signals();
-    /* After the signals are blocked: the serving thread inherits the mask. */
-    if (r.o.listen) {
-        fleet_snapshot_init(&r.snap);
-        r.http = http_serve_start(&r.o.listen_addr, r.o.listen_len, r.o.listen,
-                                  r.o.listen_token ? r.listen_token : NULL, &r.snap);
-        if (!r.http) {
-            launch_abort();
-            discard_outputs(&r);
-            return 2;
-        }
-    }
-    int stats_fd = r.o.self_stats ? selfstats_enable() : -1;
-    if (tracer_open(&r.t, &r.o, r.o.command != NULL)) {
-        launch_abort();
-        discard_outputs(&r);
-        return 2;
-    }
-    if (r.child > 0)
-        tracer_add_pid(&r.t, r.child);
-    bool cfi = r.o.unwind == PT_UNWIND_CFI;
-    if (services_open(&r.sv, cfi ? r.t.unwind_bins_fd : -1, cfi ? r.t.unwind_procs_fd : -1, r.o.unwind_cache)) {
-        launch_abort();
-        discard_outputs(&r);
-        tracer_close(&r.t);
-        return 2;
-    }
-    r.jvm = jvm_tracker_new(&r.t, &r.o, &r.sv);
-    const struct stacks_java_namer namer = {.ctx = r.jvm, .name = name_java_frame};
-    r.stacks = stacks_new(r.t.stacks_fd, r.t.samples_fd, r.t.ustacks_fd, &namer, &r.sv);
-    r.ready = (struct tracer_ready){.ctx = &r, .unwind = ready_unwind, .stack = ready_stack};
+    return 0;
+}
+
+/* --listen: the server, started after the signals are blocked (its thread
+ * inherits the mask). 0, or -1 after one line. */
+static int start_server(struct run *r)
+{
+    if (!r->o.listen)
+        return 0;
+    fleet_snapshot_init(&r->snap);
+    r->http = http_serve_start(&r->o.listen_addr, r->o.listen_len, r->o.listen,
+                               r->o.listen_token ? r->listen_token : NULL, &r->snap);
+    return r->http ? 0 : -1;
+}
+
+static void stop_server(struct run *r)
+{
+    if (!r->http)
+        return;
+    http_serve_stop(r->http);
+    r->http = NULL;
+    fleet_snapshot_free(&r->snap);
+}
+
+/* The programs loaded, the services, the JVMs, the stack cache and the
+ * collector made, and the probes attached. 0, or -1 after one line. */
+static int start_tracing(struct run *r)
+{
+    if (tracer_open(&r->t, &r->o, r->o.command != NULL))
+        return -1;
+    if (r->child > 0)
+        tracer_add_pid(&r->t, r->child);
+    struct unwind_maps um = unwind_maps_of(&r->t);
+    if (services_open(&r->sv, r->o.unwind == PT_UNWIND_CFI ? &um : NULL, r->o.unwind_cache))
+        return -1;
+    if (!(r->jvm = jvm_tracker_new(&r->t, &r->o, &r->sv)))
+        return -1;
+    const struct stacks_java_namer namer = {.ctx = r->jvm, .name = name_java_frame};
+    struct stack_maps sm = stack_maps_of(&r->t);
+    if (!(r->stacks = stacks_new(&sm, &namer, &r->sv)))
+        return -1;
+    r->ready = (struct tracer_ready){.ctx = r, .unwind = ready_unwind, .stack = ready_stack};
     /* A named JVM is recognised first: building its unwind tables (libjvm's
      * take a few hundred ms) before would leave its parks of that time as
      * plain futex waits. */
-    jvm_tracker_tick(r.jvm);
+    jvm_tracker_tick(r->jvm);
     /* Named processes get their unwind tables before their first wait. */
-    for (int i = 0; i < r.o.npids; i++)
-        unwind_tables_add_process(r.sv.tables, r.o.pids[i]);
-    collector_init(&r.c, &r.t, &r.sv, r.stacks, r.jvm, &r.o);
+    for (int i = 0; i < r->o.npids; i++)
+        unwind_tables_add_process(r->sv.tables, r->o.pids[i]);
+    collector_init(&r->c, &r->t, &r->sv, r->stacks, r->jvm, &r->o);
     /* Named processes count their threads' alive time from the start. */
-    for (int i = 0; i < r.o.npids; i++)
-        csp_watch(&r.c.csp, r.o.pids[i], r.c.start_ns);
-    if (r.o.command)
-        csp_watch(&r.c.csp, r.child, r.c.start_ns);
-    jvm_tracker_tick(r.jvm);
-    if (tracer_attach(&r.t)) {
-        launch_abort();
-        discard_outputs(&r);
-        free_tracing(&r);
-        return 2;
-    }
+    for (int i = 0; i < r->o.npids; i++)
+        csp_watch(&r->c.csp, r->o.pids[i], r->c.start_ns);
+    if (r->o.command)
+        csp_watch(&r->c.csp, r->child, r->c.start_ns);
+    jvm_tracker_tick(r->jvm);
+    return tracer_attach(&r->t);
+}
+
+/* Lets the command exec, now that it is traced. 0, or -1 after one line. */
+static int release_command(struct run *r)
+{
+    if (!r->launched)
+        return 0;
+    r->launched = false;
     int exec_err = launch_release();
-    if (exec_err) {
-        fprintf(stderr, "parktrace: cannot start %s: %s\n", r.o.command[0], strerror(exec_err));
-        discard_outputs(&r);
-        free_tracing(&r);
+    if (exec_err)
+        fprintf(stderr, "parktrace: cannot start %s: %s\n", r->o.command[0], strerror(exec_err));
+    return exec_err ? -1 : 0;
+}
+
+/* Everything before the loop, in order, each step failing with one line
+ * said: 0, 1 for a usage error, 2 for a runtime failure. */
+static int start(struct run *r, int argc, char **argv)
+{
+    int rc = options_parse(argc, argv, &r->o);
+    if (rc)
+        return rc > 0 ? -1 : 1;   /* -1: help or version, all done */
+    /* Read before anything starts, as root: the file is the secret. */
+    if (r->o.listen_token && listen_token_read(r->o.listen_token, r->listen_token))
+        return 1;
+    if (preflight_pids(r->o.pids, r->o.npids) || preflight_privileges() || preflight_btf())
+        return 2;
+    if (open_outputs(r))
+        return 2;
+    r->outputs_open = true;
+    r->live = r->o.interval_ns && r->out == stdout && r->o.format == PT_FORMAT_TEXT && isatty(STDOUT_FILENO);
+    if (start_command(r))
+        return 2;
+    r->sfd = open_signals();
+    if (start_server(r))
+        return 2;
+    r->stats_fd = r->o.self_stats ? selfstats_enable() : -1;
+    if (start_tracing(r) || release_command(r))
+        return 2;
+    return 0;
+}
+
+/* What the loop leaves: the server stopped, the final outputs written,
+ * --self-stats. 0, or 2 when an output could not be written. */
+static int finish(struct run *r)
+{
+    /* The server goes first: it serves pages the collector's model made. */
+    stop_server(r);
+    int rc = finish_outputs(r) ? 2 : 0;
+    r->outputs_open = false;
+    if (r->o.self_stats) {
+        selfstats_print(stderr, &r->t, &r->sv, r->stacks, r->jvm, (double)(monotonic_ns() - r->c.start_ns) / 1e9);
+        collector_self_stats(&r->c, stderr);
+    }
+    /* After a failure, its one line is all that is said. */
+    if (!rc && r->child > 0 && waitpid(r->child, NULL, WNOHANG) == 0)
+        fprintf(stderr, "parktrace: %s (PID %d) is still running\n", r->o.command[0], r->child);
+    return rc;
+}
+
+/* The one way out, whatever was made: a command never released is killed,
+ * outputs never finished are discarded, and everything is freed. */
+static void clean_up(struct run *r)
+{
+    if (r->launched)
+        launch_abort();
+    if (r->outputs_open)
+        discard_outputs(r);
+    stop_server(r);
+    if (r->stats_fd >= 0)
+        close(r->stats_fd);
+    tracer_close(&r->t);
+    collector_free(&r->c);
+    jvm_tracker_free(r->jvm);
+    stacks_free(r->stacks);
+    services_close(&r->sv);
+}
+
+int main(int argc, char **argv)
+{
+    struct run *r = calloc(1, sizeof(*r));
+    if (!r) {
+        fprintf(stderr, "parktrace: out of memory\n");
         return 2;
     }
-
-    /* Something to serve from the start (a dump: no window begins). */
-    if (r.http)
-        serve_window(&r, PT_REPORT_DUMP);
-    /* A fast tick: named processes are watched for a JVM, and the blocker
-     * table is recycled at each (a server making 10 000 lock objects a
-     * second needs their slots back within a few tenths of a second). */
-    uint64_t tick = NAMED_TICK_NS;
-    r.housekeeping_every = HOUSEKEEPING_NS / tick;
-    int tfd = open_ticker(tick);
-    if (r.live)
-        live_start(&r.lv, &r.o, r.out);
-    loop(&r, sfd, tfd);
-    /* The terminal is given back before the final report is printed on it. */
-    live_stop(&r.lv);
-
-    /* The server goes first: it serves pages the collector's model made. */
-    if (r.http) {
-        http_serve_stop(r.http);
-        r.http = NULL;
-        fleet_snapshot_free(&r.snap);
+    r->sfd = r->stats_fd = -1;
+    int rc = start(r, argc, argv);
+    if (rc == 0) {
+        /* Something to serve from the start (a dump: no window begins). */
+        if (r->http)
+            serve_window(r, PT_REPORT_DUMP);
+        /* A fast tick: named processes are watched for a JVM, and the blocker
+         * table is recycled at each (a server making 10 000 lock objects a
+         * second needs their slots back within a few tenths of a second). */
+        uint64_t tick = NAMED_TICK_NS;
+        r->housekeeping_every = HOUSEKEEPING_NS / tick;
+        int tfd = open_ticker(tick);
+        if (r->live)
+            live_start(&r->lv, &r->o, r->out);
+        loop(r, r->sfd, tfd);
+        /* The terminal is given back before the final report is printed on it. */
+        live_stop(&r->lv);
+        rc = finish(r);
     }
-    rc = finish_outputs(&r) ? 2 : 0;
-    if (r.o.self_stats) {
-        selfstats_print(stderr, &r.t, &r.sv, r.stacks, r.jvm, (double)(monotonic_ns() - r.c.start_ns) / 1e9);
-        collector_self_stats(&r.c, stderr);
-    }
-    if (stats_fd >= 0)
-        close(stats_fd);
-    /* After a failure, its one line is all that is said. */
-    if (!rc && r.child > 0 && waitpid(r.child, NULL, WNOHANG) == 0)
-        fprintf(stderr, "parktrace: %s (PID %d) is still running\n", r.o.command[0], r.child);
-    free_tracing(&r);
-    return rc;
+    clean_up(r);
+    free(r);
+    return rc < 0 ? 0 : rc;
 }

@@ -132,7 +132,8 @@ static void check_jvm(struct procmaps *maps, const char *dir, const char *flag)
     close(in_pipe[1]);
     fclose(out);
     waitpid(java, NULL, 0);
-    CHECK(jvm_java_threads(&j, tids, NULL, 512) == -1, "reading an exited JVM fails without crashing");
+    uint64_t gone[512];
+    CHECK(jvm_java_threads(&j, tids, gone, 512) == -1, "reading an exited JVM fails without crashing");
     uint64_t b;
     CHECK(!jvm_park_blocker(&j, &l, threads[0], &b), "so does reading a blocker");
     jvm_close(&j);
@@ -144,7 +145,7 @@ int main(void)
     char dir[] = "/tmp/pt-jvmtest-XXXXXX", cmd[512];
     struct pt_services sv;
     if (!REQUIRE(mkdtemp(dir), "makes a directory in /tmp") ||
-        !REQUIRE(services_open(&sv, -1, -1, NULL) == 0, "makes the symbol services"))
+        !REQUIRE(services_open(&sv, NULL, NULL) == 0, "makes the symbol services"))
         return CHECK_DONE();
     snprintf(cmd, sizeof(cmd), "javac -d %s tools/workloads/ParkedThreads.java", dir);
     if (REQUIRE(system(cmd) == 0, "compiles ParkedThreads.java")) {

@@ -10,14 +10,14 @@
 
 static const enum live_col always[] = {LC_KIND, LC_CLASS, LC_ID, LC_TTIME, LC_TOP};
 
-/* The order in which columns leave, as docs/design.md documents it ("columns
+/* The order in which columns leave, as docs/design/model.md documents it ("columns
  * leave in a fixed order, least important first: CAUSED-BY, ..., CSP."):
  * read from the document, not copied from the code, so that the two cannot
  * drift apart. Returns how many, each mapped by its title. */
 static int documented_leave_order(enum live_col *out, int cap)
 {
     static char doc[1 << 18];
-    FILE *f = fopen("docs/design.md", "r");
+    FILE *f = fopen("docs/design/model.md", "r");
     size_t len = f ? fread(doc, 1, sizeof(doc) - 1, f) : 0;
     if (f)
         fclose(f);
@@ -47,7 +47,7 @@ static void layouts(void)
     bool fits = true, kept = true, ordered = true, key_kept = true, total_ok = true;
     enum live_col leave[LC_COUNT];
     int n_leave = documented_leave_order(leave, LC_COUNT);
-    CHECK(n_leave == 14, "docs/design.md names the 14 columns that leave, in order (read %d)", n_leave);
+    CHECK(n_leave == 14, "docs/design/model.md names the 14 columns that leave, in order (read %d)", n_leave);
     for (int w = 79; w <= 250; w++) {
         struct live_layout l;
         live_layout(&l, w, PT_RANK_TIME);

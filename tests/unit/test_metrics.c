@@ -1,4 +1,4 @@
-/* The metric arithmetic of spec/metrics.md, including the thesis's worked
+/* The metric arithmetic of docs/contract/metrics.md, including the thesis's worked
  * example (3.7.10-11). */
 #include <math.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "monotonic.h"
 #include "services.h"
+#include "stack_maps.h"
 #include "stacks.h"
 
 #define SEC_NS 1000000000ULL
@@ -60,7 +61,7 @@ static bool leaf_is(const struct pt_stack *st, const char *name)
 int main(void)
 {
     struct pt_services sv;
-    if (!REQUIRE(services_open(&sv, -1, -1, NULL) == 0, "makes the symbol services"))
+    if (!REQUIRE(services_open(&sv, NULL, NULL) == 0, "makes the symbol services"))
         goto done;
     int fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "ustacks", 4, sizeof(struct pt_ustack), 64, NULL);
     if (fd < 0) {
@@ -71,7 +72,7 @@ int main(void)
     }
     const int a = PT_USTACK_ID | 5, b = PT_USTACK_ID | 6, me = getpid();
     REQUIRE(store(fd, a, reserve_stock) == 0 && store(fd, b, restock_shelf) == 0, "stores two stacks");
-    struct stacks *s = stacks_new(-1, -1, fd, NULL, &sv);
+    struct stacks *s = stacks_new(&(struct stack_maps){.stacks_fd = -1, .ustacks_fd = fd, .samples_fd = -1, .times_fd = {-1, -1}}, NULL, &sv);
 
     /* Blocker 3 waits on path A, blocker 4 on path B. */
     const struct pt_stack *sa = stacks_resolve(s, 3, me, a), *sb = stacks_resolve(s, 4, me, b);
@@ -128,7 +129,7 @@ int main(void)
     /* Compact templates are bounded: past 8 192, the longest unused go. */
     enum { MANY = 8200 };
     fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "ustacks", 4, sizeof(struct pt_ustack), MANY + 8, NULL);
-    s = stacks_new(-1, -1, fd, NULL, &sv);
+    s = stacks_new(&(struct stack_maps){.stacks_fd = -1, .ustacks_fd = fd, .samples_fd = -1, .times_fd = {-1, -1}}, NULL, &sv);
     bool stored = fd >= 0;
     for (int i = 0; i < MANY && stored; i++)
         stored = store(fd, PT_USTACK_ID | (100 + i), i & 1 ? reserve_stock : restock_shelf) == 0 &&

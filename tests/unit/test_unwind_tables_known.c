@@ -17,6 +17,7 @@
 #include "elfsyms.h"
 #include "procmaps.h"
 #include "tiny_elf.h"
+#include "unwind_maps.h"
 #include "unwind_tables.h"
 
 static char dir[] = "/tmp/pt-unwind-known-XXXXXX";
@@ -94,7 +95,7 @@ int main(void)
         return CHECK_DONE();
     struct elfsyms *es = elfsyms_new();
     struct procmaps *maps = procmaps_new(es);
-    struct unwind_tables *ut = unwind_tables_new(bins, procs, NULL, maps);
+    struct unwind_tables *ut = unwind_tables_new(&(struct unwind_maps){bins, procs}, NULL, maps);
     struct unwind_tables_usage u;
     enum { BATCH = 1000, OWNER_SHARE = UNWIND_TABLES_MAX_KNOWN / 8 };
     static void *at[2 * BATCH];

@@ -76,6 +76,9 @@ int safe_open(const char *path)
     return safe_open_at(AT_FDCWD, path, RESOLVE_NO_MAGICLINKS);
 }
 
+/* parktrace's own user namespace (its inode), read once: the process's. */
+static ino_t own;
+
 /* Whether PID's mounts may be a user's, and then the uid that owns them
  * (*OWNER): its mount namespace is owned by a user namespace other than
  * parktrace's own, whose creator can mount there (an overlay over their
@@ -83,7 +86,6 @@ int safe_open(const char *path)
  * when it cannot be told, it is taken as a user's of unknown uid. */
 static bool mounts_of_a_user(int pid, uid_t *owner)
 {
-    static ino_t own;
     if (!own) {
         struct stat st;
         if (stat("/proc/self/ns/user", &st) == 0)

@@ -52,9 +52,11 @@ static void on_fatal(int sig)
     raise(sig);
 }
 
+/* The exit and fatal-signal hooks are set once for the process. */
+static bool hooked;
+
 int terminal_enter(int out_fd, int in_fd)
 {
-    static bool hooked;
     if (!hooked) {
         atexit(terminal_leave);
         static const int fatal[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGQUIT};

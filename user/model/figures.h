@@ -1,4 +1,4 @@
-/* A blocker's figures for one window (spec/metrics.md): plain data, part
+/* A blocker's figures for one window (docs/contract/metrics.md): plain data, part
  * of the model the writers read, so free of the kernel's headers. */
 #ifndef PT_FIGURES_H
 #define PT_FIGURES_H

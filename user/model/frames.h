@@ -1,4 +1,4 @@
-/* Named frames and stacks: plain data, shared by the services that name
+/* Named frames and stacks: plain data, shared by the code that names
  * them (symbolize.c, stacks.c) and the model the writers read (model.h). */
 #ifndef PT_FRAMES_H
 #define PT_FRAMES_H
@@ -9,6 +9,9 @@
  * depth limit): its outermost frame, so collapsed stacks show it next to
  * the process. */
 #define PT_TRUNCATED_FRAME "[truncated]"
+
+/* The module of a Java frame named from the JVM. */
+#define PT_JAVA_MODULE "[java]"
 
 struct pt_frame {
     char *name;

@@ -5,7 +5,6 @@
 #include <stdbool.h>
 
 #include "frames.h"
-#include "symbolize.h"   /* PT_JAVA_MODULE */
 
 /* What the waiter stack FRAMES (innermost first, N of them) says of idleness.
  * PT_IDLE_WAIT: a wait there waits for work: a known wait-for-work frame (a

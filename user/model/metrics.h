@@ -1,4 +1,4 @@
-/* The figures of spec/metrics.md, computed from two cumulative snapshots of
+/* The figures of docs/contract/metrics.md, computed from two cumulative snapshots of
  * one blocker. Pure arithmetic, no I/O, so it is unit-tested directly. */
 #ifndef PT_METRICS_H
 #define PT_METRICS_H

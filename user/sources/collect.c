@@ -1,7 +1,5 @@
 #include "collect.h"
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <errno.h>
@@ -15,9 +13,10 @@
 #include "idle.h"
 #include "jvm_tracker.h"
 #include "monotonic.h"
-#include "parktrace.skel.h"
 #include "procmaps.h"
 #include "services.h"
+#include "slot_table.h"
+#include "stack_maps.h"
 #include "stacks.h"
 #include "symbolize.h"
 #include "view.h"
@@ -64,7 +63,9 @@ void collector_init(struct collector *c, struct tracer *t, struct pt_services *s
     c->window_wall = c->start_wall;
     c->cpu_start_ns = c->cpu_window_ns = process_cpu_ns();
     tracer_set_run_start(t, c->start_ns);
-    csp_init(&c->csp, t->procs_fd, t->unwatched_life_fd, tracer_procs_gen(t), c->start_ns);
+    c->kernel = stack_maps_of(t);
+    struct proc_lives lives = proc_lives_of(t);
+    csp_init(&c->csp, &lives, c->start_ns);
 }
 
 static bool slot_valid(const struct pt_slot *s)
@@ -218,13 +219,13 @@ static void note_slow(const struct collector *c, uint64_t *max, const char *part
 /* Takes slot I's blocker out of the kernel's index: a new wait on it
  * starts a new blocker, and the slot is retired once the CPUs that found
  * it before are surely done with it (recycle). */
-static void unpublish(struct collector *c, int index_fd, uint32_t i, uint64_t now)
+static void unpublish(struct collector *c, uint32_t i, uint64_t now)
 {
     struct pt_slot *s = &c->t->slots[i];
     /* Valid 2 first: a thread whose last wait was on this slot takes it
      * again without the index only while it is 1 (last_slot). */
     __atomic_store_n(&s->valid, 2, __ATOMIC_RELEASE);
-    if (bpf_map_delete_elem(index_fd, &s->key) == 0) {
+    if (slot_table_unpublish(c->t, &s->key)) {
         c->retiring[i] = 1;
         c->retiring_since[i] = now;
     } else {
@@ -253,7 +254,7 @@ static void forget_dead_processes(struct collector *c, uint64_t now)
      * only for a while after a process has exited (until its parent has
      * reaped it, it still answers kill), or every DEAD_SCAN_NS should an
      * exit have been missed. */
-    uint64_t exits = __atomic_load_n(&c->t->skel->bss->process_exits, __ATOMIC_ACQUIRE);
+    uint64_t exits = slot_table_process_exits(c->t);
     if (exits != c->exits_seen) {
         c->exits_seen = exits;
         c->dead_until_ns = now + DEAD_REAPED_NS;
@@ -270,7 +271,6 @@ static void forget_dead_processes(struct collector *c, uint64_t now)
     if (!n)
         return;
     uint32_t used = tracer_used_slots(c->t);
-    int index_fd = bpf_map__fd(c->t->skel->maps.slot_index);
     for (uint32_t i = 0; i < used; i++) {
         struct pt_slot *s = &c->t->slots[i];
         if (!slot_valid(s) && !c->retiring[i])
@@ -286,7 +286,7 @@ static void forget_dead_processes(struct collector *c, uint64_t now)
              * lives on in other processes. */
             if (!c->retiring[i] && slot_valid(s) && !(s->key.kind & PT_KEY_SHARED) &&
                 __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE) == 0)
-                unpublish(c, index_fd, i, now);
+                unpublish(c, i, now);
         }
     }
     for (int j = 0; j < n; j++)
@@ -735,7 +735,7 @@ static void model_stacks(struct collector *c, struct pt_model *m, const struct w
     m->has_wakers = pairs;
     /* The kernel's table of wait time per (blocker, process, waiter stack),
      * in its own order. */
-    map_dump(c->t->stack_time_fd, sizeof(struct pt_stack_key), sizeof(struct pt_stack_val), &st);
+    stack_maps_dump(&c->kernel, STACK_TIMES_WAITER, &st);
     struct stack_weights *sw = NULL;
     /* Read after the dumps, so every slot in them is below it (and
      * mapped); the slots past it were never handed out, and reading them
@@ -1056,10 +1056,11 @@ static void retire_waker(struct collector *c, const struct pt_waker_key *k, cons
     retired_add_waker(&c->retired, &m, st, comm, v->count, v->ns);
 }
 
-/* Reads table FD whole and keeps the entries of the retiring slots in D. */
-static void read_retiring(struct collector *c, int fd, size_t key_size, size_t val_size, struct map_dump *d)
+/* Reads table WHICH whole and keeps the entries of the retiring slots in D. */
+static void read_retiring(struct collector *c, enum stack_times which, size_t key_size, size_t val_size,
+                          struct map_dump *d)
 {
-    map_dump(fd, key_size, val_size, d);
+    stack_maps_dump(&c->kernel, which, d);
     keep_retiring(c, d, key_size, val_size);
 }
 
@@ -1082,9 +1083,9 @@ static void retire_stacks(struct collector *c)
     const size_t vsz[2] = {sizeof(struct pt_stack_val), sizeof(struct pt_waker_val)};
     const size_t ksz[2] = {sizeof(struct pt_stack_key), sizeof(struct pt_waker_key)};
     struct map_dump *d[2] = {own, woken};
-    int fd[2] = {c->t->stack_time_fd, c->t->waker_time_fd};
+    const enum stack_times which[2] = {STACK_TIMES_WAITER, STACK_TIMES_WAKER};
     for (int t = 0; t < 2; t++)
-        read_retiring(c, fd[t], ksz[t], vsz[t], d[t]);
+        read_retiring(c, which[t], ksz[t], vsz[t], d[t]);
     struct stack_weights *sw = NULL;
     uint32_t used = tracer_used_slots(c->t);   /* after the dumps, as in model_stacks */
     if (c->t->stacks_sampled && stack_weights_begin(&c->weights, used) == 0) {
@@ -1107,7 +1108,7 @@ static void retire_stacks(struct collector *c)
                 retire_waker(c, (const struct pt_waker_key *)d[t]->keys + i,
                              (const struct pt_waker_val *)d[t]->vals + i);
         }
-        map_delete_keys(fd[t], d[t]->keys, ksz[t], d[t]->n);
+        stack_maps_delete(&c->kernel, which[t], d[t]->keys, d[t]->n);
     }
 }
 
@@ -1122,13 +1123,11 @@ static void retire_entries(struct collector *c)
 
     /* Stack copies (8 KiB each) not yet unwound: a few at most, keys only,
      * deleted after the walk (a walk from a deleted key starts over). */
-    struct pt_sample_key keys[PT_MAX_SAMPLES], next;
-    int n = 0;
-    while (n < PT_MAX_SAMPLES && !bpf_map_get_next_key(c->t->samples_fd, n ? &keys[n - 1] : NULL, &next))
-        keys[n++] = next;
+    struct pt_sample_key keys[PT_MAX_SAMPLES];
+    int n = stack_maps_sample_keys(&c->kernel, keys, PT_MAX_SAMPLES);
     for (int i = 0; i < n; i++)
         if (keys[i].slot < c->t->nslots && c->retiring[keys[i].slot] == 2)
-            bpf_map_delete_elem(c->t->samples_fd, &keys[i]);
+            stack_maps_drop_sample(&c->kernel, &keys[i]);
 }
 
 void collector_recycle(struct collector *c)
@@ -1187,7 +1186,6 @@ static void return_slots(struct collector *c, uint32_t n)
     note_max(&c->slow.retired_max, c->folded);
     c->folded = 0;
     c->entries_ns = t1;
-    int free_fd = bpf_map__fd(c->t->skel->maps.free_slots);
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
     for (uint32_t i = 0; i < n; i++) {
@@ -1205,9 +1203,8 @@ static void return_slots(struct collector *c, uint32_t n)
         c->retiring[i] = 0;
         if (i < c->settled)
             c->settled = i;
-        uint32_t idx = i;
-        if (bpf_map_update_elem(free_fd, NULL, &idx, BPF_ANY))
-            fprintf(stderr, "parktrace: cannot give slot %u back to the kernel\n", idx);
+        if (!slot_table_give_back(c->t, i))
+            fprintf(stderr, "parktrace: cannot give slot %u back to the kernel\n", i);
     }
 }
 
@@ -1237,7 +1234,6 @@ static void recycle(struct collector *c, uint64_t now)
         return;
     }
     c->scanned_ns = now;
-    int index_fd = bpf_map__fd(c->t->skel->maps.slot_index);
     uint32_t live = 0, occupied = 0, unpublished = 0;
     /* Three quarters taken, every blocker whose grace is over folds now,
      * however long the pass: a batch per tick is a ceiling on the slots
@@ -1272,7 +1268,7 @@ static void recycle(struct collector *c, uint64_t now)
         live++;
         uint64_t last = s->last_ts;
         if (idle_ns && last && last + idle_ns < now && __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE) == 0) {
-            unpublish(c, index_fd, i, now);
+            unpublish(c, i, now);
             unpublished += c->retiring[i] == 1;
         }
     }
@@ -1328,7 +1324,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     struct pid_sums idle = {0}, waited = {0};
     struct wakers wk, raw = {0};
     struct waker_entry *top = c->top;
-    wakers_read(c->t->waker_time_fd, &wk);
+    wakers_read(&c->kernel, &wk);
     /* The stacks want the table as read; wakers_top reorders it. */
     if (what & MODEL_STACKS) {
         raw.n = wk.n;
@@ -1452,9 +1448,9 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     r->totals.dropped_stacks = drops[PT_DROP_STACKS] + drops[PT_DROP_SAMPLES] + stacks_lost(c->stacks);
     /* The table, 65 536 buckets whatever it holds, is read only when the
      * kernel has made entries since the last tally. */
-    uint64_t made = __atomic_load_n(&c->t->skel->bss->stack_entries_made, __ATOMIC_ACQUIRE);
+    uint64_t made = slot_table_stack_entries_made(c->t);
     if (made != c->tallied_entries)
-        stacks_tally(c->stacks, c->t->stack_time_fd);
+        stacks_tally(c->stacks);
     c->tallied_entries = made;
     stacks_tallied(c->stacks, &r->totals.stacks, &r->totals.truncated_stacks);
     r->totals.live_blockers = c->live_blockers;
@@ -1477,6 +1473,8 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
 
 void collector_free(struct collector *c)
 {
+    if (!c->t)
+        return;     /* never made */
     for (uint32_t i = 0; i < c->t->nslots; i++)
         free_record(c, i);
     free(c->b);

@@ -10,7 +10,7 @@
 #include "csp.h"
 #include "phases.h"
 #include "loader.h"
-#include "map_dump.h"
+#include "stack_maps.h"
 #include "metrics.h"
 #include "options.h"
 #include "model.h"
@@ -47,6 +47,7 @@ struct pt_services;
 
 struct collector {
     struct tracer *t;
+    struct stack_maps kernel;  /* the kernel's stack tables */
     struct pt_services *sv;    /* maps and symbols (main.c's) */
     struct stacks *stacks;     /* the run's stack cache (main.c's) */
     struct jvm_tracker *jvm;   /* the run's JVM tracker (main.c's) */

@@ -1,6 +1,5 @@
 #include "csp.h"
 
-#include <bpf/bpf.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -13,12 +12,10 @@
 #include "../bpf/parktrace.h"
 #include "procstatus.h"
 
-void csp_init(struct csp *c, int procs_fd, int unwatched_fd, volatile uint32_t *procs_gen, uint64_t run_start)
+void csp_init(struct csp *c, const struct proc_lives *lives, uint64_t run_start)
 {
     memset(c, 0, sizeof(*c));
-    c->fd = procs_fd;
-    c->unwatched_fd = unwatched_fd;
-    c->gen = procs_gen;
+    c->lives = *lives;
     c->run_start = run_start;
     c->p = calloc(CSP_MAX_PROCS, sizeof(*c->p));
 }
@@ -128,28 +125,26 @@ void csp_watch(struct csp *c, int pid, uint64_t now)
         return;     /* watched already */
     /* Entered before the threads are counted, so a thread born in between
      * is counted by the kernel rather than lost. */
-    struct pt_proc pr = {0};
-    uint32_t key = (uint32_t)pid;
-    if (bpf_map_update_elem(c->fd, &key, &pr, BPF_NOEXIST))
+    if (!proc_lives_enter(&c->lives, pid))
         return;
     uint64_t before_ns;
     int64_t listed = count_threads(pid, c->run_start, now, &before_ns), n = listed;
     if (n <= 0) {
-        bpf_map_delete_elem(c->fd, &key);
+        proc_lives_forget(&c->lives, pid);
         return;
     }
     struct pt_proc cur;
-    if (bpf_map_lookup_elem(c->fd, &key, &cur))
+    if (!proc_lives_read(&c->lives, pid, &cur))
         return;
     /* The kernel has counted births and deaths since the entry was made:
      * the threads that existed before are the count minus that balance. */
     n -= cur.threads;
     cur.threads += n;
     cur.births_ns += (uint64_t)n * now;
-    bpf_map_update_elem(c->fd, &key, &cur, BPF_EXIST);
+    proc_lives_write(&c->lives, pid, &cur);
     struct csp_proc *p = entry_for(c, pid, seen);
     if (!p) {
-        bpf_map_delete_elem(c->fd, &key);
+        proc_lives_forget(&c->lives, pid);
         return;
     }
     /* The threads the kernel saw born meanwhile are its to count: born
@@ -162,12 +157,11 @@ void csp_watch(struct csp *c, int pid, uint64_t now)
     /* Threads that waited and died before now were not listed; the kernel
      * kept their lives (the entry is made, so later deaths count there). */
     uint64_t died_ns;
-    if (bpf_map_lookup_and_delete_elem(c->unwatched_fd, &key, &died_ns) == 0)
+    if (proc_lives_take_unwatched(&c->lives, pid, &died_ns))
         p->before_ns += died_ns;
     p->window_alive = p->window_sleep = 0;
     /* Its threads read procs again at their next sleep. */
-    if (c->gen)
-        __atomic_add_fetch(c->gen, 1, __ATOMIC_RELAXED);
+    proc_lives_changed(&c->lives);
 }
 
 /* N * NOW + PLUS - MINUS, never below 0: a thread time kept as sums of
@@ -187,8 +181,7 @@ static bool alive_now(const struct csp *c, const struct csp_proc *p, uint64_t no
         return true;
     }
     struct pt_proc pr;
-    uint32_t key = (uint32_t)p->pid;
-    if (bpf_map_lookup_elem(c->fd, &key, &pr))
+    if (!proc_lives_read(&c->lives, p->pid, &pr))
         return false;
     *alive = p->before_ns + open_sum(pr.threads, now, pr.deaths_ns, pr.births_ns);
     *sleep = open_sum(pr.sleepers, now, pr.slept_ns, pr.sleep_starts_ns);
@@ -241,8 +234,7 @@ void csp_forget_exited(struct csp *c, uint64_t now)
         p->final_sleep = sleep;
         p->exited = true;
         p->exited_ns = now;
-        uint32_t key = (uint32_t)p->pid;
-        bpf_map_delete_elem(c->fd, &key);
+        proc_lives_forget(&c->lives, p->pid);
     }
 }
 
@@ -259,22 +251,6 @@ bool csp_value(uint64_t wait_ns, uint64_t alive_ns, uint64_t idle_ns, double *ou
     double v = (double)wait_ns / (double)(alive_ns - idle_ns);
     *out = v > 1 ? 1 : v;
     return true;
-}
-
-void csp_uncount_thread(int procs_fd, int uncounted_fd, volatile uint32_t *procs_gen, int pid, int tid,
-                        uint64_t since)
-{
-    uint32_t key = (uint32_t)pid, t = (uint32_t)tid;
-    uint8_t one = 1;
-    struct pt_proc pr;
-    /* Marked first, so its exit is not counted once more. */
-    if (bpf_map_update_elem(uncounted_fd, &t, &one, BPF_ANY) || bpf_map_lookup_elem(procs_fd, &key, &pr))
-        return;
-    pr.threads -= 1;
-    pr.births_ns -= since;
-    bpf_map_update_elem(procs_fd, &key, &pr, BPF_EXIST);
-    /* Its sleeps are no idle time of the process either, from its next on. */
-    __atomic_add_fetch(procs_gen, 1, __ATOMIC_RELAXED);
 }
 
 void csp_free(struct csp *c)

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "proc_lives.h"
+
 #define CSP_MAX_PROCS 8192
 #define CSP_BUCKETS 4096
 
@@ -26,9 +28,7 @@ struct csp_proc {
 #define CSP_MEMO 64
 
 struct csp {
-    int fd;                  /* the kernel's procs map */
-    int unwatched_fd;        /* its unwatched_life: lives of threads that waited and died unwatched */
-    volatile uint32_t *gen;  /* the kernel's procs_gen: bumped at each new entry */
+    struct proc_lives lives; /* the kernel's account of the processes' threads */
     uint64_t run_start;
     struct csp_proc *p;
     int n;
@@ -45,8 +45,8 @@ struct csp {
     } memo[CSP_MEMO];
 };
 
-/* PROCS_FD and UNWATCHED_FD: the kernel's procs and unwatched_life maps. */
-void csp_init(struct csp *c, int procs_fd, int unwatched_fd, volatile uint32_t *procs_gen, uint64_t run_start);
+/* LIVES: the kernel's maps of the processes' thread lives. */
+void csp_init(struct csp *c, const struct proc_lives *lives, uint64_t run_start);
 
 /* Starts counting process PID's alive thread time; its threads now count as
  * born at NOW, and the time since the run started as spent with as many. */
@@ -71,13 +71,6 @@ void csp_roll(struct csp *c, uint64_t now);
 
 /* WAIT / (ALIVE - IDLE), within [0, 1]; false when nothing worked. */
 bool csp_value(uint64_t wait_ns, uint64_t alive_ns, uint64_t idle_ns, double *out);
-
-/* Takes thread TID of process PID out of its alive time from SINCE (when it
- * was born, near enough) on, and its sleeps out of the idle time: a thread
- * parktrace caused, such as the JVM's attach listener. PROCS_FD and
- * UNCOUNTED_FD are the kernel's maps, PROCS_GEN its procs_gen. */
-void csp_uncount_thread(int procs_fd, int uncounted_fd, volatile uint32_t *procs_gen, int pid, int tid,
-                        uint64_t since);
 
 void csp_free(struct csp *c);
 

@@ -1,11 +1,10 @@
 #include "selfstats.h"
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/resource.h>
 
+#include "bpf_stats.h"
 #include "deadline_open.h"
 #include "elfsyms.h"
 #include "jvm_tracker.h"
@@ -13,12 +12,11 @@
 #include "procmaps.h"
 #include "services.h"
 #include "stacks.h"
-#include "parktrace.skel.h"
 #include "unwind_tables.h"
 
 int selfstats_enable(void)
 {
-    return bpf_enable_stats(BPF_STATS_RUN_TIME);
+    return bpf_stats_enable();
 }
 
 /* Peak resident memory of parktrace itself: /proc/self/status's VmHWM, not
@@ -36,24 +34,18 @@ static long peak_rss_kb(void)
     return kb;
 }
 
-/* Kernel memory of parktrace's own maps (the unwind tables' are counted
- * apart): each map's memlock in /proc/self/fdinfo, what the kernel charges. */
-static unsigned long maps_kb(struct tracer *t)
+/* Each program's runs and mean run time, and their sums. */
+struct prog_totals {
+    FILE *f;
+    uint64_t runs, ns;
+};
+
+static void print_program(void *ctx, const char *name, uint64_t runs, uint64_t ns)
 {
-    unsigned long total = 0;
-    struct bpf_map *map;
-    bpf_object__for_each_map(map, t->skel->obj) {
-        char path[64], line[128];
-        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", bpf_map__fd(map));
-        FILE *fi = fopen(path, "re");
-        unsigned long bytes;
-        while (fi && fgets(line, sizeof(line), fi))
-            if (sscanf(line, "memlock: %lu", &bytes) == 1)
-                total += bytes;
-        if (fi)
-            fclose(fi);
-    }
-    return total / 1024;
+    struct prog_totals *p = ctx;
+    fprintf(p->f, " %s=%" PRIu64 "x%" PRIu64 "ns", name, runs, runs ? ns / runs : 0);
+    p->runs += runs;
+    p->ns += ns;
 }
 
 /* The upper bound of the bucket holding the 99th percentile of H's runs
@@ -82,23 +74,9 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
                  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
     fprintf(f, "parktrace: self cpu_s=%.3f cpu_pct=%.3f rss_kb=%ld", cpu,
             elapsed_s > 0 ? 100 * cpu / elapsed_s : 0, peak_rss_kb());
-    uint64_t runs = 0, ns = 0;
-    struct bpf_program *prog;
-    bpf_object__for_each_program(prog, t->skel->obj) {
-        struct bpf_prog_info info = {0};
-        uint32_t len = sizeof(info);
-        int fd = bpf_program__fd(prog);
-        /* a syscall program runs once at load, not per event */
-        if (bpf_program__type(prog) == BPF_PROG_TYPE_SYSCALL)
-            continue;
-        if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-            continue;
-        fprintf(f, " %s=%" PRIu64 "x%" PRIu64 "ns", bpf_program__name(prog), (uint64_t)info.run_cnt,
-                (uint64_t)(info.run_cnt ? info.run_time_ns / info.run_cnt : 0));
-        runs += info.run_cnt;
-        ns += info.run_time_ns;
-    }
-    fprintf(f, " bpf_runs=%" PRIu64 " bpf_ns_per_run=%" PRIu64, runs, runs ? ns / runs : 0);
+    struct prog_totals p = {f, 0, 0};
+    bpf_stats_programs(t, print_program, &p);
+    fprintf(f, " bpf_runs=%" PRIu64 " bpf_ns_per_run=%" PRIu64, p.runs, p.runs ? p.ns / p.runs : 0);
     /* The hot programs' tails, from their own clock (two reads in one run
      * of PT_RUN_EVERY on each CPU; the means above pay a sixteenth of it). */
     struct pt_hot_counts h;
@@ -124,7 +102,7 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
     fprintf(f, "parktrace: self unwind_over_budget=%zu unwind_owner_refused=%zu unwind_evicted=%zu unwind_known=%zu unwind_forgotten=%zu unwind_files_skipped=%zu symbol_kb=%zu symbols_evicted=%zu symbol_files=%zu symbol_files_refused=%zu bpf_maps_kb=%lu"
                " stack_entries=%zu stack_templates=%zu stack_templates_trimmed=%" PRIu64
                " stack_templates_compact=%d stack_kb=%zu procmaps=%zu procmaps_kb=%zu\n",
-            u.over_budget, u.owner_refused, u.evicted, u.known, u.forgotten, u.files_skipped, su.bytes / 1024, su.evicted, su.files, su.refused, maps_kb(t), st_entries, st_templates,
+            u.over_budget, u.owner_refused, u.evicted, u.known, u.forgotten, u.files_skipped, su.bytes / 1024, su.evicted, su.files, su.refused, bpf_stats_maps_kb(t), st_entries, st_templates,
             stacks_templates_trimmed(stacks), stacks_templates_compact(stacks), st_bytes / 1024, procs,
             procs_bytes / 1024);
     /* Lookups through a user's mounts killed at their deadline (safe_open.c). */
@@ -140,20 +118,21 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
     fprintf(f, "parktrace: self");
     for (int i = 0; i < PT_DROP_COUNT; i++)
         fprintf(f, " drop_%s=%" PRIu64, drop_names[i], tracer_drop(t, i));
-    fprintf(f, " lost_ends_recovered=%" PRIu64, (uint64_t)t->skel->bss->lost_ends_recovered);
+    struct bpf_counters bc;
+    bpf_stats_counters(t, &bc);
+    fprintf(f, " lost_ends_recovered=%" PRIu64, bc.lost_ends_recovered);
     fprintf(f, " stack_budget_skips=%" PRIu64, (uint64_t)h.stack_budget_skips);
     fprintf(f, " stacks_lost=%" PRIu64, stacks_lost(stacks));
     fprintf(f, " drop_stacks_table=%" PRIu64 " drop_stacks_table_err=%" PRId64 " drop_stacks_fp=%" PRIu64
                " drop_stacks_fp_err=%" PRId64 "\n",
-            (uint64_t)t->skel->bss->drop_stacks_table, (int64_t)t->skel->bss->drop_stacks_table_err,
-            (uint64_t)t->skel->bss->drop_stacks_fp, (int64_t)t->skel->bss->drop_stacks_fp_err);
+            bc.drop_stacks_table, bc.drop_stacks_table_err, bc.drop_stacks_fp, bc.drop_stacks_fp_err);
     struct jvm_tracker_stats js;
     jvm_tracker_stats(jvm, &js);
     fprintf(f, "parktrace: self jvms=%d jvm_entries=%d jvms_evicted=%" PRIu64 " jvms_given_up=%" PRIu64
                " java_threads_refused=%" PRIu64 " jvm_candidates_evicted=%" PRIu64 " jvm_probes_refused=%" PRIu64
                " jvms_heap_reads_kept=%" PRIu64 " safepoint_edges=%" PRIu32 "\n",
             js.tracked, js.entries, js.evicted, js.given_up, js.threads_refused, js.candidates_evicted, js.probes_refused,
-            js.heap_reads_kept, t->skel->data->safepoint_gen - 1);
+            js.heap_reads_kept, bc.safepoint_edges);
     if (u.binaries)
         unwind_tables_print(sv->tables, f);
 }

@@ -4,20 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "map_dump.h"
+#include "stack_maps.h"
 #include "stacks.h"
 
-void wakers_read(int fd, struct wakers *w)
+int wakers_read(const struct stack_maps *kernel, struct wakers *w)
 {
     struct map_dump d = {0};
     memset(w, 0, sizeof(*w));
-    if (fd < 0)
-        return;
-    map_dump(fd, sizeof(struct pt_waker_key), sizeof(struct pt_waker_val), &d);
+    if (kernel->times_fd[STACK_TIMES_WAKER] < 0)
+        return 0;
+    stack_maps_dump(kernel, STACK_TIMES_WAKER, &d);
     w->e = malloc((size_t)(d.n ? d.n : 1) * sizeof(*w->e));
     if (!w->e) {
-        fprintf(stderr, "parktrace: out of memory for the waker table\n");
-        exit(1);
+        fprintf(stderr, "parktrace: out of memory for the waker table: this report has no wakers\n");
+        map_dump_free(&d);
+        return -1;
     }
     const struct pt_waker_key *keys = d.keys;
     const struct pt_waker_val *vals = d.vals;
@@ -26,6 +27,7 @@ void wakers_read(int fd, struct wakers *w)
             w->e[w->n++] = (struct waker_entry){keys[i], vals[i].count, vals[i].ns, vals[i].line_count,
                                                 vals[i].line_ns};
     map_dump_free(&d);
+    return 0;
 }
 
 static int by_waker(const void *a, const void *b)

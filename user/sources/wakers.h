@@ -11,14 +11,17 @@ struct waker_entry {
     uint64_t line_count, line_ns;    /* weighed for the waiter's line */
 };
 
+struct stack_maps;
+
 struct wakers {
     struct waker_entry *e;
     int n;
 };
 
-/* Reads the table behind FD (cumulative since start); entries with no
- * completed wait yet are skipped. */
-void wakers_read(int fd, struct wakers *w);
+/* Reads the kernel's waker_time table (cumulative since start); entries
+ * with no completed wait yet are skipped. 0, or -1 after one line when out
+ * of memory (W is then empty). */
+int wakers_read(const struct stack_maps *kernel, struct wakers *w);
 
 /* For each of NSLOTS blockers, its waker stack with the most wait time,
  * summed over the waiters' stacks, into TOP[slot]; count 0 when none.

@@ -11,7 +11,7 @@
 struct live_row;   /* a row and copies of its names */
 
 struct live_view {
-    /* Chosen by the keys (main.c, live_keys.c). */
+    /* Chosen by the keys (live.c). */
     enum pt_rank_key sort;
     bool show_idle;     /* idle housekeeping rows shown, ranked in place */
     bool paused;        /* reports are not taken: the screen stays */

@@ -1,4 +1,4 @@
-/* The JSON Lines report of spec/cli.md: one object per report. */
+/* The JSON Lines report of docs/contract/cli.md: one object per report. */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>

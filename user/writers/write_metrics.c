@@ -1,4 +1,4 @@
-/* /metrics: the model in Prometheus text exposition 0.0.4 (spec/cli.md,
+/* /metrics: the model in Prometheus text exposition 0.0.4 (docs/contract/cli.md,
  * "Fleet endpoints"). One series per (comm, kind, class, role), never per
  * object or PID: at most METRICS_CLASSES series per process name and
  * METRICS_COMMS process names, the rest summed under class="other" and

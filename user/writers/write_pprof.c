@@ -1,4 +1,4 @@
-/* A pprof contention profile (spec/cli.md, "pprof") over the model's
+/* A pprof contention profile (docs/contract/cli.md, "pprof") over the model's
  * stacks: Go's shape, so go tool pprof, Pyroscope and Parca read it as it
  * is. One sample per (waiter stack, blocker) with [waits, ns waited], the
  * same stacks and weights as the collapsed output: its root (the process)

@@ -5,7 +5,7 @@
  *   write_text.c       the text report: header, rows, then the phase lines
  *   write_live.c       the live view on a terminal (-i): fitted to it, redrawn in place
  *   write_phases.c     the phase lines of the text report
- *   write_json.c       one JSON Lines object (spec/cli.md)
+ *   write_json.c       one JSON Lines object (docs/contract/cli.md)
  *   write_collapsed.c  collapsed stacks for flamegraph.pl (--collapsed)
  *   write_pprof.c      a gzip-compressed pprof contention profile (--pprof, the /debug/pprof endpoints)
  *   write_metrics.c    Prometheus text exposition (--listen's /metrics)

@@ -40,11 +40,7 @@ struct elfsyms {
 
 struct elfsyms *elfsyms_new(void)
 {
-    static bool inited;
-    if (!inited) {
-        elf_version(EV_CURRENT);
-        inited = true;
-    }
+    elf_version(EV_CURRENT);   /* libelf's one setting: the same each time */
     return calloc(1, sizeof(struct elfsyms));
 }
 

@@ -1,6 +1,5 @@
 #include "stacks.h"
 
-#include <bpf/bpf.h>
 #include <signal.h>
 #include <errno.h>
 #include <stdint.h>
@@ -10,7 +9,7 @@
 
 #include "../bpf/parktrace.h"
 #include "jvm_frames.h"
-#include "map_dump.h"
+#include "stack_maps.h"
 #include "monotonic.h"
 #include "procmaps.h"
 #include "services.h"
@@ -73,7 +72,9 @@ struct stacks {
     struct entry **retry;     /* entries with frames a namer may still take */
     int nretry, retry_cap;
     uint64_t retry_ns;        /* when retry_names last looked */
-    int stack_fd, samples_fd, ustacks_fd;
+    struct stack_maps kernel; /* the kernel's stack tables */
+    struct pt_ustack *us;     /* scratch, too big for the stack */
+    struct pt_sample *smp;    /* the same */
     struct stacks_java_namer java_namer;
     struct pt_services *sv;   /* maps, symbols and unwinding */
     uint64_t tally_n, tally_truncated;
@@ -87,20 +88,23 @@ struct stacks {
 
 static const struct pt_stack empty;
 
-struct stacks *stacks_new(int stack_map_fd, int samples_map_fd, int ustacks_map_fd,
-                          const struct stacks_java_namer *namer, struct pt_services *sv)
+struct stacks *stacks_new(const struct stack_maps *kernel, const struct stacks_java_namer *namer,
+                          struct pt_services *sv)
 {
     struct stacks *s = calloc(1, sizeof(*s));
-    if (!s) {
+    if (s) {
+        s->us = malloc(sizeof(*s->us));
+        s->smp = malloc(sizeof(*s->smp));
+    }
+    if (!s || !s->us || !s->smp) {
         fprintf(stderr, "parktrace: out of memory for the stack table\n");
-        exit(1);
+        stacks_free(s);
+        return NULL;
     }
     if (namer)
         s->java_namer = *namer;
     s->sv = sv;
-    s->stack_fd = stack_map_fd;
-    s->samples_fd = samples_map_fd;
-    s->ustacks_fd = ustacks_map_fd;
+    s->kernel = *kernel;
     return s;
 }
 
@@ -129,10 +133,10 @@ static void name_java(struct stacks *s, int tgid, const struct pt_sample *smp, c
  * its Java frames (taken when the stack was new, while the JVM ran). */
 static void load_ustack(struct stacks *s, struct entry *e)
 {
-    static struct pt_ustack us;   /* scratch, too big for the stack */
-    if (s->ustacks_fd < 0)
+    struct pt_ustack *us = s->us;
+    if (s->kernel.ustacks_fd < 0)
         return;
-    if (bpf_map_lookup_elem(s->ustacks_fd, &e->stack_id, &us)) {
+    if (!stack_maps_ustack(&s->kernel, e->stack_id, us)) {
         /* Its new-stack event was lost (a full ring) and the table let it
          * go: counted, and taken if it is walked and stored again. */
         s->lost += !e->lost;
@@ -143,15 +147,15 @@ static void load_ustack(struct stacks *s, struct entry *e)
         s->lost--;
         e->lost = false;
     }
-    int n = us.nr < PT_MAX_FRAMES ? (int)us.nr : PT_MAX_FRAMES;
+    int n = us->nr < PT_MAX_FRAMES ? (int)us->nr : PT_MAX_FRAMES;
     e->pcs = malloc((size_t)(n ? n : 1) * sizeof(*e->pcs));
-    memcpy(e->pcs, us.ip, (size_t)n * sizeof(*e->pcs));
+    memcpy(e->pcs, us->ip, (size_t)n * sizeof(*e->pcs));
     e->npcs = n;
-    e->truncated = (us.flags & PT_USTACK_TRUNCATED) || n == 0;
-    e->blind = (us.flags & PT_USTACK_EARLY) != 0;
+    e->truncated = (us->flags & PT_USTACK_TRUNCATED) || n == 0;
+    e->blind = (us->flags & PT_USTACK_EARLY) != 0;
     /* Cut short: perhaps in a library loaded since the process's tables
      * were made (dlopen); the next walks get fresh ones. */
-    if (us.flags & PT_USTACK_TRUNCATED)
+    if (us->flags & PT_USTACK_TRUNCATED)
         unwind_tables_refresh(s->sv->tables, e->tgid);
     name_java(s, e->tgid, NULL, NULL, e);
 }
@@ -396,30 +400,24 @@ static int by_tgid(const void *a, const void *b)
 
 bool stacks_poll_samples(struct stacks *s, uint64_t deadline)
 {
-    struct pt_sample_key key, next;
-    static struct pt_sample smp;   /* scratch, too big for the stack */
+    struct pt_sample *smp = s->smp;
     uint64_t pcs[PT_MAX_FRAMES], fps[PT_MAX_FRAMES];
-    bool first = true, truncated;
+    bool truncated;
 
-    if (s->samples_fd < 0)
+    if (s->kernel.samples_fd < 0)
         return false;
     /* Deleting while iterating restarts the walk; collect keys first. */
     struct pt_sample_key keys[POLL_KEYS];
-    int nkeys = 0;
-    while (nkeys < POLL_KEYS && !bpf_map_get_next_key(s->samples_fd, first ? NULL : &key, &next)) {
-        keys[nkeys++] = next;
-        key = next;
-        first = false;
-    }
+    int nkeys = stack_maps_sample_keys(&s->kernel, keys, POLL_KEYS);
     /* A process's samples in a row: with the kernel's walk, its unwinder
      * (and the ELF files it maps) can go as soon as they are done. */
     qsort(keys, (size_t)nkeys, sizeof(*keys), by_tgid);
     for (int i = 0; i < nkeys; i++) {
-        if (bpf_map_lookup_elem(s->samples_fd, &keys[i], &smp))
+        if (!stack_maps_sample(&s->kernel, &keys[i], smp))
             continue;
         struct entry *e = lookup(s, keys[i].slot, (int)keys[i].tgid, keys[i].stack_id);
         if (!e->pcs) {
-            int n = unwind_sample(s->sv->unwinder, (int)keys[i].tgid, &smp, pcs, fps, PT_MAX_FRAMES, &truncated);
+            int n = unwind_sample(s->sv->unwinder, (int)keys[i].tgid, smp, pcs, fps, PT_MAX_FRAMES, &truncated);
             if (n > 0) {
                 e->pcs = malloc((size_t)n * sizeof(*pcs));
                 memcpy(e->pcs, pcs, (size_t)n * sizeof(*pcs));
@@ -427,11 +425,11 @@ bool stacks_poll_samples(struct stacks *s, uint64_t deadline)
                 if (e->tallied && e->truncated && !truncated)
                     s->tally_truncated--;
                 e->truncated = truncated;
-                name_java(s, (int)keys[i].tgid, &smp, fps, e);
+                name_java(s, (int)keys[i].tgid, smp, fps, e);
                 rename_entry(s, e);    /* a frame-pointer naming may have come first */
             }
         }
-        bpf_map_delete_elem(s->samples_fd, &keys[i]);
+        stack_maps_drop_sample(&s->kernel, &keys[i]);
         bool last = i + 1 == nkeys || keys[i + 1].tgid != keys[i].tgid;
         if (s->sv->tables && last)
             unwind_release(s->sv->unwinder, (int)keys[i].tgid);
@@ -452,7 +450,7 @@ static void name_entry(struct stacks *s, struct entry *e)
     if (!pcs) {
         memset(fp, 0, sizeof(fp));
         n = 0;
-        if (s->stack_fd >= 0 && e->stack_id >= 0 && !bpf_map_lookup_elem(s->stack_fd, &e->stack_id, fp))
+        if (stack_maps_fp(&s->kernel, e->stack_id, fp))
             while (n < PT_MAX_FRAMES && fp[n])
                 n++;
         pcs = fp;
@@ -559,10 +557,10 @@ int stacks_canonical(struct stacks *s, uint32_t slot, int tgid, int stack_id)
     return e->canon_id;
 }
 
-void stacks_tally(struct stacks *s, int stack_time_fd)
+void stacks_tally(struct stacks *s)
 {
     /* Only keys are needed; the values land in the scratch dump too. */
-    map_dump(stack_time_fd, sizeof(struct pt_stack_key), sizeof(struct pt_stack_val), &s->tally_dump);
+    stack_maps_dump(&s->kernel, STACK_TIMES_WAITER, &s->tally_dump);
     const struct pt_stack_key *keys = s->tally_dump.keys;
     for (uint32_t i = 0; i < s->tally_dump.n; i++) {
         if (keys[i].stack_id < 0)
@@ -677,8 +675,7 @@ static bool template_unused(const struct entry *e, uint64_t now)
 /* Whether the kernel's table still holds stack ID. */
 static bool kernel_holds(const struct stacks *s, int id)
 {
-    static struct pt_ustack us;   /* scratch, too big for the stack */
-    return s->ustacks_fd >= 0 && bpf_map_lookup_elem(s->ustacks_fd, &id, &us) == 0;
+    return stack_maps_ustack(&s->kernel, id, s->us);
 }
 
 /* What trimming does with unused template E: 0 keep, 1 compact, 2 free. */
@@ -804,5 +801,7 @@ void stacks_free(struct stacks *s)
             next = c->next;
             free(c);
         }
+    free(s->us);
+    free(s->smp);
     free(s);
 }

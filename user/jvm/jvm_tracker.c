@@ -1,6 +1,5 @@
 #include "jvm_tracker.h"
 
-#include <bpf/bpf.h>
 #include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -13,12 +12,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "csp.h"
 #include "jvm_candidates.h"
 #include "jvm_classes.h"
 #include "jvm_frames.h"
+#include "jvm_maps.h"
 #include "jvm_objects.h"
 #include "monotonic.h"
+#include "proc_lives.h"
 #include "procmaps.h"
 #include "services.h"
 #include "procstatus.h"
@@ -56,6 +56,11 @@ struct tracked {
     struct jvm_classes *classes;   /* its blockers' class names, by klass */
 };
 
+struct java_thread {
+    int tid;
+    uint64_t thread;
+};
+
 struct jvm_tracker {
     struct tracer *tr;
     const struct pt_options *opts;
@@ -66,6 +71,20 @@ struct jvm_tracker {
     struct jvm_tracker_stats stats;
     bool warned_full;
     uint64_t tick_start, tick_budget;   /* this discovery's start, and how long it may take */
+    /* The libjvm files probed, and their owners (probe_share_left). */
+    struct { dev_t dev; ino_t ino; uid_t owner; } probed[TRACER_MAX_JVMS];
+    int nprobed;
+    int next_candidate;             /* where consider_pending's round robin goes on */
+    uint64_t perfmap_paused_until;  /* no JVM is asked for its perf map before (jvm_frames.h) */
+    char maps_buf[1 << 16];         /* a process's list of mappings as it is read */
+    bool scanned;                   /* system-wide: every process of /proc looked at once */
+    /* Scratch, too big for the stack: a JVM being opened, and a JVM's
+     * thread list as refresh reads it. */
+    struct jvm opening;
+    struct jvm_layout opening_layout;
+    int listed_tids[MAX_JAVA_THREADS];
+    uint64_t listed_threads[MAX_JAVA_THREADS];
+    struct java_thread listed[MAX_JAVA_THREADS];
 };
 
 struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o, struct pt_services *sv)
@@ -73,7 +92,8 @@ struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o
     struct jvm_tracker *jt = calloc(1, sizeof(*jt));
     if (!jt || !(jt->cands = jvm_candidates_new())) {
         fprintf(stderr, "parktrace: out of memory for the JVM table\n");
-        exit(1);
+        free(jt);
+        return NULL;
     }
     jt->tr = t;
     jt->opts = o;
@@ -98,10 +118,10 @@ void jvm_tracker_stats(const struct jvm_tracker *jt, struct jvm_tracker_stats *s
 #define JVM_MAPS_TEXT (4u << 20)
 enum maps_jvm { MAPS_NO_JVM, MAPS_JVM, MAPS_TOO_LONG };
 
-static enum maps_jvm maps_libjvm(int pid)
+static enum maps_jvm maps_libjvm(struct jvm_tracker *jt, int pid)
 {
     char line[512];
-    FILE *f = procmaps_open_list(pid);
+    FILE *f = procmaps_open_list(pid, jt->maps_buf, sizeof(jt->maps_buf));
     enum maps_jvm found = MAPS_NO_JVM;
     size_t text = 0;
     while (f && found == MAPS_NO_JVM && fgets(line, sizeof(line), f)) {
@@ -181,15 +201,10 @@ static void java_walk_layout(struct jvm *j, const struct jvm_frames *f, struct p
 /* Forgets tracked JVM T: its layout and threads leave the kernel's maps. */
 static void untrack(struct jvm_tracker *jt, struct tracked *t)
 {
-    uint32_t key = (uint32_t)t->pid;
-    if (t->live) {
-        bpf_map_delete_elem(jt->tr->jvm_layouts_fd, &key);
-        tracer_layouts_changed(jt->tr);
-    }
-    for (int i = 0; i < t->ntids; i++) {
-        key = (uint32_t)t->tids[i];
-        bpf_map_delete_elem(jt->tr->java_threads_fd, &key);
-    }
+    if (t->live)
+        jvm_maps_drop_layout(jt->tr, t->pid);
+    for (int i = 0; i < t->ntids; i++)
+        jvm_maps_drop_thread(jt->tr, t->tids[i]);
     jvm_frames_close(&t->frames);
     jvm_close(&t->j);
     free(t->tids);
@@ -251,24 +266,22 @@ static struct tracked *slot_for(struct jvm_tracker *jt, uid_t uid)
  * may have uprobes put on a few files they own, root's files always. */
 static bool probe_share_left(struct jvm_tracker *jt, int fd)
 {
-    static struct { dev_t dev; ino_t ino; uid_t owner; } seen[TRACER_MAX_JVMS];
-    static int nseen;
     struct stat st;
     if (fstat(fd, &st) != 0)
         return false;
     int owned = 0;
-    for (int i = 0; i < nseen; i++) {
-        if (seen[i].dev == st.st_dev && seen[i].ino == st.st_ino)
+    for (int i = 0; i < jt->nprobed; i++) {
+        if (jt->probed[i].dev == st.st_dev && jt->probed[i].ino == st.st_ino)
             return true;
-        owned += seen[i].owner == st.st_uid;
+        owned += jt->probed[i].owner == st.st_uid;
     }
-    if ((st.st_uid != 0 && owned >= PROBED_FILES_PER_UID) || nseen == TRACER_MAX_JVMS) {
+    if ((st.st_uid != 0 && owned >= PROBED_FILES_PER_UID) || jt->nprobed == TRACER_MAX_JVMS) {
         jt->stats.probes_refused++;
         return false;
     }
-    seen[nseen].dev = st.st_dev;
-    seen[nseen].ino = st.st_ino;
-    seen[nseen++].owner = st.st_uid;
+    jt->probed[jt->nprobed].dev = st.st_dev;
+    jt->probed[jt->nprobed].ino = st.st_ino;
+    jt->probed[jt->nprobed++].owner = st.st_uid;
     return true;
 }
 
@@ -277,15 +290,12 @@ static bool probe_share_left(struct jvm_tracker *jt, int fd)
  * kernel's entry as it stands, offsets it has learnt since included. */
 static void keep_heap_reads(struct jvm_tracker *jt, int pid)
 {
-    uint32_t key = (uint32_t)pid;
     struct pt_jvm_layout kl;
-    if (bpf_map_lookup_elem(jt->tr->jvm_layouts_fd, &key, &kl))
+    if (!jvm_maps_get_layout(jt->tr, pid, &kl))
         return;
     kl.stable_oops = 1;
-    if (bpf_map_update_elem(jt->tr->jvm_layouts_fd, &key, &kl, BPF_EXIST))
-        return;
-    tracer_layouts_changed(jt->tr);
-    jt->stats.heap_reads_kept++;
+    if (jvm_maps_set_layout(jt->tr, pid, &kl, true))
+        jt->stats.heap_reads_kept++;
 }
 
 /* Returns true when PID is settled: tracked, or reported as unreadable;
@@ -295,32 +305,32 @@ static bool start_tracking(struct jvm_tracker *jt, int pid, bool last_chance)
     struct procstatus ps;
     if (procstatus_read(pid, &ps) != 0)
         return true;
-    static struct jvm j;
-    static struct jvm_layout l;
-    int rc = jvm_open(&j, jt->sv->maps, pid);
+    struct jvm *j = &jt->opening;
+    struct jvm_layout *l = &jt->opening_layout;
+    int rc = jvm_open(j, jt->sv->maps, pid);
     if (!rc)
-        rc = jvm_layout_read(&j, &l);
+        rc = jvm_layout_read(j, l);
     if (rc == 1 && !last_chance) {
-        jvm_close(&j);
+        jvm_close(j);
         return false;
     }
     if (rc) {
         /* Traced as far as possible: its waits stay futex rows. */
         fprintf(stderr, "parktrace: %s; its parks are shown as futex waits\n",
-                rc == 1 ? "a JVM never finished starting" : j.error);
-        jvm_close(&j);
+                rc == 1 ? "a JVM never finished starting" : j->error);
+        jvm_close(j);
         return true;
     }
     uint64_t size, osthread, os_tid;
-    if (!jvm_type_size(&j, "JavaThread", &size) || !jvm_offset(&j, "JavaThread", "_osthread", &osthread) ||
-        !jvm_offset(&j, "OSThread", "_thread_id", &os_tid)) {
+    if (!jvm_type_size(j, "JavaThread", &size) || !jvm_offset(j, "JavaThread", "_osthread", &osthread) ||
+        !jvm_offset(j, "OSThread", "_thread_id", &os_tid)) {
         fprintf(stderr, "parktrace: JVM %d: vmStructs lacks JavaThread's size or OS thread; its parks are "
                         "shown as futex waits\n", pid);
-        jvm_close(&j);
+        jvm_close(j);
         return true;
     }
     struct tracked *t = slot_for(jt, ps.euid);
-    *t = (struct tracked){.pid = pid, .uid = ps.euid, .useful_ns = monotonic_ns(), .j = j, .l = l};
+    *t = (struct tracked){.pid = pid, .uid = ps.euid, .useful_ns = monotonic_ns(), .j = *j, .l = *l};
     struct pt_jvm_layout kl = {
         .thread_size = size,
         .thread_obj = t->l.thread_obj + t->l.handle_obj,
@@ -346,13 +356,12 @@ static bool start_tracking(struct jvm_tracker *jt, int pid, bool last_chance)
         kl.monitor_object = object;
     }
     jvm_frames_open(&t->frames, &t->j, &t->l);
+    t->frames.perf_paused_until = &jt->perfmap_paused_until;
     java_walk_layout(&t->j, &t->frames, &kl);
-    uint32_t key = (uint32_t)pid;
-    if (bpf_map_update_elem(jt->tr->jvm_layouts_fd, &key, &kl, BPF_ANY)) {
+    if (!jvm_maps_set_layout(jt->tr, pid, &kl, false)) {
         untrack(jt, t);   /* an entry that stays unused, not live: reused first */
         return true;
     }
-    tracer_layouts_changed(jt->tr);
     /* Its threads first: until they are in java_threads its parks are
      * futex waits, and what follows can take a fifth of a second (the
      * unwind tables of a libjvm not in the unwind cache). */
@@ -411,7 +420,7 @@ static void consider(struct jvm_tracker *jt, struct jvm_candidate *c, uint64_t n
     }
     int pid = c->pid;
     uint64_t age = now - c->first_seen;
-    enum maps_jvm m = maps_libjvm(pid);
+    enum maps_jvm m = maps_libjvm(jt, pid);
     if (m == MAPS_TOO_LONG) {
         c->settled = true;
         return;
@@ -458,15 +467,15 @@ static void consider_again(struct jvm_tracker *jt, int pid, uint64_t now)
  * from where the last tick stopped. */
 static void consider_pending(struct jvm_tracker *jt, uint64_t now)
 {
-    static int next;
     for (int k = 0, n = jvm_candidates_count(jt->cands); k < n && !over_budget(jt); k++) {
         struct jvm_candidate *c = jvm_candidates_at(jt->cands, k);
         if (c->exec && !c->settled)
             consider(jt, c, now);
     }
     for (int k = 0, n = jvm_candidates_count(jt->cands); k < n && !over_budget(jt); k++) {
-        next = next < jvm_candidates_count(jt->cands) ? next : 0;
-        consider(jt, jvm_candidates_at(jt->cands, next++), now);
+        int *next = &jt->next_candidate;
+        *next = *next < jvm_candidates_count(jt->cands) ? *next : 0;
+        consider(jt, jvm_candidates_at(jt->cands, (*next)++), now);
     }
 }
 
@@ -480,7 +489,7 @@ static void discover(struct jvm_tracker *jt, uint64_t now)
     } else if (jt->opts->command) {
         uint32_t key, next;
         bool first = true;
-        while (!over_budget(jt) && !bpf_map_get_next_key(jt->tr->traced_fd, first ? NULL : &key, &next)) {
+        while (!over_budget(jt) && jvm_maps_next_traced(jt->tr, first ? NULL : &key, &next)) {
             first = false;
             key = next;
             consider_pid(jt, (int)key, now);
@@ -488,28 +497,23 @@ static void discover(struct jvm_tracker *jt, uint64_t now)
     } else {
         /* System-wide: every process once, then only programs that exec,
          * each looked at until it maps libjvm or has aged. */
-        static bool scanned;
-        if (!scanned) {
+        if (!jt->scanned) {
             DIR *d = opendir("/proc");
             for (struct dirent *e; d && (e = readdir(d));)
                 if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
                     jvm_candidates_add(jt->cands, atoi(e->d_name), now, &jt->stats.candidates_evicted);
             if (d)
                 closedir(d);
-            scanned = true;
+            jt->scanned = true;
         }
         uint32_t pid;
-        while (!bpf_map_lookup_and_delete_elem(jt->tr->execs_fd, NULL, &pid))
+        while (jvm_maps_take_exec(jt->tr, &pid))
             consider_again(jt, (int)pid, now);
         consider_pending(jt, now);
     }
     jt->tick_budget = DISCOVERY_BUDGET_NS;
 }
 
-struct java_thread {
-    int tid;
-    uint64_t thread;
-};
 
 static int by_tid(const void *a, const void *b)
 {
@@ -530,9 +534,9 @@ static int thread_room(struct jvm_tracker *jt, const struct tracked *t)
 /* Publishes the JVM's current threads; forgets threads that are gone. */
 static void refresh(struct jvm_tracker *jt, struct tracked *t)
 {
-    static int tids[MAX_JAVA_THREADS];
-    static uint64_t threads[MAX_JAVA_THREADS];
-    static struct java_thread now[MAX_JAVA_THREADS];
+    int *tids = jt->listed_tids;
+    uint64_t *threads = jt->listed_threads;
+    struct java_thread *now = jt->listed;
     int n = jvm_java_threads(&t->j, tids, threads, MAX_JAVA_THREADS);
     if (n < 0) {
         /* Exited, or its list cannot be believed: given up on, kept for
@@ -541,9 +545,7 @@ static void refresh(struct jvm_tracker *jt, struct tracked *t)
             jt->stats.given_up++;
         n = 0;
         t->live = false;
-        uint32_t key = (uint32_t)t->pid;
-        bpf_map_delete_elem(jt->tr->jvm_layouts_fd, &key);
-        tracer_layouts_changed(jt->tr);
+        jvm_maps_drop_layout(jt->tr, t->pid);
     }
     int room = thread_room(jt, t);
     if (n > room) {
@@ -557,8 +559,7 @@ static void refresh(struct jvm_tracker *jt, struct tracked *t)
     int kept = 0;
     for (int i = 0, k = 0; i < t->ntids || k < n;) {
         if (k == n || (i < t->ntids && t->tids[i] < now[k].tid)) {
-            uint32_t key = (uint32_t)t->tids[i++];
-            bpf_map_delete_elem(jt->tr->java_threads_fd, &key);
+            jvm_maps_drop_thread(jt->tr, t->tids[i++]);
             continue;
         }
         if (i < t->ntids && t->tids[i] == now[k].tid)
@@ -567,10 +568,7 @@ static void refresh(struct jvm_tracker *jt, struct tracked *t)
             k++;   /* listed twice */
             continue;
         }
-        uint32_t key = (uint32_t)now[k].tid;
-        uint64_t old;
-        if (bpf_map_lookup_elem(jt->tr->java_threads_fd, &key, &old) || old != now[k].thread)
-            bpf_map_update_elem(jt->tr->java_threads_fd, &key, &now[k].thread, BPF_ANY);
+        jvm_maps_set_thread(jt->tr, now[k].tid, now[k].thread);
         now[kept++] = now[k++];
     }
     for (int i = 0; i < kept; i++)
@@ -697,7 +695,8 @@ bool jvm_tracker_frame_name(struct jvm_tracker *jt, int pid, uint64_t pc, uint64
     /* The attach listener parktrace caused waits in accept: idle time when
      * the scheduler measures idle sleeps; else its alive time is taken out. */
     if (t->live && f->listener_tid && !f->listener_uncounted && !jt->tr->idle_sleeps) {
-        csp_uncount_thread(jt->tr->procs_fd, jt->tr->uncounted_fd, tracer_procs_gen(jt->tr), pid, f->listener_tid, f->listener_since);
+        struct proc_lives lives = proc_lives_of(jt->tr);
+        proc_lives_uncount_thread(&lives, pid, f->listener_tid, f->listener_since);
         f->listener_uncounted = true;
     }
     return named;

@@ -59,9 +59,9 @@ uint64_t jvm_symbol(const struct jvm *j, const char *name);
  * that name; false when it cannot be read. */
 bool jvm_flag(const struct jvm *j, const char *name, bool *v);
 
-/* The OS thread ids of the JVM's JavaThreads, and the JavaThread pointers
- * when THREADS is not NULL, from ThreadsSMRSupport's current list. Returns
- * how many were stored, or -1. */
+/* The OS thread ids of the JVM's JavaThreads into TIDS, and their
+ * JavaThread pointers into THREADS (both of MAX entries), from
+ * ThreadsSMRSupport's current list. Returns how many were stored, or -1. */
 int jvm_java_threads(const struct jvm *j, int *tids, uint64_t *threads, int max);
 
 #endif

@@ -28,6 +28,7 @@ static const char PATH_NOT_KEPT[] = "/(path not kept)";
 
 struct procmaps {
     struct elfsyms *syms;
+    char list_buf[1 << 16];   /* the list being read (procmaps_open_list) */
     struct pm_proc *procs[MAX_PROCS];
     int nprocs;
     size_t path_bytes;        /* held by all processes' maps */
@@ -126,9 +127,8 @@ int procmaps_parse(FILE *f, struct pm_proc *p)
 {
     char line[PATH_MAX + 256];
     int cap = 0;
-    static struct path_table table;
+    struct path_table table = {0};   /* 24 KiB */
     free_maps(p);
-    memset(&table, 0, sizeof(table));
     size_t text = 0;
     while (fgets(line, sizeof(line), f)) {
         /* The kernel writes every path of every mapping: 60 000 mappings
@@ -158,23 +158,20 @@ int procmaps_parse(FILE *f, struct pm_proc *p)
     return 0;
 }
 
-FILE *procmaps_open_list(int pid)
+FILE *procmaps_open_list(int pid, char *buf, size_t len)
 {
-    /* Big reads: a long list is one read per 64 KiB, not per line. One
-     * buffer: a list is read to its end (or its cap) before another. */
-    static char buf[1 << 16];
     char fn[64];
     snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
     FILE *f = fopen(fn, "re");
     if (f)
-        setvbuf(f, buf, _IOFBF, sizeof(buf));
+        setvbuf(f, buf, _IOFBF, len);
     return f;
 }
 
 static void read_maps(struct pm_proc *p)
 {
     char fn[64];
-    FILE *f = procmaps_open_list(p->pid);
+    FILE *f = procmaps_open_list(p->pid, p->owner->list_buf, sizeof(p->owner->list_buf));
     if (!f) {
         p->exited = true;
         return;

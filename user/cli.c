@@ -1,4 +1,4 @@
-#include "options.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -54,13 +54,6 @@ static const struct option long_opts[] = {
     {"version", no_argument, 0, OPT_VERSION},
     {0, 0, 0, 0},
 };
-
-bool options_trace_java(const struct pt_options *o)
-{
-    return o->kinds & ((1u << PT_KIND_JVM_PARK) | (1u << PT_KIND_JVM_MONITOR) | (1u << PT_KIND_JVM_WAIT));
-}
-
-const char *const pt_kind_names[PT_KIND_COUNT] = {"futex", "jvm-park", "jvm-monitor", "jvm-wait"};
 
 static void options_usage(FILE *f)
 {

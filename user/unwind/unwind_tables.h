@@ -9,14 +9,15 @@
 #include <stdio.h>
 
 struct procmaps;
+struct unwind_maps;
 struct unwind_tables;
 
-/* The tables of --unwind cfi, written to the kernel's maps BINS_FD and
- * PROCS_FD; CACHE_DIR is where tables are kept between runs
+/* The tables of --unwind cfi, written to the kernel's maps KERNEL;
+ * CACHE_DIR is where tables are kept between runs
  * (unwind_cache.h), or NULL for none. Made and freed by the services
  * (services.h); without --unwind cfi there are none, and every function
  * below takes NULL. */
-struct unwind_tables *unwind_tables_new(int bins_fd, int procs_fd, const char *cache_dir, struct procmaps *maps);
+struct unwind_tables *unwind_tables_new(const struct unwind_maps *kernel, const char *cache_dir, struct procmaps *maps);
 void unwind_tables_free(struct unwind_tables *ut);
 
 /* Publishes TGID's mappings, building the tables of binaries not seen

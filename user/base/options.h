@@ -1,4 +1,5 @@
-/* The command line of spec/cli.md. */
+/* The options of docs/contract/cli.md as data, read by every layer; the
+ * command line that fills them is cli.h. */
 #ifndef PT_OPTIONS_H
 #define PT_OPTIONS_H
 #include <stdbool.h>
@@ -64,10 +65,6 @@ struct pt_options {
 
 #define PT_STACK_BUDGET 0.005             /* 0.5% of each CPU */
 #define PT_RECYCLED_BUDGET (4ull << 20)   /* 4 MiB */
-
-/* Parses argv. Returns 0 to run, 1 after printing help or the version (exit
- * 0), -1 after printing a one-line error (exit 1). */
-int options_parse(int argc, char **argv, struct pt_options *o);
 
 /* Whether any Java kind (jvm-park, jvm-monitor, jvm-wait) is traced. */
 bool options_trace_java(const struct pt_options *o);

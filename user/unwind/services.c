@@ -8,15 +8,15 @@
 #include "unwind.h"
 #include "unwind_tables.h"
 
-int services_open(struct pt_services *sv, int bins_fd, int procs_fd, const char *cache_dir)
+int services_open(struct pt_services *sv, const struct unwind_maps *kernel, const char *cache_dir)
 {
     memset(sv, 0, sizeof(*sv));
     sv->syms = elfsyms_new();
     sv->maps = sv->syms ? procmaps_new(sv->syms) : NULL;
     sv->unwinder = sv->maps ? unwinder_new(sv->maps) : NULL;
-    if (sv->unwinder && bins_fd >= 0 && procs_fd >= 0)
-        sv->tables = unwind_tables_new(bins_fd, procs_fd, cache_dir, sv->maps);
-    if (!sv->unwinder || (bins_fd >= 0 && procs_fd >= 0 && !sv->tables)) {
+    if (sv->unwinder && kernel)
+        sv->tables = unwind_tables_new(kernel, cache_dir, sv->maps);
+    if (!sv->unwinder || (kernel && !sv->tables)) {
         fprintf(stderr, "parktrace: out of memory for the symbol and unwind services\n");
         services_close(sv);
         return -1;

@@ -32,6 +32,9 @@ struct jvm_frames {
     uint64_t perf_asked_ns;         /* last Compiler.perfmap request */
     int perf_requests;              /* how many were made */
     int perf_failures;
+    /* When perf map requests resume after one that took too long: the
+     * tracker's, shared by all its JVMs (NULL: never paused). */
+    uint64_t *perf_paused_until;
     int listener_tid;               /* the attach listener parktrace started, or 0 */
     uint64_t listener_since;
     bool listener_uncounted;

@@ -66,10 +66,10 @@ void procmaps_forget_exited(struct procmaps *pm, uint64_t now_ns);
  * (--self-stats). */
 void procmaps_usage(const struct procmaps *pm, size_t *procs, size_t *bytes);
 
-/* /proc/PID/maps opened for reading in 64 KiB reads (a list can be long:
- * read no more of it than PROCMAPS_MAX_TEXT), or NULL. Close it before
- * opening the next: they share one buffer. */
-FILE *procmaps_open_list(int pid);
+/* /proc/PID/maps opened for reading in big reads into BUF, LEN bytes (a
+ * list can be long: read no more of it than PROCMAPS_MAX_TEXT), or NULL.
+ * BUF is the caller's until the list is closed. */
+FILE *procmaps_open_list(int pid, char *buf, size_t len);
 
 /* Re-reads the maps of a live process (after a miss: dlopen, JIT). */
 void procmaps_refresh(struct pm_proc *p);

@@ -1,6 +1,5 @@
 #include "unwind_tables.h"
 
-#include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -24,6 +23,7 @@
 #include "safe_open.h"
 #include "unwind_cache.h"
 #include "unwind_isolated.h"
+#include "unwind_maps.h"
 #include "unwind_rows.h"
 
 /* A binary's table while it has none (bin >= 0 once published). */
@@ -104,7 +104,7 @@ struct unwind_tables {
     uint32_t buckets[BIN_BUCKETS];   /* index + 1 of each bucket's first, by inode */
     uint32_t table_of[PT_UNWIND_BINS];   /* index + 1 of each table's own binary */
     int next_bin;
-    int bins_fd, procs_fd;    /* the kernel's maps of tables and of processes */
+    struct unwind_maps kernel; /* the kernel's maps of tables and of processes */
     struct unwind_tables_usage usage;
     struct pt_uproc up;       /* a process's list, as it is written */
     uint32_t gen;             /* publishings so far (pt_uproc.gen) */
@@ -128,14 +128,13 @@ struct unwind_tables {
 #define OWNER_TABLE_BUDGET (TABLE_BUDGET / 8)
 #define OWNER_TABLES (PT_UNWIND_BINS / 8)
 
-struct unwind_tables *unwind_tables_new(int bins_map_fd, int procs_map_fd, const char *cache_dir, struct procmaps *maps)
+struct unwind_tables *unwind_tables_new(const struct unwind_maps *kernel, const char *cache_dir, struct procmaps *maps)
 {
     struct unwind_tables *ut = calloc(1, sizeof(*ut));
     if (!ut)
         return NULL;
     ut->maps = maps;
-    ut->bins_fd = bins_map_fd;
-    ut->procs_fd = procs_map_fd;
+    ut->kernel = *kernel;
     ut->cache = unwind_cache_open(cache_dir);
     ut->forget_after_ns = FORGET_AFTER_NS;
     return ut;
@@ -154,24 +153,9 @@ static double now_s(void)
  * *BYTES is what it takes. */
 static int publish_table(struct unwind_tables *ut, const uint64_t *table, size_t n, size_t *bytes)
 {
-    LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-    int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pt_unwind_rows", sizeof(uint32_t), sizeof(uint64_t),
-                            (uint32_t)n, &opts);
-    if (fd < 0)
-        return -1;
-    size_t len = (n * sizeof(uint64_t) + 4095) & ~(size_t)4095;
-    void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (mem == MAP_FAILED) {
-        close(fd);
-        return -1;
-    }
-    memcpy(mem, table, n * sizeof(uint64_t));
-    munmap(mem, len);
     int bin = ut->nfree ? ut->free_bins[ut->nfree - 1] : ut->next_bin;
-    uint32_t key = (uint32_t)bin;
-    int err = bpf_map_update_elem(ut->bins_fd, &key, &fd, BPF_ANY);
-    close(fd);     /* the outer map holds it now */
-    if (err)
+    size_t len;
+    if (unwind_maps_set_table(&ut->kernel, (uint32_t)bin, table, n, &len))
         return -1;
     ut->usage.bytes += len;
     *bytes = len;
@@ -298,8 +282,9 @@ static int publish_rows(struct unwind_tables *ut, struct binary *b, struct unwin
 }
 
 /* Marks in USED (a bit per bin) the bins of process list P. */
-static void mark_list(const struct pt_uproc *p, uint8_t *used)
+static void mark_list(void *used_bins, const struct pt_uproc *p)
 {
+    uint8_t *used = used_bins;
     for (uint32_t i = 0; i < p->n && i < PT_UNWIND_MAPS; i++)
         if (p->m[i].bin < PT_UNWIND_BINS)
             used[p->m[i].bin / 8] |= (uint8_t)(1u << p->m[i].bin % 8);
@@ -312,17 +297,10 @@ static void mark_list(const struct pt_uproc *p, uint8_t *used)
  * would name a table since given to another binary). */
 static bool mark_mapped(struct unwind_tables *ut, uint8_t *used)
 {
-    mark_list(&ut->up, used);
-    uint32_t key, next;
+    mark_list(used, &ut->up);
     /* A key the kernel deletes meanwhile restarts the walk from the first:
      * bounded at twice the map's 4096 entries. */
-    int left = 8192, err = bpf_map_get_next_key(ut->procs_fd, NULL, &next);
-    for (; !err && left > 0; left--, err = bpf_map_get_next_key(ut->procs_fd, &key, &next)) {
-        key = next;
-        if (bpf_map_lookup_elem(ut->procs_fd, &key, &ut->scan) == 0)
-            mark_list(&ut->scan, used);
-    }
-    return err == -ENOENT || (err && errno == ENOENT);
+    return unwind_maps_each_proc(&ut->kernel, 8192, &ut->scan, mark_list, used);
 }
 
 static struct owner_share *share_of(struct unwind_tables *ut, uid_t owner);
@@ -347,8 +325,7 @@ static void evict_unmapped(struct unwind_tables *ut)
         if (b->bin < 0 || (used[b->bin / 8] & (1u << b->bin % 8)))
             continue;
         if (b->bytes) {     /* the table's own binary, not one sharing it */
-            uint32_t key = (uint32_t)b->bin;
-            bpf_map_delete_elem(ut->bins_fd, &key);
+            unwind_maps_drop_table(&ut->kernel, (uint32_t)b->bin);
             ut->free_bins[ut->nfree++] = b->bin;
             ut->table_of[b->bin] = 0;
             ut->usage.bytes -= b->bytes;
@@ -707,8 +684,7 @@ static int publish_process(struct unwind_tables *ut, int tgid, struct pm_proc *p
         wait_for_builds(ut, tgid);
     up->gen = ++ut->gen;
     qsort(up->m, up->n, sizeof(up->m[0]), by_start);
-    uint32_t key = (uint32_t)tgid;
-    return bpf_map_update_elem(ut->procs_fd, &key, up, BPF_ANY) ? -1 : 0;
+    return unwind_maps_set_proc(&ut->kernel, tgid, up);
 }
 
 /* Takes what build K's child sent; true once it has ended. */

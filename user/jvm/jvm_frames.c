@@ -183,9 +183,8 @@ static void refresh_perfmap(struct jvm_frames *f, const struct jvm *j)
     int pid = j->pid;
     uint64_t now = monotonic_ns();
     uint64_t gap = f->perf_requests < PERFMAP_QUICK_REQUESTS ? PERFMAP_QUICK_GAP_NS : PERFMAP_GAP_NS;
-    static uint64_t paused_until;
     if (f->attach_disabled || f->perf_failures >= PERFMAP_MAX_FAILURES ||
-        (f->perf_requests && now - f->perf_asked_ns < gap) || now < paused_until)
+        (f->perf_requests && now - f->perf_asked_ns < gap) || (f->perf_paused_until && now < *f->perf_paused_until))
         return;
     f->perf_asked_ns = now;
     f->perf_requests++;
@@ -202,8 +201,8 @@ static void refresh_perfmap(struct jvm_frames *f, const struct jvm *j)
     int rc = jvm_attach_command_to(pid, j->start_time, args, out, sizeof(out), PERFMAP_TIMEOUT_MS, err,
                                    sizeof(err));
     uint64_t took = monotonic_ns() - asked;
-    if (took >= PERFMAP_SLOW_NS)
-        paused_until = monotonic_ns() + PERFMAP_SLOW_PAUSE * took;
+    if (took >= PERFMAP_SLOW_NS && f->perf_paused_until)
+        *f->perf_paused_until = monotonic_ns() + PERFMAP_SLOW_PAUSE * took;
     if (rc != 0) {
         perfmap_remove(&mine);
         /* A JVM that let the whole timeout pass holds up naming: once is enough. */

@@ -93,8 +93,7 @@ static int read_table(struct jvm *j, const struct elf_file *ef)
     if (stride < 8 || stride > 256 || o_type > stride - 8 || o_field > stride - 8 ||
         o_static > stride - 4 || o_offset > stride - 8 || o_address > stride - 8)
         return fail(j, "vmStructs table has an unexpected shape");
-    static struct table_reader r;
-    r = (struct table_reader){.j = j, .table = table, .stride = stride};
+    struct table_reader r = {.j = j, .table = table, .stride = stride};   /* 8 KiB */
     int bad_names = 0;
     j->fields = calloc(MAX_ENTRIES, sizeof(*j->fields));
     if (!j->fields)
@@ -145,8 +144,7 @@ static int read_types(struct jvm *j, const struct elf_file *ef)
     if (stride < 8 || stride > 256 || o_name > stride - 8 || o_super > stride - 8 ||
         o_size > stride - 8)
         return fail(j, "vmTypes table has an unexpected shape");
-    static struct table_reader r;
-    r = (struct table_reader){.j = j, .table = table, .stride = stride};
+    struct table_reader r = {.j = j, .table = table, .stride = stride};   /* 8 KiB */
     int bad_names = 0;
     j->types = calloc(MAX_ENTRIES, sizeof(*j->types));
     if (!j->types)
@@ -313,18 +311,17 @@ int jvm_java_threads(const struct jvm *j, int *tids, uint64_t *threads, int max)
         return -1;
     if (len > (uint32_t)max)
         len = (uint32_t)max;
-    /* The array in one read (at most 512 KiB), not one read per entry. */
-    static uint64_t list_copy[MAX_THREADS];
-    if (len && !procmem_read(&j->mem, array, list_copy, 8ULL * len))
+    /* The array in one read into THREADS, not one read per entry; kept
+     * entries move down over it (n <= i). */
+    if (len && !procmem_read(&j->mem, array, threads, 8ULL * len))
         return -1;
     int n = 0, bad = 0;
     for (uint32_t i = 0; i < len; i++) {
-        uint64_t thread = list_copy[i], osthread;
+        uint64_t thread = threads[i], osthread;
         int32_t tid;
         if (procmem_u64(&j->mem, thread + osthread_off, &osthread) &&
             procmem_read(&j->mem, osthread + tid_off, &tid, 4) && tid > 0) {
-            if (threads)
-                threads[n] = thread;
+            threads[n] = thread;
             tids[n++] = tid;
         } else if (++bad == MAX_BAD_THREADS) {
             return -1;   /* a live JVM's list points at live threads */

@@ -27,15 +27,17 @@ struct stacks_java_namer {
 
 struct stacks;
 struct pt_services;
+struct stack_maps;
 
 /* A stack cache over the kernel's maps of stacks, with who names Java
  * frames (NAMER may be NULL: then no frame is Java). */
-struct stacks *stacks_new(int stack_map_fd, int samples_map_fd, int ustacks_map_fd,
-                          const struct stacks_java_namer *namer, struct pt_services *sv);
+struct stacks *stacks_new(const struct stack_maps *kernel, const struct stacks_java_namer *namer,
+                          struct pt_services *sv);
 
-/* Counts the waiter stacks the kernel has made entries for in STACK_TIME_FD
- * (one per blocker, process and call path) since the last tally. */
-void stacks_tally(struct stacks *s, int stack_time_fd);
+/* Counts the waiter stacks the kernel has made entries for in its
+ * stack_time table (one per blocker, process and call path) since the last
+ * tally. */
+void stacks_tally(struct stacks *s);
 /* The stacks tallied over the run so far, and how many were cut short. */
 void stacks_tallied(const struct stacks *s, uint64_t *stacks, uint64_t *truncated);
 

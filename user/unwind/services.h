@@ -10,6 +10,7 @@ struct elfsyms;
 struct procmaps;
 struct unwind_tables;
 struct unwinder;
+struct unwind_maps;
 
 struct pt_services {
     struct elfsyms *syms;          /* symbol tables per file, within a memory budget */
@@ -18,10 +19,10 @@ struct pt_services {
     struct unwinder *unwinder;     /* --unwind copy: stack copies unwound with libdwfl */
 };
 
-/* With the kernel's table maps BINS_FD and PROCS_FD when they are >= 0
- * (--unwind cfi), kept between runs in CACHE_DIR (NULL: nowhere). 0, or -1
- * with one line on stderr when out of memory. */
-int services_open(struct pt_services *sv, int bins_fd, int procs_fd, const char *cache_dir);
+/* With the kernel's unwind table maps KERNEL (--unwind cfi; NULL: none),
+ * kept between runs in CACHE_DIR (NULL: nowhere). 0, or -1 with one line
+ * on stderr when out of memory. */
+int services_open(struct pt_services *sv, const struct unwind_maps *kernel, const char *cache_dir);
 void services_close(struct pt_services *sv);
 
 #endif

@@ -9,9 +9,6 @@
 
 struct procmaps;
 
-/* The module of a Java frame named from the JVM. */
-#define PT_JAVA_MODULE "[java]"
-
 /* Names the code at ADDR in PID into F (caller frees with frame_free).
  * RETURN_ADDR means ADDR follows a call, so ADDR-1 is looked up. */
 void symbolize_code(struct procmaps *maps, int pid, uint64_t addr, bool return_addr, struct pt_frame *f);

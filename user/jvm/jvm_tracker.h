@@ -14,6 +14,7 @@
 struct jvm_tracker;
 struct pt_services;
 
+/* NULL after one line when out of memory. */
 struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o, struct pt_services *sv);
 
 /* Looks for new JVMs and refreshes the thread lists of known ones. */

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""The layers of user/ hold (issue 40; docs/design.md, "Layers"). The order
+is the Makefile's USER_DIRS, top first: a file includes only headers of its
+own folder and of the folders after it. The kernel boundary is
+user/kernel/: no other file calls the BPF API or reads the skeleton. State
+lives in structs, not in function-local statics. Prints one PASS or FAIL
+line per rule and a DONE line (tests/run.sh)."""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KERNEL = "user/kernel"
+# Headers every layer may include: the types shared with the BPF side, and
+# the protobuf code generated at build time.
+SHARED = {"parktrace.h": "bpf", "profile.pb-c.h": "build/proto"}
+# The BPF API: libbpf's calls and headers, and the skeleton.
+BPF_API = re.compile(r"\b(bpf_map_\w+|bpf_obj_\w+|bpf_prog_\w+|bpf_program__\w+|bpf_object__\w+|"
+                     r"bpf_map__\w+|bpf_link__\w+|ring_buffer__\w+|parktrace_bpf__\w+)\s*\(|"
+                     r"#include\s*[<\"](bpf/|parktrace\.skel\.h)")
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+# A static variable declared inside a function: indented, not a constant.
+LOCAL_STATIC = re.compile(r"^[ \t]+static\s+(?!const\b|inline\b)[^(]*?[;=\[]", re.M)
+
+
+def layer_order():
+    text = open(os.path.join(ROOT, "Makefile")).read()
+    m = re.search(r"^USER_DIRS\s*:=\s*((?:.*\\\n)*.*)$", text, re.M)
+    return m.group(1).replace("\\\n", " ").split()
+
+
+def sources(dirs):
+    out = []
+    for d in dirs:
+        for name in sorted(os.listdir(os.path.join(ROOT, d))):
+            if name.endswith((".c", ".h")):
+                out.append(f"{d}/{name}")
+    return out
+
+
+def code_only(text):
+    """TEXT with comments and string literals blanked, lines kept."""
+    text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    return re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
+
+
+def check(name, problems):
+    if problems:
+        print(f"FAIL {name}: {len(problems)} problem(s)")
+        for p in problems[:40]:
+            print("    " + p)
+    else:
+        print(f"PASS {name}")
+    return not problems
+
+
+def main():
+    dirs = layer_order()
+    rank = {d: i for i, d in enumerate(dirs)}
+    files = sources(dirs)
+    strays = []
+    for top, subdirs, names in os.walk(os.path.join(ROOT, "user")):
+        rel = os.path.relpath(top, ROOT)
+        if rel not in rank and any(n.endswith((".c", ".h")) for n in names):
+            strays.append(f"{rel}: a folder of code in no layer (Makefile USER_DIRS)")
+    home, twins = {}, []
+    for f in files:
+        name = os.path.basename(f)
+        if name.endswith(".h"):
+            if name in home or name in SHARED:
+                twins.append(f"{f}: the name of {home.get(name, SHARED.get(name))}/{name} too")
+            home.setdefault(name, os.path.dirname(f))
+    upward, unknown, kernel_calls, statics = [], [], [], []
+    for f in files:
+        d = os.path.dirname(f)
+        text = open(os.path.join(ROOT, f), encoding="utf-8").read()
+        for n, inc in ((text.count("\n", 0, m.start()) + 1, m.group(1)) for m in INCLUDE.finditer(text)):
+            name = os.path.basename(inc)
+            if name in SHARED or (name == "parktrace.skel.h" and d == KERNEL):
+                continue
+            if name not in home:
+                unknown.append(f"{f}:{n}: includes {inc}, no header of user/")
+            elif rank[home[name]] < rank[d]:
+                upward.append(f"{f}:{n}: {d} includes {home[name]}/{name}, a layer above it")
+        code = code_only(text)
+        if d != KERNEL:
+            for m in BPF_API.finditer(code):
+                kernel_calls.append(f"{f}:{code.count(chr(10), 0, m.start()) + 1}: {m.group(0).strip()}")
+        for m in LOCAL_STATIC.finditer(code):
+            statics.append(f"{f}:{code.count(chr(10), 0, m.start()) + 1}: {m.group(0).strip()}")
+    results = [
+        check("every_folder_is_a_layer", strays),
+        check("header_names_are_unique", twins),
+        check("includes_resolve", unknown),
+        check("no_include_goes_up", upward),
+        check("only_user_kernel_touches_bpf", kernel_calls),
+        check("no_function_local_state", statics),
+    ]
+    print(f"DONE check_layers: {len(results)} of {len(results)} ran")
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

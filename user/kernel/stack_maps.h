@@ -1,0 +1,42 @@
+/* The kernel's stack tables: frame-pointer stacks by id (stacks),
+ * CFI-unwound stacks by id (ustacks), stack copies waiting to be unwound
+ * in user space (samples), and the (blocker, stack) wait times of waiters
+ * (stack_time) and of their wakers (waker_time). The only code that
+ * touches those maps; stacks.c and the collector ask it. */
+#ifndef PT_STACK_MAPS_H
+#define PT_STACK_MAPS_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "../bpf/parktrace.h"
+#include "map_dump.h"
+
+struct tracer;
+
+enum stack_times { STACK_TIMES_WAITER, STACK_TIMES_WAKER, STACK_TIMES_COUNT };
+
+struct stack_maps {
+    int stacks_fd, ustacks_fd, samples_fd;   /* -1: not there */
+    int times_fd[STACK_TIMES_COUNT];
+};
+
+/* The tracer's maps. */
+struct stack_maps stack_maps_of(struct tracer *t);
+
+/* Frame-pointer stack ID's return addresses into IPS (PT_MAX_FRAMES of
+ * them, 0 after the last); false when the table has none. */
+bool stack_maps_fp(const struct stack_maps *sm, int id, uint64_t *ips);
+/* CFI-unwound stack ID into OUT; false when the table let it go. */
+bool stack_maps_ustack(const struct stack_maps *sm, int id, struct pt_ustack *out);
+
+/* Up to MAX keys of stack copies waiting, into KEYS: their number. */
+int stack_maps_sample_keys(const struct stack_maps *sm, struct pt_sample_key *keys, int max);
+bool stack_maps_sample(const struct stack_maps *sm, const struct pt_sample_key *key, struct pt_sample *out);
+void stack_maps_drop_sample(const struct stack_maps *sm, const struct pt_sample_key *key);
+
+/* Table WHICH whole into D: pt_stack_key and pt_stack_val, or
+ * pt_waker_key and pt_waker_val. 0, or -1 (D then holds what was read). */
+int stack_maps_dump(const struct stack_maps *sm, enum stack_times which, struct map_dump *d);
+/* Deletes the N keys at KEYS from table WHICH. */
+void stack_maps_delete(const struct stack_maps *sm, enum stack_times which, const void *keys, uint32_t n);
+
+#endif
