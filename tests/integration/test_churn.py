@@ -56,7 +56,7 @@ def churn_by_class_keeps_every_wait():
     short = wl["blocked"] - rows[0]["parks"]
     if 0 < short <= 3:
         # A parktrace bug: on this 6.18 kernel a sched_switch now and then
-        # never reaches the program (README, Limits); a wait whose switch
+        # never reaches the program (docs/limits.md); a wait whose switch
         # out is lost is not seen at all. Seen once in 60 000.
         known_gap("missed_switch_out_uncounted", f"{rows[0]['parks']} parks for {wl['blocked']} blocked lock() calls",
                   short)
@@ -202,8 +202,8 @@ def a_live_process_at_ever_new_sites_stays_in_the_recycled_budget():
     # The report in a directory of nobody's: the workload writes it as nobody.
     rep = os.path.join(nobody_dir("pt-sites-"), "sites.json")
     # Every stack taken (--stacks all): a churned mutex is named from its
-    # one wait's stack, which the stack budget may leave out (README,
-    # Limits; 692 of 11 988 in one CI run), and the folds are the subject.
+    # one wait's stack, which the stack budget may leave out (docs/limits.md;
+    # 692 of 11 988 in one CI run), and the folds are the subject.
     # setpriv execs the workload in the process parktrace starts: the pid
     # it traces is the workload's.
     p = run_pt(["-f", "json", "-i", "500ms", "--top", "0", "--self-stats", "--stacks", "all", "--max-blockers", "4096",

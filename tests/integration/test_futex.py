@@ -464,7 +464,7 @@ def syscalls_probe_mode_matches_workload():
         check("worker" in b["first_stack"], f"syscalls mode {m['name']}: stack {b['first_stack']}")
 
 
-# The JSON Lines contract of spec/cli.md, field for field.
+# The JSON Lines contract of docs/contract/cli.md, field for field.
 REPORT_KEYS = {"type", "time", "window_ns", "totals", "blockers", "phases", "processes"}
 TOTALS_KEYS = {"waits", "blockers", "thread_time_ns", "rest", "dropped_events", "dropped_stacks", "stacks", "truncated_stacks",
                "live_blockers", "recycled_blockers", "stacks_mode", "stack_budget_pct", "stack_samples",

@@ -3,7 +3,7 @@
 writers to byte for byte) were written by the writers they check, so a
 wrong figure written once stays golden. Here each writer's golden output is
 read back and held to the others' and to the spec's definitions: the text
-and live views show the JSON rows' figures, formatted as docs/cli.md says;
+and live views show the JSON rows' figures, formatted as docs/contract/cli.md says;
 the collapsed files' counts and times are the JSON rows' waits and thread
 times. (The model itself is made by hand, its figures given rather than
 derived: how they are derived is tested against real workloads.) No BPF:

@@ -132,7 +132,7 @@ def instances_with_other_options_count_the_same():
     check(recycled > 100, f"--max-blockers 1024 recycled only {recycled} blockers")
     # Against the workload's own clocks around its waits. parktrace times
     # only the sleeps: not the spin before a park, nor a re-entry that
-    # did not sleep, so a little less (README, "What a wait's time covers").
+    # did not sleep, so a little less (docs/reading.md, "What a wait's time covers").
     tx_ns = sum(ref.get((k, TX), [0, 0])[1] for k in ("jvm-wait", "jvm-monitor"))
     print(f"INFO against the workload's clocks: transactions {tx_ns / own['tx_wait_ns']:.3f} "
           f"({own['tx_waits']} waits, {own['tx_wait_ns'] / max(own['tx_waits'], 1) / 1e3:.0f} us each), "

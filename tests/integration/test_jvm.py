@@ -106,7 +106,7 @@ def frequently_acquired_fair_lock_is_the_top_blocker():
     # lock's parks are checked against the workload's own count of the
     # acquisitions that waited: a fair lock hands over without barging, so
     # one waited acquisition is one park. The workload starts its threads after 500 ms:
-    # parks before parktrace has recognised the JVM are futex waits (README,
+    # parks before parktrace has recognised the JVM are futex waits (docs/limits.md,
     # Limits), which its first lock() calls would otherwise be.
     wl, final = run_java("FrequentLock", "3", "8", "500")
     check(2.5 <= wl["often"] / max(wl["rarely"], 1) <= 3.5, f"workload mix {wl}")
@@ -417,7 +417,7 @@ def kinds_jvm_monitor_and_jvm_wait_select_their_rows():
     # SyncLocks has both kinds (and JDK parks and futex waits besides): each
     # --kinds value keeps its own rows only, with the workload's counts. Its
     # threads start after 500 ms: waits before parktrace has recognised the
-    # JVM are futex waits (README, Limits).
+    # JVM are futex waits (docs/limits.md).
     for kind in ("jvm-monitor", "jvm-wait"):
         wl, final = run_java("SyncLocks", "2", "3", "500", pt_args=("--kinds", kind))
         kinds = {b["kind"] for b in final["blockers"]}
@@ -520,7 +520,7 @@ def waker_profile_blames_the_releasing_method():
     """Every wait on WakerBlame's lock is ended by releaseAfterHold's
     unlock: the waker profile charges them to it. Waker stacks walked
     before parktrace knew the JVM have their interpreted frames unnamed
-    (README, Limits: `[Interpreter]`), and are left out; under load the
+    (docs/limits.md: `[Interpreter]`), and are left out; under load the
     JVM is found later (28% of a 2 s run's waits in one run), so they may
     be up to half."""
     folded = os.path.join(TMP, "blame.txt")

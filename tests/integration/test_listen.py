@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""--listen ADDR:PORT (spec/cli.md, "Fleet endpoints"): /metrics checked by
+"""--listen ADDR:PORT (docs/contract/cli.md, "Fleet endpoints"): /metrics checked by
 promtool and scraped by a real Prometheus server, /debug/pprof/mutex and
 /block read by go tool pprof, all held against the workload's own timing;
 GET only, the one address, bad addresses in one line, and a stalled client
@@ -113,7 +113,7 @@ class Traced:
         self.out = os.path.join(TMP, f"reports-{self.port}.json")
         # The workload lingers, alive: a process that exits has its blockers
         # recycled, and their waits then stay on their waiters' stacks in
-        # /debug/pprof/mutex (README, "Endpoints").
+        # /debug/pprof/mutex (docs/fleet.md, "Endpoints").
         cmd = f"{MC} -t 8 -m 2 -s 2 -r {self.wl_report} -l {tail_s}"
         self.p = subprocess.Popen(pt_cmd(["--listen", f"127.0.0.1:{self.port}", "-i", "500ms", "-f", "json",
                                           "--top", "0", "-o", self.out, *extra, "--", "sh", "-c", cmd]),
@@ -244,7 +244,7 @@ def prometheus_scrapes_the_workloads_series():
     if not shutil.which("prometheus"):
         skip("no prometheus")
     prom_port = free_port()
-    # As the README's scrape job: the token sent from credentials_file.
+    # As the scrape job of docs/fleet.md: the token sent from credentials_file.
     path, token = token_file()
     t = Traced(tail_s=12, extra=("--listen-token", path))
     cfg = os.path.join(TMP, "prometheus.yml")

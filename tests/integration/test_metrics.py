@@ -364,7 +364,7 @@ def stacks_keep_paths_apart_at_one_ip_and_sp():
         what = "fixed" if fixed else "varying"
         if fixed and shared:
             # A parktrace bug: the per-thread stack cache matches on ip and sp
-            # and checks only four return addresses (README Limits).
+            # and checks only four return addresses (docs/limits.md).
             known_gap("stack_cache_merges_paths_at_one_ip_and_sp",
                       f"{len(shared)} of {len(per_path)} paths carry several waits "
                       f"(up to {max(shared.values())})", len(shared))
@@ -419,7 +419,7 @@ def copy_unwind_keeps_call_paths_with_frame_pointers():
 def copy_unwind_keeps_call_paths_without_frame_pointers():
     """cfi_locks built without frame pointers, as test_stacks runs it.
     Every wait is counted: the workload's collapsed lines add up to the
-    time it timed blocked and waiting. Per call path, docs/design.md states
+    time it timed blocked and waiting. Per call path, docs/design/stacks.md states
     that copy mode can charge one path's waits to another (their
     frame-pointer walks meet in libc: one stack id, one unwound copy): a
     known gap, measured as the share of the time charged to the wrong

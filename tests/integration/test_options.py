@@ -318,7 +318,7 @@ def json_rows_carry_objects_and_processes():
     row = rows_at(final, wl["pid"], wl["words"][0]["addr"])
     check(row, "no row for the word")
     missing = [k for k, d in (("objects", row[0]), ("processes", final)) if k not in d]
-    check(not missing, f"JSON reports lack {missing} (spec/cli.md, JSON Lines report)")
+    check(not missing, f"JSON reports lack {missing} (docs/contract/cli.md, JSON Lines report)")
     check(row[0]["objects"] == 1, f"objects {row[0]['objects']} for one word")
     check(any(q["pid"] == wl["pid"] for q in final["processes"]), "the workload is not in processes")
 
@@ -482,7 +482,7 @@ def long_option_spellings_work():
 
 @test
 def show_idle_ranks_idle_rows_in_place():
-    # README: idle housekeeping comes after the contention unless --show-idle
+    # docs/reading.md: idle housekeeping comes after the contention unless --show-idle
     # ranks it in place. A thread whose condition waits all time out (1 s of
     # them: idle by how they end) against a mutex two threads contend for
     # 0.5 s: last by default, first with --show-idle, and counted

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""--pprof FILE (spec/cli.md, "pprof"): a gzip-compressed pprof contention
+"""--pprof FILE (docs/contract/cli.md, "pprof"): a gzip-compressed pprof contention
 profile written at exit, read back with Go's own `go tool pprof` and held
 against the JSON report of the same run and the workload's own timing."""
 import collections

@@ -60,7 +60,7 @@ COMPARE_NS = 200_000_000     # a class with 200 ms of park time in either tool i
 TOP_ROWS = 3
 OUT = os.environ.get("PT_SERVERS_OUT")
 
-# What a thread waiting for work waits in (tools/servers/README: the issue's
+# What a thread waiting for work waits in (docs/servers.md: the
 # idle housekeeping): a pool worker waiting for a task, a JDK service
 # thread, a HotSpot GC, compiler or VM thread, a native pool's idle worker.
 IDLE_FRAMES = (
@@ -88,7 +88,7 @@ def jfr_window(rec, w0_ns, w1_ns, quick=None):
     """JFR's jdk.ThreadPark per class over [w0, w1] (jfr_classes.jfr_waits):
     {class: (parks begun in it, their ns inside it, parks under way at w0,
     their ns inside it)}. w0 is parktrace's start: a park under way then
-    is not counted by parktrace (README, Limits), so the parks compared
+    is not counted by parktrace (docs/limits.md), so the parks compared
     are those begun in the window. (With them, one run's H2 condition of
     30 parks of 535 ms read 5.9% low: two parks under way at the start.)"""
     q = {}
@@ -315,7 +315,7 @@ def matches_jfr(cls):
               f"start, {want[3] / 1e6:.1f} ms of it, not compared) ({err:+.2%}; JFR's mean {mean / 1e3:.0f} us)",
               flush=True)
         # A wait runs from switch-out to running again; JFR times the whole
-        # call (README, "What a wait's time covers"): on waits shorter than
+        # call (docs/reading.md, "What a wait's time covers"): on waits shorter than
         # SHORT_WAIT_NS parktrace may be lower by a share that grows as the
         # waits shorten (22-38% at 10 us).
         if mean < SHORT_WAIT_NS and -SHORT_WAIT_BELOW <= err <= JFR_TOLERANCE:

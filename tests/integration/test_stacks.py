@@ -401,7 +401,7 @@ def sampled_shares_match_workload(variant):
         budget /= 2
     sampled_totals_say_so(totals, variant)
     # Six stacks a thread (more than its cache holds): every wait is a walk
-    # at chance. Before long waits had their own stratum (docs/design.md
+    # at chance. Before long waits had their own stratum (docs/design/stacks.md
     # "Long waits"), a few hundred weighted samples missed by 6-8 points
     # one run in four.
     check_shares(variant, want, got)

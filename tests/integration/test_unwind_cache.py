@@ -43,7 +43,7 @@ def traced(cache, tag):
     thread's first wait (-w) asks for its tables, and its threads start
     300 ms later, once they are built (from the cache or not): the waits
     before that are unwound the older way, which can give one call path's
-    waits to the other (README, Limits)."""
+    waits to the other (docs/limits.md)."""
     build_id = build_workload()
     folded, report = os.path.join(TMP, f"cache-{tag}.folded"), os.path.join(TMP, f"cache-{tag}.json")
     p = run_pt(["-f", "json", "--self-stats", "--unwind-cache", cache, "--collapsed", folded,

@@ -15,7 +15,7 @@
  *                 pointer: truncated.
  *   nocfi_fp      through nocfi_fp_hop, assembly with no CFI that keeps a
  *                 frame pointer: truncated all the same, since only a pc in
- *                 no mapping with a table is stepped by rbp (docs/design.md,
+ *                 no mapping with a table is stepped by rbp (docs/design/stacks.md,
  *                 "The walk"; README's Limits reads as if any code without
  *                 CFI were).
  *   deep          DEEP calls of deep_recurse, more than the walker's 127

@@ -484,7 +484,7 @@ WORKLOADS = [
      "variants": C_VARIANTS, "targets": [ratio_at_least(0.95)]},
     {"label": "java PingPong", "cmd": lambda s: java("PingPong", "-s", str(s)),
      "about": "Two Java threads unpark each other in turn with LockSupport: every operation is a "
-     "JVM park that sleeps (the worst case named in `spec/environment.md`, and in issue #3: "
+     "JVM park that sleeps (the worst case named in `docs/contract/environment.md`, and in issue #3: "
      "each probe mode beside JFR and the bpftrace scripts, the default mode's overhead the "
      "lowest). Throughput is round trips per second over S seconds after a 500 ms warm-up.",
      "variants": JAVA_REAL_VARIANTS + ["offcputime", "hooks alone"],
