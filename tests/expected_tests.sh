@@ -7,6 +7,9 @@ set -eu
 cd "$(dirname "$0")/.."
 {
     echo "# Every test run.sh must see run (tests/expected_tests.sh writes it)."
+    for f in tests/checks/check_*.py; do
+        echo "check $(basename "$f" .py)"
+    done
     for f in tests/unit/test_*.c; do
         echo "unit $(basename "$f" .c)"
     done

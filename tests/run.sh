@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the unit tests, the fuzz targets and the integration tests (real BPF,
-# needs root). The last line is "N passed, N failed, N skipped, N known gaps"
+# Runs the repository checks, the unit tests, the fuzz targets and the
+# integration tests (real BPF, needs root). The last line is "N passed, N failed, N skipped, N known gaps"
 # for CI. A known gap is a test that ended in an entry of tests/known_gaps,
 # within its cap (harness.known_gap): neither a pass nor a skip.
 #
@@ -42,6 +42,15 @@ tally() {   # tally NAME RC OUTPUT [fuzz]
     skip=$((skip + s))
     gaps=$((gaps + g))
 }
+
+# The repository's own rules: layers, docs (make check-layers, check-docs).
+for t in tests/checks/check_*.py; do
+    out=$(timeout 120 python3 "$t" 2>&1)
+    rc=$?
+    echo "$out"
+    tally "$(basename "$t")" "$rc" "$out"
+    echo "check $(basename "$t" .py)" >>"$ran"
+done
 
 for t in build/tests/test_*; do
     out=$(timeout 120 "$t" 2>&1)
