@@ -21,6 +21,7 @@
 #include "live.h"
 #include "loader.h"
 #include "monotonic.h"
+#include "oom.h"
 #include "cli.h"
 #include "output_file.h"
 #include "preflight.h"
@@ -493,8 +494,16 @@ static void clean_up(struct run *r)
     services_close(&r->sv);
 }
 
+/* Out of memory below main (base/oom.h): the one line is said; the run
+ * ends as a runtime failure, the terminal given back by its exit hook. */
+static void end_out_of_memory(void)
+{
+    exit(2);
+}
+
 int main(int argc, char **argv)
 {
+    out_of_memory_handler(end_out_of_memory);
     struct run *r = calloc(1, sizeof(*r));
     if (!r) {
         fprintf(stderr, "parktrace: out of memory\n");

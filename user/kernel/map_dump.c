@@ -1,4 +1,5 @@
 #include "map_dump.h"
+#include "oom.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -18,8 +19,7 @@ static void *grow(void *p, size_t *len, size_t want)
         len2 *= 2;
     void *q = realloc(p, len2);
     if (!q) {
-        fprintf(stderr, "parktrace: out of memory reading a kernel table\n");
-        exit(1);
+        out_of_memory("a kernel table");
     }
     *len = len2;
     return q;

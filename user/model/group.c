@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "oom.h"
 
 static const char *group_key(const struct pt_row *row, enum pt_group by)
 {
@@ -114,8 +115,7 @@ static void *zeroed(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size);
     if (!p) {
-        fprintf(stderr, "parktrace: out of memory folding the report's rows\n");
-        exit(1);
+        out_of_memory("the report's rows");
     }
     return p;
 }

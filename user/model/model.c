@@ -1,4 +1,5 @@
 #include "model.h"
+#include "oom.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,12 +10,6 @@ const char *model_type_name(enum pt_report_type t)
     return t == PT_REPORT_INTERVAL ? "interval" : t == PT_REPORT_FINAL ? "final" : "dump";
 }
 
-static void out_of_memory(void)
-{
-    fprintf(stderr, "parktrace: out of memory for the report\n");
-    exit(1);
-}
-
 /* One more zeroed element of M's array FIELD (N used, CAP held). */
 #define MODEL_ADD(m, field, n, cap)                                                \
     do {                                                                           \
@@ -22,7 +17,7 @@ static void out_of_memory(void)
             int want_ = (m)->cap ? 2 * (m)->cap : 64;                              \
             void *p_ = realloc((m)->field, (size_t)want_ * sizeof(*(m)->field));   \
             if (!p_)                                                               \
-                out_of_memory();                                                   \
+                out_of_memory("the report");                                       \
             (m)->field = p_;                                                       \
             (m)->cap = want_;                                                      \
         }                                                                          \

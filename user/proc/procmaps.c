@@ -15,6 +15,7 @@
 #include "elfsyms.h"
 #include "procstatus.h"
 #include "safe_open.h"
+#include "oom.h"
 
 #define MAX_PROCS 8192
 #define MAX_REREADS 8
@@ -229,8 +230,7 @@ struct pm_proc *procmaps_get(struct procmaps *pm, int pid)
             return pm->procs[i];
     struct pm_proc *p = calloc(1, sizeof(*p));
     if (!p) {
-        fprintf(stderr, "parktrace: out of memory for process maps\n");
-        exit(1);
+        out_of_memory("process maps");
     }
     p->owner = pm;
     p->pid = pid;

@@ -1,4 +1,5 @@
 #include "phases.h"
+#include "oom.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,8 +24,7 @@ void phases_feed(struct phases *ph, int *cur, int pid, uint64_t id, const char *
             int cap = ph->cap ? 2 * ph->cap : 16;
             struct phase *p = realloc(ph->p, (size_t)cap * sizeof(*p));
             if (!p) {
-                fprintf(stderr, "parktrace: out of memory for phases\n");
-                exit(1);
+                out_of_memory("phases");
             }
             ph->p = p;
             ph->cap = cap;

@@ -1,4 +1,5 @@
 #include "retired.h"
+#include "oom.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +10,7 @@ static void *grow(void *v, int *cap, size_t size)
     int want = *cap ? 2 * *cap : 64;
     void *p = realloc(v, (size_t)want * size);
     if (!p) {
-        fprintf(stderr, "parktrace: out of memory for recycled blockers\n");
-        exit(1);
+        out_of_memory("recycled blockers");
     }
     *cap = want;
     return p;
@@ -80,8 +80,7 @@ static char *copy_str(const char *s, uint64_t *bytes)
         return NULL;
     char *c = strdup(s);
     if (!c) {
-        fprintf(stderr, "parktrace: out of memory for recycled blockers\n");
-        exit(1);
+        out_of_memory("recycled blockers");
     }
     *bytes += strlen(s) + 1;
     return c;
@@ -94,8 +93,7 @@ static const struct pt_stack *copy_stack(struct retired *r, const struct pt_stac
     struct retired_frames *f = calloc(1, sizeof(*f));
     struct pt_frame *frames = calloc((size_t)(st->n ? st->n : 1), sizeof(*frames));
     if (!f || !frames) {
-        fprintf(stderr, "parktrace: out of memory for recycled blockers\n");
-        exit(1);
+        out_of_memory("recycled blockers");
     }
     f->hash = h;
     f->st = *st;
@@ -139,8 +137,7 @@ static void grow_chained(void **v, int **next, int *cap, size_t size)
     *v = grow(*v, cap, size);
     int *n = realloc(*next, (size_t)*cap * sizeof(**next));
     if (!n) {
-        fprintf(stderr, "parktrace: out of memory for recycled blockers\n");
-        exit(1);
+        out_of_memory("recycled blockers");
     }
     *next = n;
 }
@@ -382,8 +379,7 @@ void retired_fold(struct retired *r, bool (*alive)(int pid), enum retired_depth 
 {
     struct retired *to = calloc(1, sizeof(*to));
     if (!to) {
-        fprintf(stderr, "parktrace: out of memory for recycled blockers\n");
-        exit(1);
+        out_of_memory("recycled blockers");
     }
     struct pid_memo memo = {.pid = -1};
     for (int i = 0; i < r->n; i++) {
