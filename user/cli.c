@@ -117,8 +117,6 @@ static int choice(const char *arg, const char *const *names, int n)
     return -1;
 }
 
-#define CHOICE(arg, ...) \
-    choice(arg, (const char *const[]){__VA_ARGS__}, sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
 
 static int parse_u64(const char *s, uint64_t *v)
 {
@@ -220,12 +218,152 @@ static int parse_duration_opt(const char *name, const char *arg, uint64_t *ns)
     return 0;
 }
 
-int options_parse(int argc, char **argv, struct pt_options *o)
-{
-    int c, k;
-    uint64_t v;
-    char *end, name[64];
+/* The options that take one of a few words: the word's index is the
+ * value (set_choice), and an unknown word is refused with the list. */
+static const struct choice_option {
+    int opt;
+    const char *label;       /* as the error names it */
+    const char *words[4];    /* NULL after the last */
+} choice_options[] = {
+    {'f', "format", {"text", "json"}},
+    {OPT_COLLAPSED_VALUE, "--collapsed-value", {"time", "count"}},
+    {OPT_BY, "--by", {"object", "class", "site"}},
+    {OPT_SORT, "--sort", {"time", "csp"}},
+    {OPT_PROBES, "--probes", {"sched", "syscalls", "uprobes"}},
+    {OPT_UNWIND, "--unwind", {"cfi", "copy"}},
+    {OPT_STACKS, "--stacks", {"sampled", "all"}},
+};
 
+static void set_choice(struct pt_options *o, int opt, int k)
+{
+    switch (opt) {
+    case 'f': o->format = (enum pt_format)k; break;
+    case OPT_COLLAPSED_VALUE: o->collapsed_count = k == 1; break;
+    case OPT_BY: o->by = (enum pt_group)k; break;
+    case OPT_SORT: o->sort = (enum pt_sort)k; break;
+    case OPT_PROBES: o->probes = (enum pt_probes)k; break;
+    case OPT_UNWIND: o->unwind = (enum pt_unwind)k; break;
+    case OPT_STACKS: o->stacks_all = k == 1; break;
+    }
+}
+
+/* Option OPT when it takes one of a few words: 0 once set, -1 after one
+ * line for a word it does not know, 1 when OPT is not such an option. */
+static int parse_choice(int opt, const char *arg, struct pt_options *o)
+{
+    for (size_t i = 0; i < sizeof(choice_options) / sizeof(choice_options[0]); i++) {
+        const struct choice_option *c = &choice_options[i];
+        if (c->opt != opt)
+            continue;
+        int n = 0;
+        while (n < 4 && c->words[n])
+            n++;
+        int k = choice(arg, c->words, n);
+        if (k >= 0) {
+            set_choice(o, opt, k);
+            return 0;
+        }
+        char list[128];
+        snprintf(list, sizeof(list), n == 2 ? "%s or %s" : "%s, %s or %s", c->words[0], c->words[1],
+                 n > 2 ? c->words[2] : "");
+        fprintf(stderr, "parktrace: invalid %s '%s' (%s)\n", c->label, arg, list);
+        return -1;
+    }
+    return 1;
+}
+
+/* Option OPT when it takes a number: 0 once set, -1 after one line, 1
+ * when OPT takes no number. */
+static int parse_number(int opt, const char *arg, struct pt_options *o)
+{
+    uint64_t v;
+    char *end;
+    switch (opt) {
+    case OPT_TOP:
+        if (parse_u64(arg, &v) || v > INT_MAX)
+            return fail("invalid --top '%s'", arg);
+        o->top = (int)v;
+        o->top_given = true;
+        return 0;
+    case OPT_THRESHOLD:
+        return parse_u64(arg, &o->threshold) ? fail("invalid --threshold '%s'", arg) : 0;
+    case OPT_PRINT_THRESHOLD:
+        return parse_u64(arg, &o->print_threshold) ? fail("invalid --print-threshold '%s'", arg) : 0;
+    case OPT_PHASE_THRESHOLD:
+        o->phase_threshold = strtod(arg, &end);
+        if (*end || end == arg || !(o->phase_threshold > 0 && o->phase_threshold <= 1))
+            return fail("invalid --phase-threshold '%s' (a fraction in (0,1])", arg);
+        return 0;
+    case OPT_MAX_BLOCKERS:
+        if (parse_u64(arg, &v) || v < 16 || v > (1u << 22))
+            return fail("invalid --max-blockers '%s' (16 .. 4194304)", arg);
+        o->max_blockers = (uint32_t)v;
+        return 0;
+    case OPT_RECYCLED_BUDGET:
+        if (parse_u64(arg, &v) || v < 16 || v > (1u << 22))
+            return fail("invalid --recycled-budget '%s' (16 .. 4194304 KiB)", arg);
+        o->recycled_budget = v << 10;
+        return 0;
+    case OPT_STACK_BUDGET: {
+        double pct = strtod(arg, &end);
+        if (end == arg || *end || !(pct > 0 && pct <= 100))
+            return fail("invalid --stack-budget '%s' (a percentage of each CPU, above 0 and at most 100)", arg);
+        o->stack_budget = pct / 100;
+        return 0;
+    }
+    }
+    return 1;
+}
+
+/* Any other option OPT: 0 once set, -1 after one line, 1 after printing
+ * the help or the version. */
+static int parse_other(int opt, char *arg, char **argv, struct pt_options *o)
+{
+    char name[64];
+    switch (opt) {
+    case 'p': return parse_pids(arg, o);
+    case 'i': return parse_duration_opt("interval", arg, &o->interval_ns);
+    case 'd': return parse_duration_opt("duration", arg, &o->duration_ns);
+    case 'o': return parse_output("-o", arg, &o->output);
+    case OPT_COLLAPSED: return parse_output("--collapsed", arg, &o->collapsed);
+    case OPT_PPROF: return parse_output("--pprof", arg, &o->pprof);
+    case OPT_KINDS: return parse_kinds(arg, o);
+    case OPT_ROLE: return parse_role(arg, o);
+    case OPT_LISTEN:
+        if (hostport_parse(arg, &o->listen_addr, &o->listen_len))
+            return fail("invalid --listen '%s' (ADDR:PORT with a numeric address, for example "
+                        "127.0.0.1:9465 or [::1]:9465)", arg);
+        o->listen = arg;
+        return 0;
+    case OPT_LISTEN_TOKEN: o->listen_token = arg; return 0;
+    case OPT_WAKER: o->waker = true; return 0;
+    case OPT_SHOW_IDLE: o->show_idle = true; return 0;
+    case OPT_SELF_STATS: o->self_stats = true; return 0;
+    case OPT_UNWIND_CACHE:
+        if (!*arg)
+            return fail("invalid --unwind-cache '%s' (a directory, or none)", arg);
+        o->unwind_cache = strcmp(arg, "none") ? arg : NULL;
+        return 0;
+    case 'h':
+        options_usage(stdout);
+        return 1;
+    case OPT_VERSION:
+        printf("parktrace %s\n", PT_VERSION);
+        return 1;
+    case ':':
+        option_named(argv, name, sizeof(name));
+        return fail("option '%s' needs a value (see parktrace --help)", name);
+    default:
+        option_named(argv, name, sizeof(name));
+        /* getopt names a known long option given a value it does not take. */
+        if (optopt && name[1] == '-')
+            return fail("option '%s' takes no value (see parktrace --help)", name);
+        return fail("unknown option '%s' (see parktrace --help)", name);
+    }
+}
+
+static void set_defaults(struct pt_options *o)
+{
     memset(o, 0, sizeof(*o));
     o->kinds = (1u << PT_KIND_COUNT) - 1;
     o->top = 20;
@@ -234,161 +372,14 @@ int options_parse(int argc, char **argv, struct pt_options *o)
     o->recycled_budget = PT_RECYCLED_BUDGET;
     o->unwind_cache = PT_UNWIND_CACHE_DIR;
     o->stack_budget = PT_STACK_BUDGET;
-    opterr = 0;
-    optind = 1;
-    /* '+' stops at the first non-option so "-- COMMAND -x" stays intact. */
-    while ((c = getopt_long(argc, argv, "+:p:i:d:f:o:h", long_opts, NULL)) != -1) {
-        switch (c) {
-        case 'p':
-            if (parse_pids(optarg, o))
-                return -1;
-            break;
-        case 'i':
-            if (parse_duration_opt("interval", optarg, &o->interval_ns))
-                return -1;
-            break;
-        case 'd':
-            if (parse_duration_opt("duration", optarg, &o->duration_ns))
-                return -1;
-            break;
-        case 'f':
-            if ((k = CHOICE(optarg, "text", "json")) < 0)
-                return fail("invalid format '%s' (text or json)", optarg);
-            o->format = (enum pt_format)k;
-            break;
-        case 'o':
-            if (parse_output("-o", optarg, &o->output))
-                return -1;
-            break;
-        case OPT_COLLAPSED:
-            if (parse_output("--collapsed", optarg, &o->collapsed))
-                return -1;
-            break;
-        case OPT_PPROF:
-            if (parse_output("--pprof", optarg, &o->pprof))
-                return -1;
-            break;
-        case OPT_LISTEN:
-            if (hostport_parse(optarg, &o->listen_addr, &o->listen_len))
-                return fail("invalid --listen '%s' (ADDR:PORT with a numeric address, for example "
-                            "127.0.0.1:9465 or [::1]:9465)", optarg);
-            o->listen = optarg;
-            break;
-        case OPT_LISTEN_TOKEN:
-            o->listen_token = optarg;
-            break;
-        case OPT_COLLAPSED_VALUE:
-            if ((k = CHOICE(optarg, "time", "count")) < 0)
-                return fail("invalid --collapsed-value '%s' (time or count)", optarg);
-            o->collapsed_count = k == 1;
-            break;
-        case OPT_WAKER:
-            o->waker = true;
-            break;
-        case OPT_SHOW_IDLE:
-            o->show_idle = true;
-            break;
-        case OPT_KINDS:
-            if (parse_kinds(optarg, o))
-                return -1;
-            break;
-        case OPT_BY:
-            if ((k = CHOICE(optarg, "object", "class", "site")) < 0)
-                return fail("invalid --by '%s' (object, class or site)", optarg);
-            o->by = (enum pt_group)k;
-            break;
-        case OPT_TOP:
-            if (parse_u64(optarg, &v) || v > INT_MAX)
-                return fail("invalid --top '%s'", optarg);
-            o->top = (int)v;
-            o->top_given = true;
-            break;
-        case OPT_THRESHOLD:
-            if (parse_u64(optarg, &o->threshold))
-                return fail("invalid --threshold '%s'", optarg);
-            break;
-        case OPT_PRINT_THRESHOLD:
-            if (parse_u64(optarg, &o->print_threshold))
-                return fail("invalid --print-threshold '%s'", optarg);
-            break;
-        case OPT_PHASE_THRESHOLD:
-            o->phase_threshold = strtod(optarg, &end);
-            if (*end || end == optarg || !(o->phase_threshold > 0 && o->phase_threshold <= 1))
-                return fail("invalid --phase-threshold '%s' (a fraction in (0,1])", optarg);
-            break;
-        case OPT_ROLE:
-            if (parse_role(optarg, o))
-                return -1;
-            break;
-        case OPT_MAX_BLOCKERS:
-            if (parse_u64(optarg, &v) || v < 16 || v > (1u << 22))
-                return fail("invalid --max-blockers '%s' (16 .. 4194304)", optarg);
-            o->max_blockers = (uint32_t)v;
-            break;
-        case OPT_RECYCLED_BUDGET:
-            if (parse_u64(optarg, &v) || v < 16 || v > (1u << 22))
-                return fail("invalid --recycled-budget '%s' (16 .. 4194304 KiB)", optarg);
-            o->recycled_budget = v << 10;
-            break;
-        case OPT_SELF_STATS:
-            o->self_stats = true;
-            break;
-        case OPT_SORT:
-            if ((k = CHOICE(optarg, "time", "csp")) < 0)
-                return fail("invalid --sort '%s' (time or csp)", optarg);
-            o->sort = (enum pt_sort)k;
-            break;
-        case OPT_PROBES:
-            if ((k = CHOICE(optarg, "sched", "syscalls", "uprobes")) < 0)
-                return fail("invalid --probes '%s' (sched, syscalls or uprobes)", optarg);
-            o->probes = (enum pt_probes)k;
-            break;
-        case OPT_UNWIND:
-            if ((k = CHOICE(optarg, "cfi", "copy")) < 0)
-                return fail("invalid --unwind '%s' (cfi or copy)", optarg);
-            o->unwind = (enum pt_unwind)k;
-            break;
-        case OPT_STACKS:
-            if ((k = CHOICE(optarg, "sampled", "all")) < 0)
-                return fail("invalid --stacks '%s' (sampled or all)", optarg);
-            o->stacks_all = k == 1;
-            break;
-        case OPT_STACK_BUDGET: {
-            double pct = strtod(optarg, &end);
-            if (end == optarg || *end || !(pct > 0 && pct <= 100))
-                return fail("invalid --stack-budget '%s' (a percentage of each CPU, above 0 and at most 100)", optarg);
-            o->stack_budget = pct / 100;
-            break;
-        }
-        case OPT_UNWIND_CACHE:
-            if (!*optarg)
-                return fail("invalid --unwind-cache '%s' (a directory, or none)", optarg);
-            o->unwind_cache = strcmp(optarg, "none") ? optarg : NULL;
-            break;
-        case 'h':
-            options_usage(stdout);
-            return 1;
-        case OPT_VERSION:
-            printf("parktrace %s\n", PT_VERSION);
-            return 1;
-        case ':':
-            option_named(argv, name, sizeof(name));
-            return fail("option '%s' needs a value (see parktrace --help)", name);
-        default:
-            option_named(argv, name, sizeof(name));
-            /* getopt names a known long option given a value it does not take. */
-            if (optopt && name[1] == '-')
-                return fail("option '%s' takes no value (see parktrace --help)", name);
-            return fail("unknown option '%s' (see parktrace --help)", name);
-        }
-    }
-    if (optind < argc) {
-        if (strcmp(argv[optind - 1], "--") != 0)
-            return fail("unexpected argument '%s' (put a command after --; see parktrace --help)", argv[optind]);
-        o->command = &argv[optind];
-        if (o->npids)
-            return fail("%s", "use either -p or -- COMMAND, not both");
-    }
+}
+
+/* What no single option can say wrong: a command with -p, two outputs
+ * on one file, options that need another. 0, or -1 after one line. */
+static int check_together(struct pt_options *o)
+{
+    if (o->command && o->npids)
+        return fail("%s", "use either -p or -- COMMAND, not both");
     if (o->output && o->collapsed && output_file_same(o->output, o->collapsed))
         return fail("-o and --collapsed both name %s: give each its own file", o->collapsed);
     /* Each file is written aside and renamed: two options on one file
@@ -410,4 +401,28 @@ int options_parse(int argc, char **argv, struct pt_options *o)
     if (o->waker && o->probes == PT_PROBES_SYSCALLS)
         return fail("%s", "--waker needs --probes sched or uprobes: the futex calls do not show the waker");
     return 0;
+}
+
+int options_parse(int argc, char **argv, struct pt_options *o)
+{
+    set_defaults(o);
+    opterr = 0;
+    optind = 1;
+    /* '+' stops at the first non-option so "-- COMMAND -x" stays intact. */
+    int c;
+    while ((c = getopt_long(argc, argv, "+:p:i:d:f:o:h", long_opts, NULL)) != -1) {
+        int rc = parse_choice(c, optarg, o);
+        if (rc == 1)
+            rc = parse_number(c, optarg, o);
+        if (rc == 1)
+            rc = parse_other(c, optarg, argv, o);
+        if (rc)
+            return rc;
+    }
+    if (optind < argc) {
+        if (strcmp(argv[optind - 1], "--") != 0)
+            return fail("unexpected argument '%s' (put a command after --; see parktrace --help)", argv[optind]);
+        o->command = &argv[optind];
+    }
+    return check_together(o);
 }

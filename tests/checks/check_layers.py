@@ -3,8 +3,10 @@
 is the Makefile's USER_DIRS, top first: a file includes only headers of its
 own folder and of the folders after it. The kernel boundary is
 user/kernel/: no other file calls the BPF API or reads the skeleton. State
-lives in structs, not in function-local statics. Prints one PASS or FAIL
-line per rule and a DONE line (tests/run.sh)."""
+lives in structs, not in function-local statics. No C file is over 600
+lines and no function over 80, except those docs/design.md names with why
+("Long files and functions"). Prints one PASS or FAIL line per rule and a
+DONE line (tests/run.sh)."""
 import os
 import re
 import sys
@@ -43,6 +45,46 @@ def code_only(text):
     text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
     text = re.sub(r"//[^\n]*", "", text)
     return re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
+
+
+MAX_FILE_LINES = 600
+MAX_FUNCTION_LINES = 80
+
+
+def allowed_long():
+    """The files and functions docs/design.md lets run long, each with why:
+    lines "- `user/x.c`: why" and "- `name()` (`user/x.c`): why" under its
+    "Long files and functions" heading."""
+    text = open(os.path.join(ROOT, "docs/design.md"), encoding="utf-8").read()
+    m = re.search(r"^## Long files and functions\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    files, funcs = set(), set()
+    for line in (m.group(1) if m else "").splitlines():
+        f = re.match(r"- `(user/[\w/]+\.c)`: \S", line)
+        g = re.match(r"- `(\w+)\(\)` \(`(user/[\w/]+\.c)`\): \S", line)
+        if f:
+            files.add(f.group(1))
+        if g:
+            funcs.add((g.group(2), g.group(1)))
+    return files, funcs
+
+
+def long_functions(path, text):
+    """(name, lines) of each function of TEXT over MAX_FUNCTION_LINES: from
+    its signature's first line to its closing brace at column 0."""
+    lines = text.split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        if line != "{" or i == 0:
+            continue
+        k = i - 1
+        while k > 0 and lines[k - 1].strip() and not lines[k - 1].startswith(("}", "/*", " *", "#")) and \
+                not lines[k - 1].rstrip().endswith((";", "*/")):
+            k -= 1
+        m = re.search(r"(\w+)\s*\(", lines[k])
+        end = next((j for j in range(i + 1, len(lines)) if lines[j] == "}"), len(lines) - 1)
+        if m and end - k + 1 > MAX_FUNCTION_LINES:
+            out.append((m.group(1), end - k + 1))
+    return out
 
 
 def check(name, problems):
@@ -89,6 +131,18 @@ def main():
                 kernel_calls.append(f"{f}:{code.count(chr(10), 0, m.start()) + 1}: {m.group(0).strip()}")
         for m in LOCAL_STATIC.finditer(code):
             statics.append(f"{f}:{code.count(chr(10), 0, m.start()) + 1}: {m.group(0).strip()}")
+    long_files_ok, long_funcs_ok = allowed_long()
+    long_files, long_funcs = [], []
+    for f in files:
+        if not f.endswith(".c"):
+            continue
+        text = open(os.path.join(ROOT, f), encoding="utf-8").read()
+        n = text.count("\n")
+        if n > MAX_FILE_LINES and f not in long_files_ok:
+            long_files.append(f"{f}: {n} lines (docs/design.md, \"Long files and functions\", says why not?)")
+        for name, n in long_functions(f, text):
+            if (f, name) not in long_funcs_ok:
+                long_funcs.append(f"{f}: {name}() {n} lines")
     results = [
         check("every_folder_is_a_layer", strays),
         check("header_names_are_unique", twins),
@@ -96,6 +150,8 @@ def main():
         check("no_include_goes_up", upward),
         check("only_user_kernel_touches_bpf", kernel_calls),
         check("no_function_local_state", statics),
+        check("files_are_short", long_files),
+        check("functions_are_short", long_funcs),
     ]
     print(f"DONE check_layers: {len(results)} of {len(results)} ran")
     return 0 if all(results) else 1

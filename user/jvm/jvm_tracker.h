@@ -28,6 +28,12 @@ void jvm_tracker_tick(struct jvm_tracker *jt);
  * parktrace is found within moments of mapping libjvm. */
 void jvm_tracker_discover_named(struct jvm_tracker *jt);
 
+/* Whether the kernel walks the Java frames of live JVM PID: its unwind
+ * tables were published again once the JVM was known (the last step of
+ * finding it; until then its stacks come back with their Java frames
+ * unnamed). */
+bool jvm_tracker_walks_java(const struct jvm_tracker *jt, int pid);
+
 /* The Java name of class KLASS in process PID, and its superclasses (as
  * jvm_klass_supers writes them) into SUPERS; false when unknown. */
 bool jvm_tracker_class(struct jvm_tracker *jt, int pid, uint64_t klass, char *name, size_t len, char *supers,

@@ -55,24 +55,9 @@ static int on_ready(void *ctx, void *data, size_t size)
     return 0;
 }
 
-int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
+/* The programs' constants and the maps' sizes, from the options. */
+static void set_constants(struct parktrace_bpf *skel, const struct pt_options *o, bool follow)
 {
-    memset(t, 0, sizeof(*t));
-    libbpf_set_print(libbpf_quiet);
-    bool futex = o->kinds & (1u << PT_KIND_FUTEX);
-    bool syscalls = futex && o->probes == PT_PROBES_SYSCALLS;
-    if (o->probes == PT_PROBES_SYSCALLS && !futex)
-        syscalls = false;
-    /* Only the syscall tracepoints need tracefs; tp_btf programs do not. */
-    if (syscalls && preflight_tracefs())
-        return -1;
-
-    struct parktrace_bpf *skel = parktrace_bpf__open();
-    if (!skel) {
-        fprintf(stderr, "parktrace: cannot open the BPF object: %s\n", strerror(errno));
-        return -1;
-    }
-    t->skel = skel;
     skel->rodata->filter_tgids = o->npids > 0 || o->command;
     skel->rodata->self_tgid = (uint32_t)getpid();
     skel->rodata->threshold = o->threshold;
@@ -89,7 +74,20 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
      * first waits: a quarter of the table (4 MiB instead of 16). */
     if (o->unwind == PT_UNWIND_CFI)
         bpf_map__set_max_entries(skel->maps.stacks, 4096);
+    /* --stacks sampled: stack walks within a budget per CPU. */
+    skel->rodata->stack_budget_ns = o->stacks_all ? 0 : (uint64_t)(o->stack_budget * 1e9);
+    gap_tables_fill((uint32_t *)skel->rodata->gap_log2_frac, PT_GAP_FRAC, (uint32_t *)skel->rodata->gap_scale,
+                    PT_GAP_MAX_M);
+    skel->rodata->time_runs = o->self_stats;
+    skel->rodata->follow_children = follow;
+    skel->rodata->cfi_unwind = o->unwind == PT_UNWIND_CFI;
+}
 
+/* Which programs load, from the kinds and probes chosen. Returns whether
+ * the scheduler's programs do. */
+static bool choose_programs(struct parktrace_bpf *skel, const struct pt_options *o, bool syscalls)
+{
+    bool futex = o->kinds & (1u << PT_KIND_FUTEX);
     bool waitv = syscalls && tracepoint_exists("sys_enter_futex_waitv");
     bool jvm_park = o->kinds & (1u << PT_KIND_JVM_PARK);
     bool uprobes = jvm_park && o->probes == PT_PROBES_UPROBES;
@@ -98,7 +96,6 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bool sched = ((futex || monitors) && o->probes != PT_PROBES_SYSCALLS) ||
                  (jvm_park && o->probes == PT_PROBES_SCHED);
     skel->rodata->park_uprobes = uprobes;
-    t->idle_sleeps = sched;
     bpf_program__set_autoload(skel->progs.unsafe_park, uprobes);
     bpf_program__set_autoload(skel->progs.unsafe_park_exit, uprobes);
     bpf_program__set_autoload(skel->progs.unsafe_unpark, uprobes);
@@ -114,41 +111,34 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     bpf_program__set_autoload(skel->progs.hrtimer_entry, sched);
     bpf_program__set_autoload(skel->progs.hrtimer_exit, sched);
     bpf_program__set_autoload(skel->progs.find_hrtimer_wakeup, sched);
-    /* --stacks sampled: stack walks within a budget per CPU. */
-    t->stacks_sampled = !o->stacks_all;
-    skel->rodata->stack_budget_ns = o->stacks_all ? 0 : (uint64_t)(o->stack_budget * 1e9);
-    gap_tables_fill((uint32_t *)skel->rodata->gap_log2_frac, PT_GAP_FRAC, (uint32_t *)skel->rodata->gap_scale,
-                    PT_GAP_MAX_M);
-    skel->rodata->time_runs = o->self_stats;
-    skel->rodata->follow_children = follow;
-    skel->rodata->cfi_unwind = o->unwind == PT_UNWIND_CFI;
     bpf_program__set_autoload(skel->progs.exec_unwind, o->unwind == PT_UNWIND_CFI);
     /* New programs are checked for a JVM only when tracing system-wide. */
-    bpf_program__set_autoload(skel->progs.exec_seen,
-                              !o->npids && !o->command && options_trace_java(o));
+    bpf_program__set_autoload(skel->progs.exec_seen, !o->npids && !o->command && options_trace_java(o));
+    return sched;
+}
 
-    int err = parktrace_bpf__load(skel);
-    if (err) {
-        fprintf(stderr, "parktrace: the kernel refused the BPF programs: %s%s\n", strerror(-err),
-                -err == EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
-        tracer_close(t);
-        return -1;
-    }
-    t->nslots = o->max_blockers;
+/* The blocker table mapped, its first slots at once. 0, or -1. */
+static int map_table(struct tracer *t, uint32_t nslots)
+{
+    t->nslots = nslots;
     t->slots_len = ((size_t)t->nslots * sizeof(struct pt_slot) + 4095) & ~(size_t)4095;
     /* The kernel maps a BPF array's pages into the process at once, all
      * of them resident: the table is mapped in pieces as its slots are
      * handed out (tracer_used_slots), over a reserved range that reads as
      * zeros (a slot never handed out is not valid) and costs no memory. */
     t->slots = mmap(NULL, t->slots_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    t->slots_fd = bpf_map__fd(skel->maps.slots);
-    if (t->slots == MAP_FAILED || !tracer_map_slots(t, 1)) {
-        if (t->slots == MAP_FAILED)
-            t->slots = NULL;
-        fprintf(stderr, "parktrace: cannot map the blocker table: %s\n", strerror(errno));
-        tracer_close(t);
-        return -1;
-    }
+    t->slots_fd = bpf_map__fd(t->skel->maps.slots);
+    if (t->slots != MAP_FAILED && tracer_map_slots(t, 1))
+        return 0;
+    if (t->slots == MAP_FAILED)
+        t->slots = NULL;
+    return -1;
+}
+
+/* The maps the layers above ask the kernel/ files about. */
+static void take_fds(struct tracer *t)
+{
+    struct parktrace_bpf *skel = t->skel;
     t->stack_time_fd = bpf_map__fd(skel->maps.stack_time);
     t->waker_time_fd = bpf_map__fd(skel->maps.waker_time);
     t->stacks_fd = bpf_map__fd(skel->maps.stacks);
@@ -156,12 +146,6 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->ustacks_fd = bpf_map__fd(skel->maps.ustacks);
     t->unwind_bins_fd = bpf_map__fd(skel->maps.unwind_bins);
     t->unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs);
-    t->sample_ready = ring_buffer__new(bpf_map__fd(skel->maps.sample_ready), on_ready, t, NULL);
-    if (!t->sample_ready) {
-        fprintf(stderr, "parktrace: cannot open the sample ring buffer: %s\n", strerror(errno));
-        tracer_close(t);
-        return -1;
-    }
     t->traced_fd = bpf_map__fd(skel->maps.traced);
     t->jvm_layouts_fd = bpf_map__fd(skel->maps.jvm_layouts);
     t->java_threads_fd = bpf_map__fd(skel->maps.java_threads);
@@ -169,16 +153,50 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->procs_fd = bpf_map__fd(skel->maps.procs);
     t->uncounted_fd = bpf_map__fd(skel->maps.uncounted);
     t->unwatched_life_fd = bpf_map__fd(skel->maps.unwatched_life);
+}
+
+/* Closes what was made and says why in one line: -1 for the caller. */
+static int open_failed(struct tracer *t, const char *what, int err)
+{
+    fprintf(stderr, "parktrace: %s: %s%s\n", what, strerror(err),
+            err == EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+    tracer_close(t);
+    return -1;
+}
+
+int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
+{
+    memset(t, 0, sizeof(*t));
+    libbpf_set_print(libbpf_quiet);
+    bool syscalls = (o->kinds & (1u << PT_KIND_FUTEX)) && o->probes == PT_PROBES_SYSCALLS;
+    /* Only the syscall tracepoints need tracefs; tp_btf programs do not. */
+    if (syscalls && preflight_tracefs())
+        return -1;
+    if (!(t->skel = parktrace_bpf__open())) {
+        fprintf(stderr, "parktrace: cannot open the BPF object: %s\n", strerror(errno));
+        return -1;
+    }
+    set_constants(t->skel, o, follow);
+    bool sched = choose_programs(t->skel, o, syscalls);
+    t->idle_sleeps = sched;
+    t->stacks_sampled = !o->stacks_all;
+    int err = parktrace_bpf__load(t->skel);
+    if (err)
+        return open_failed(t, "the kernel refused the BPF programs", -err);
+    if (map_table(t, o->max_blockers))
+        return open_failed(t, "cannot map the blocker table", errno);
+    take_fds(t);
+    t->sample_ready = ring_buffer__new(bpf_map__fd(t->skel->maps.sample_ready), on_ready, t, NULL);
+    if (!t->sample_ready)
+        return open_failed(t, "cannot open the sample ring buffer", errno);
     for (int i = 0; i < o->npids; i++)
         tracer_add_pid(t, o->pids[i]);
-
     if (sched) {
         /* Tells the timer probe which expiring timers wake a sleeping thread;
          * on failure every timer does, a coarser but safe rule. */
         LIBBPF_OPTS(bpf_test_run_opts, run);
-        bpf_prog_test_run_opts(bpf_program__fd(skel->progs.find_hrtimer_wakeup), &run);
+        bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.find_hrtimer_wakeup), &run);
     }
-
     return 0;
 }
 

@@ -22,6 +22,8 @@ struct blocker {
     int tries;
     int restacks;              /* first stacks asked for again, having come cut short */
     int blind_restacks;        /* and having come walked before the JVM was known */
+    int jvm_waits;             /* passes it waited for the kernel to walk its JVM's Java frames */
+    bool pending;              /* in the collector's pending list */
     int pid;
     char comm[PT_COMM_LEN + 1];
     char thread[PT_COMM_LEN + 1];
@@ -45,6 +47,8 @@ struct blocker {
 struct waker_entry;
 struct pt_services;
 
+#define COLLECT_PENDING 4096
+
 struct collector {
     struct tracer *t;
     struct stack_maps kernel;  /* the kernel's stack tables */
@@ -61,7 +65,12 @@ struct collector {
     uint64_t cpu_start_ns, cpu_window_ns;   /* parktrace's own CPU time then */
     struct csp csp;
     struct phases phases;
-    uint32_t settled;          /* slots below it are all resolved and watched */
+    uint32_t settled;          /* slots below it were all looked at once, and watched */
+    /* Blockers below it waiting for a first stack asked for again, or for
+     * their JVM's Java frames to be walked: looked at again at each tick,
+     * not only when a report is made. */
+    uint32_t pending[COLLECT_PENDING];
+    int npending;
     /* Reused from report to report: with thousands of blockers, fresh
      * buffers each second cost more in page faults than the report itself. */
     struct pt_row *rows, *sorted;

@@ -165,6 +165,96 @@ static bool sample_of(const struct pt_model *m, const struct pt_write_opts *o, s
     return true;
 }
 
+/* The samples' arrays, one entry per model stack (and waker pair) and
+ * their values and labels. */
+struct sample_arrays {
+    size_t n;
+    PtPprof__Sample *samples, **ptrs;
+    int64_t *values;
+    PtPprof__Label *labels, **label_ptrs;
+};
+
+static int samples_alloc(struct sample_arrays *a, size_t n)
+{
+    a->n = n;
+    a->samples = calloc(n, sizeof(*a->samples));
+    a->ptrs = calloc(n, sizeof(*a->ptrs));
+    a->values = calloc(2 * n, sizeof(*a->values));
+    a->labels = calloc(LABELS * n, sizeof(*a->labels));
+    a->label_ptrs = calloc(LABELS * n, sizeof(*a->label_ptrs));
+    return a->samples && a->ptrs && a->values && a->labels && a->label_ptrs ? 0 : -1;
+}
+
+/* USED: the samples filled, whose locations were allocated. */
+static void samples_free(struct sample_arrays *a, size_t used)
+{
+    for (size_t i = 0; a->samples && i < used + 1 && i < a->n; i++)
+        free(a->samples[i].location_id);
+    free(a->samples);
+    free(a->ptrs);
+    free(a->values);
+    free(a->labels);
+    free(a->label_ptrs);
+}
+
+/* One sample per model stack (and, with locks_only, per waker pair). */
+static int add_samples(struct pprof *p, PtPprof__Profile *prof, struct sample_arrays *a, const struct pt_model *m,
+                       const struct pt_write_opts *o)
+{
+    for (size_t i = 0; i + 1 < a->n; i++) {
+        struct pt_model_stack s;
+        if (!sample_of(m, o, i, &s))
+            continue;
+        size_t k = prof->n_sample;
+        if (fill_sample(p, &a->samples[k], &s, &a->values[2 * k], &a->labels[LABELS * k], &a->label_ptrs[LABELS * k]))
+            return -1;
+        a->ptrs[k] = &a->samples[k];
+        prof->n_sample++;
+    }
+    prof->sample = a->ptrs;
+    return 0;
+}
+
+/* The functions and locations, one each per frame name; pointers only
+ * now, as the arrays may have moved while growing. */
+static int link_functions(struct pprof *p, PtPprof__Profile *prof, PtPprof__Function ***funcs,
+                          PtPprof__Location ***locs)
+{
+    *funcs = calloc(p->nfuncs + 1, sizeof(**funcs));
+    *locs = calloc(p->nfuncs + 1, sizeof(**locs));
+    p->line_ptrs = calloc(p->nfuncs + 1, sizeof(*p->line_ptrs));
+    if (!*funcs || !*locs || !p->line_ptrs)
+        return -1;
+    for (size_t i = 0; i < p->nfuncs; i++) {
+        (*funcs)[i] = &p->funcs[i];
+        p->line_ptrs[i] = &p->lines[i];
+        p->locs[i].n_line = 1;
+        p->locs[i].line = &p->line_ptrs[i];
+        (*locs)[i] = &p->locs[i];
+    }
+    prof->n_function = prof->n_location = p->nfuncs;
+    prof->function = *funcs;
+    prof->location = *locs;
+    prof->n_string_table = p->str.n;
+    prof->string_table = p->str.v;
+    return 0;
+}
+
+/* PROF packed, compressed and written to F. 0, or -1 with errno. */
+static int pack_and_write(FILE *f, const PtPprof__Profile *prof)
+{
+    size_t len = pt_pprof__profile__get_packed_size(prof);
+    uint8_t *packed = malloc(len ? len : 1);
+    if (!packed)
+        return -1;
+    pt_pprof__profile__pack(prof, packed);
+    int rc = gzip_write(f, packed, len) == 0 && writer_flush(f) == 0 ? 0 : -1;
+    int err = errno;
+    free(packed);
+    errno = err;
+    return rc;
+}
+
 /* The whole profile built, packed and compressed; every allocation freed
  * at the one exit. */
 int write_pprof(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
@@ -188,71 +278,23 @@ int write_pprof(FILE *f, const struct pt_model *m, const struct pt_write_opts *o
     prof.duration_nanos = o->since_start ? 0 : (int64_t)m->window_ns;
 
     size_t n = (size_t)(m->nstacks > 0 ? m->nstacks : 0) + (o->locks_only ? (size_t)m->nwakers : 0) + 1;
-    PtPprof__Sample *samples = calloc(n, sizeof(*samples));
-    PtPprof__Sample **sample_ptrs = calloc(n, sizeof(*sample_ptrs));
-    int64_t *values = calloc(2 * n, sizeof(*values));
-    PtPprof__Label *labels = calloc(LABELS * n, sizeof(*labels));
-    PtPprof__Label **label_ptrs = calloc(LABELS * n, sizeof(*label_ptrs));
-    PtPprof__Function **func_ptrs = NULL;
-    PtPprof__Location **loc_ptrs = NULL;
-    uint8_t *packed = NULL;
+    struct sample_arrays a = {0};
+    PtPprof__Function **funcs = NULL;
+    PtPprof__Location **locs = NULL;
     int rc = -1;
-    if (!samples || !sample_ptrs || !values || !labels || !label_ptrs)
-        goto out;
-    for (size_t i = 0; i + 1 < n; i++) {
-        struct pt_model_stack s;
-        if (!sample_of(m, o, i, &s))
-            continue;
-        size_t k = prof.n_sample;
-        if (fill_sample(&p, &samples[k], &s, &values[2 * k], &labels[LABELS * k], &label_ptrs[LABELS * k]))
-            goto out;
-        sample_ptrs[k] = &samples[k];
-        prof.n_sample++;
-    }
-    prof.sample = sample_ptrs;
-    func_ptrs = calloc(p.nfuncs + 1, sizeof(*func_ptrs));
-    loc_ptrs = calloc(p.nfuncs + 1, sizeof(*loc_ptrs));
-    p.line_ptrs = calloc(p.nfuncs + 1, sizeof(*p.line_ptrs));
-    if (!func_ptrs || !loc_ptrs || !p.line_ptrs)
-        goto out;
-    /* Pointers only now: the arrays above may have moved while growing. */
-    for (size_t i = 0; i < p.nfuncs; i++) {
-        func_ptrs[i] = &p.funcs[i];
-        p.line_ptrs[i] = &p.lines[i];
-        p.locs[i].n_line = 1;
-        p.locs[i].line = &p.line_ptrs[i];
-        loc_ptrs[i] = &p.locs[i];
-    }
-    prof.n_function = prof.n_location = p.nfuncs;
-    prof.function = func_ptrs;
-    prof.location = loc_ptrs;
-    prof.n_string_table = p.str.n;
-    prof.string_table = p.str.v;
-    size_t len = pt_pprof__profile__get_packed_size(&prof);
-    packed = malloc(len ? len : 1);
-    if (!packed)
-        goto out;
-    pt_pprof__profile__pack(&prof, packed);
-    if (gzip_write(f, packed, len) == 0 && writer_flush(f) == 0)
-        rc = 0;
-out:
+    if (samples_alloc(&a, n) == 0 && add_samples(&p, &prof, &a, m, o) == 0 &&
+        link_functions(&p, &prof, &funcs, &locs) == 0)
+        rc = pack_and_write(f, &prof);
     if (rc && (p.oom || !errno))
         errno = ENOMEM;
     int err = errno;
-    for (size_t i = 0; samples && i < prof.n_sample + 1 && i < n; i++)
-        free(samples[i].location_id);
-    free(samples);
-    free(sample_ptrs);
-    free(values);
-    free(labels);
-    free(label_ptrs);
-    free(func_ptrs);
-    free(loc_ptrs);
+    samples_free(&a, prof.n_sample);
+    free(funcs);
+    free(locs);
     free(p.line_ptrs);
     free(p.funcs);
     free(p.locs);
     free(p.lines);
-    free(packed);
     pprof_strings_free(&p.str);
     errno = err;
     return rc;

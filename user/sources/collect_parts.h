@@ -1,0 +1,59 @@
+/* What the collector's files share among themselves (collect.c,
+ * collect_recycle.c, collect_report.c, collect_stacks.c); not for other
+ * code, which uses collect.h. */
+#ifndef PT_COLLECT_PARTS_H
+#define PT_COLLECT_PARTS_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "collect.h"
+#include "wakers.h"
+
+static inline bool slot_valid(const struct pt_slot *s)
+{
+    return __atomic_load_n(&s->valid, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* collect.c */
+uint64_t collector_cpu_ns(void);
+struct blocker *collector_record(struct collector *c, uint32_t idx);
+void collector_free_record(struct collector *c, uint32_t idx);
+void collector_resolve(struct collector *c, uint32_t idx);
+void collector_note_max(uint64_t *max, uint64_t v);
+void collector_note_slow(const struct collector *c, uint64_t *max, const char *part, uint64_t ns);
+
+/* collect_recycle.c */
+void collector_unpublish(struct collector *c, uint32_t i, uint64_t now);
+void collector_recycle_at(struct collector *c, uint64_t now);
+
+/* collect_report.c */
+/* P grown to N bytes (out_of_memory when it cannot be). */
+void *collector_realloc(void *p, size_t n);
+void collector_snapshot(const struct pt_slot *s, uint64_t now, int hist_slots, struct pt_counters *out);
+void collector_feed_phase(struct collector *c, struct blocker *b, const struct pt_row *row, struct timespec win);
+const char *blocker_top_frame(struct blocker *b);
+bool blocker_idle(struct collector *c, struct blocker *b, const struct pt_slot *s);
+
+/* Thread time per process in the window: its waits, or its wait-role
+ * (idle) waits. Rows of one process mostly come together: the last one
+ * added is looked at first. */
+struct pid_sums {
+    struct { int pid; uint64_t ns; } *v;
+    int n, cap, last;
+};
+
+/* collect_csp.c */
+void pid_sum_add(struct pid_sums *l, int pid, uint64_t ns);
+void apply_csp(struct collector *c, struct pt_model *r, const struct pid_sums *idle, uint64_t now,
+                     bool interval);
+void model_processes(struct collector *c, struct pt_model *r, const struct pid_sums *idle,
+                     const struct pid_sums *waited, uint64_t now, bool interval);
+
+/* collect_stacks.c */
+uint32_t collector_comm_of(struct collector *c, int tgid, const struct blocker *b, char out[PT_MODEL_COMM]);
+void stack_blocker(struct collector *c, uint32_t slot, const struct blocker *b, struct pt_model_stack *ms);
+bool first_stack_entry(const struct collector *c, uint32_t slot, uint32_t tgid, int32_t stack_id);
+void collector_model_stacks(struct collector *c, struct pt_model *m, const struct wakers *w, bool pairs);
+
+#endif
