@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "output_file.h"
 #include "preflight.h"
+#include "procstatus.h"
 #include "selfstats.h"
 #include "services.h"
 #include "stack_maps.h"
@@ -130,29 +131,12 @@ static bool name_java_frame(void *ctx, int pid, uint64_t pc, uint64_t fp, const 
     return jvm_tracker_frame_name(ctx, pid, pc, fp, smp, out, len);
 }
 
-/* A zombie still answers kill(pid, 0) until its parent reaps it. */
-static bool process_alive(int pid)
-{
-    char path[64], buf[512];
-    if (kill(pid, 0) && errno == ESRCH)
-        return false;
-    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return false;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *state = strrchr(buf, ')');
-    return !(state && state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X'));
-}
-
 /* Reports processes named with -p that have exited; true when none is left. */
 static bool pids_all_gone(struct run *r)
 {
     int left = 0;
     for (int i = 0; i < r->o.npids; i++) {
-        if (!r->pid_gone[i] && !process_alive(r->o.pids[i])) {
+        if (!r->pid_gone[i] && !procstatus_alive(r->o.pids[i])) {
             r->pid_gone[i] = true;
             fprintf(stderr, "parktrace: process %d exited\n", r->o.pids[i]);
         }

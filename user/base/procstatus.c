@@ -1,6 +1,7 @@
 #include "procstatus.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,4 +120,12 @@ int procstatus_threads(int pid)
     if (stat(path, &st) != 0 || st.st_nlink < 3)
         return -1;
     return (int)(st.st_nlink - 2);
+}
+
+bool procstatus_alive(int pid)
+{
+    struct procstatus ps;
+    if (pid <= 0 || (kill(pid, 0) && errno == ESRCH) || procstatus_read(pid, &ps))
+        return false;
+    return ps.state != 'Z' && ps.state != 'X';
 }

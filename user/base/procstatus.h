@@ -4,6 +4,7 @@
  * not the pid parktrace sees. */
 #ifndef PT_PROCSTATUS_H
 #define PT_PROCSTATUS_H
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -31,5 +32,10 @@ int procstatus_thread_start_time(int pid, int tid, uint64_t *start);
 /* How many threads PID has now (from its task directory's link count), or
  * -1: a bound for any thread count read from its memory. */
 int procstatus_threads(int pid);
+
+/* Whether process PID is alive: there, and not a zombie (exited, not yet
+ * reaped, which still answers kill(PID, 0)). Both the -p watch and the
+ * recycled blockers' folding ask this one question. */
+bool procstatus_alive(int pid);
 
 #endif

@@ -12,6 +12,21 @@ struct stack_maps stack_maps_of(struct tracer *t)
     return (struct stack_maps){t->stacks_fd, t->ustacks_fd, t->samples_fd, {t->stack_time_fd, t->waker_time_fd}};
 }
 
+bool stack_maps_have_ustacks(const struct stack_maps *sm)
+{
+    return sm->ustacks_fd >= 0;
+}
+
+bool stack_maps_have_samples(const struct stack_maps *sm)
+{
+    return sm->samples_fd >= 0;
+}
+
+bool stack_maps_have_times(const struct stack_maps *sm, enum stack_times which)
+{
+    return sm->times_fd[which] >= 0;
+}
+
 bool stack_maps_fp(const struct stack_maps *sm, int id, uint64_t *ips)
 {
     return sm->stacks_fd >= 0 && id >= 0 && bpf_map_lookup_elem(sm->stacks_fd, &id, ips) == 0;

@@ -22,6 +22,12 @@ struct stack_maps {
 /* The tracer's maps. */
 struct stack_maps stack_maps_of(struct tracer *t);
 
+/* Whether the kernel keeps CFI-unwound stacks, stack copies, and table
+ * WHICH (a test's maps may lack some). */
+bool stack_maps_have_ustacks(const struct stack_maps *sm);
+bool stack_maps_have_samples(const struct stack_maps *sm);
+bool stack_maps_have_times(const struct stack_maps *sm, enum stack_times which);
+
 /* Frame-pointer stack ID's return addresses into IPS (PT_MAX_FRAMES of
  * them, 0 after the last); false when the table has none. */
 bool stack_maps_fp(const struct stack_maps *sm, int id, uint64_t *ips);

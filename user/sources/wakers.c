@@ -11,7 +11,7 @@ int wakers_read(const struct stack_maps *kernel, struct wakers *w)
 {
     struct map_dump d = {0};
     memset(w, 0, sizeof(*w));
-    if (kernel->times_fd[STACK_TIMES_WAKER] < 0)
+    if (!stack_maps_have_times(kernel, STACK_TIMES_WAKER))
         return 0;
     stack_maps_dump(kernel, STACK_TIMES_WAKER, &d);
     w->e = malloc((size_t)(d.n ? d.n : 1) * sizeof(*w->e));

@@ -51,7 +51,7 @@ static bool kernel_unwound(int stack_id)
 static void load_ustack(struct stacks *s, struct entry *e)
 {
     struct pt_ustack *us = s->us;
-    if (s->kernel.ustacks_fd < 0)
+    if (!stack_maps_have_ustacks(&s->kernel))
         return;
     if (!stack_maps_ustack(&s->kernel, e->stack_id, us)) {
         /* Its new-stack event was lost (a full ring) and the table let it
@@ -154,7 +154,7 @@ bool stacks_poll_samples(struct stacks *s, uint64_t deadline)
     uint64_t pcs[PT_MAX_FRAMES], fps[PT_MAX_FRAMES];
     bool truncated;
 
-    if (s->kernel.samples_fd < 0)
+    if (!stack_maps_have_samples(&s->kernel))
         return false;
     /* Deleting while iterating restarts the walk; collect keys first. */
     struct pt_sample_key keys[POLL_KEYS];
