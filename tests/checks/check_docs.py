@@ -101,6 +101,10 @@ def main():
         check("named_paths_exist", [b for md in docs for b in missing_paths(md)]),
         check("no_spec_folder_named", spec_mentions()),
     ]
+    stale = subprocess.run([sys.executable, os.path.join(ROOT, "tools/self_stats_doc.py"), "--check"]).returncode
+    results.append(check("self_stats_page_is_the_registry",
+                         ["docs/self-stats.md differs from user/sources/self_counters.h: run "
+                          "python3 tools/self_stats_doc.py"] if stale else []))
     lines = sum(1 for _ in open(os.path.join(ROOT, "README.md"), encoding="utf-8"))
     results.append(check("readme_is_short",
                          [f"README.md: {lines} lines, over {README_MAX_LINES}"] if lines >= README_MAX_LINES else []))

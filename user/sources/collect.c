@@ -19,6 +19,8 @@
 #include "jvm_tracker.h"
 #include "monotonic.h"
 #include "procmaps.h"
+#include "procstatus.h"
+#include "self_counters.h"
 #include "services.h"
 #include "slot_table.h"
 #include "stack_maps.h"
@@ -329,11 +331,6 @@ static void trim_heap(struct collector *c, uint64_t now)
     malloc_trim(0);
 }
 
-static bool process_alive(int pid)
-{
-    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
-}
-
 /* What recycled blockers' sites and stacks may take (--recycled-budget)
  * before those of exited processes are folded together: a machine that
  * starts processes all day would otherwise keep every one's. */
@@ -342,15 +339,15 @@ static void keep_retired_in_budget(struct collector *c)
     uint64_t bytes = retired_bytes(&c->retired);
     if (bytes <= c->o->recycled_budget || bytes <= c->refold_bytes)
         return;
-    retired_fold(&c->retired, process_alive, RETIRED_EXITED_SHAPES);
+    retired_fold(&c->retired, procstatus_alive, RETIRED_EXITED_SHAPES);
     /* Still over three quarters of it: exited processes keep their totals
      * per kind and class, not their commands, sites and frames. */
     if (retired_bytes(&c->retired) > c->o->recycled_budget / 4 * 3)
-        retired_fold(&c->retired, process_alive, RETIRED_EXITED);
+        retired_fold(&c->retired, procstatus_alive, RETIRED_EXITED);
     /* Still over it: live processes' sites go the same way (a process
      * making blockers at ever new sites, kept whole, grew without bound). */
     if (retired_bytes(&c->retired) > c->o->recycled_budget)
-        retired_fold(&c->retired, process_alive, RETIRED_ALL);
+        retired_fold(&c->retired, procstatus_alive, RETIRED_ALL);
     /* Live processes' sites alone over it: not again before they grow by a
      * quarter (each fold rebuilds them all). */
     c->refold_bytes = retired_bytes(&c->retired) / 4 * 5;
@@ -432,16 +429,29 @@ void collector_free(struct collector *c)
 void collector_self_stats(const struct collector *c, FILE *f)
 {
     struct mallinfo2 mi = mallinfo2();
-    fprintf(f, "parktrace: self retired_sites=%d retired_stacks=%d retired_frames_kb=%" PRIu64
-               " retired_kb=%" PRIu64 " retired_budget_kb=%" PRIu64 " retired_folds=%" PRIu64 " phases=%d heap_used_kb=%zu heap_free_kb=%zu heap_mmap_kb=%zu recycle_gap_max_ms=%.1f"
-               " recycle_late=%" PRIu64 " recycle_max_ms=%.1f jvm_tick_max_ms=%.1f samples_max_ms=%.1f"
-               " recycle_fold_max_ms=%.1f recycle_entries_max_ms=%.1f recycle_forget_max_ms=%.1f"
-               " recycle_batch_max=%" PRIu64 " slots_touched=%" PRIu32 " csp_procs=%d csp_evicted=%" PRIu64
-               " csp_refused=%" PRIu64 "\n",
-            c->retired.n, c->retired.nstacks, c->retired.frames_bytes / 1024, retired_bytes(&c->retired) / 1024,
-            c->o->recycled_budget / 1024, c->retired.folds, c->phases.n, mi.uordblks / 1024,
-            mi.fordblks / 1024, mi.hblkhd / 1024, (double)c->slow.gap_ns / 1e6, c->slow.late,
-            (double)c->slow.recycle_ns / 1e6, (double)c->slow.jvm_ns / 1e6, (double)c->slow.samples_ns / 1e6,
-            (double)c->slow.fold_ns / 1e6, (double)c->slow.entries_ns / 1e6, (double)c->slow.forget_ns / 1e6,
-            c->slow.retired_max, tracer_used_slots(c->t), c->csp.n, c->csp.evicted, c->csp.refused);
+    struct self_values v = {0};
+    v.v[SC_RETIRED_SITES].u = (uint64_t)c->retired.n;
+    v.v[SC_RETIRED_STACKS].u = (uint64_t)c->retired.nstacks;
+    v.v[SC_RETIRED_FRAMES_KB].u = c->retired.frames_bytes / 1024;
+    v.v[SC_RETIRED_KB].u = retired_bytes(&c->retired) / 1024;
+    v.v[SC_RETIRED_BUDGET_KB].u = c->o->recycled_budget / 1024;
+    v.v[SC_RETIRED_FOLDS].u = c->retired.folds;
+    v.v[SC_PHASES].u = (uint64_t)c->phases.n;
+    v.v[SC_HEAP_USED_KB].u = mi.uordblks / 1024;
+    v.v[SC_HEAP_FREE_KB].u = mi.fordblks / 1024;
+    v.v[SC_HEAP_MMAP_KB].u = mi.hblkhd / 1024;
+    v.v[SC_RECYCLE_GAP_MAX_MS].d = (double)c->slow.gap_ns / 1e6;
+    v.v[SC_RECYCLE_LATE].u = c->slow.late;
+    v.v[SC_RECYCLE_MAX_MS].d = (double)c->slow.recycle_ns / 1e6;
+    v.v[SC_JVM_TICK_MAX_MS].d = (double)c->slow.jvm_ns / 1e6;
+    v.v[SC_SAMPLES_MAX_MS].d = (double)c->slow.samples_ns / 1e6;
+    v.v[SC_RECYCLE_FOLD_MAX_MS].d = (double)c->slow.fold_ns / 1e6;
+    v.v[SC_RECYCLE_ENTRIES_MAX_MS].d = (double)c->slow.entries_ns / 1e6;
+    v.v[SC_RECYCLE_FORGET_MAX_MS].d = (double)c->slow.forget_ns / 1e6;
+    v.v[SC_RECYCLE_BATCH_MAX].u = c->slow.retired_max;
+    v.v[SC_SLOTS_TOUCHED].u = tracer_used_slots(c->t);
+    v.v[SC_CSP_PROCS].u = (uint64_t)c->csp.n;
+    v.v[SC_CSP_EVICTED].u = c->csp.evicted;
+    v.v[SC_CSP_REFUSED].u = c->csp.refused;
+    self_values_print(f, &v, SELF_COLLECTOR, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include "jvm_tracker.h"
 #include "loader.h"
 #include "procmaps.h"
+#include "self_counters.h"
 #include "services.h"
 #include "stacks.h"
 #include "unwind_tables.h"
@@ -34,18 +35,30 @@ static long peak_rss_kb(void)
     return kb;
 }
 
-/* Each program's runs and mean run time, and their sums. */
+/* Each program's runs and mean run time, printed where the registry puts
+ * them (after the peak RSS); their sums go in the registry's figures. */
 struct prog_totals {
-    FILE *f;
+    struct tracer *t;
     uint64_t runs, ns;
 };
 
 static void print_program(void *ctx, const char *name, uint64_t runs, uint64_t ns)
 {
+    FILE **f = ctx;
+    fprintf(*f, " %s=%" PRIu64 "x%" PRIu64 "ns", name, runs, runs ? ns / runs : 0);
+}
+
+static void sum_program(void *ctx, const char *name, uint64_t runs, uint64_t ns)
+{
+    (void)name;
     struct prog_totals *p = ctx;
-    fprintf(p->f, " %s=%" PRIu64 "x%" PRIu64 "ns", name, runs, runs ? ns / runs : 0);
     p->runs += runs;
     p->ns += ns;
+}
+
+static void print_programs(FILE *f, void *ctx)
+{
+    bpf_stats_programs(ctx, print_program, &f);
 }
 
 /* The upper bound of the bucket holding the 99th percentile of H's runs
@@ -65,74 +78,129 @@ static uint64_t run_p99_ns(const __u64 *h)
     return 0;
 }
 
-void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct stacks *stacks,
-                     const struct jvm_tracker *jvm, double elapsed_s)
+static double seconds(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* The run line's figures: CPU, memory, the BPF programs' runs, the kernel
+ * walks. */
+static void read_run(struct self_values *v, struct tracer *t, const struct pt_hot_counts *h,
+                     const struct unwind_tables_usage *u, double elapsed_s)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-                 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-    fprintf(f, "parktrace: self cpu_s=%.3f cpu_pct=%.3f rss_kb=%ld", cpu,
-            elapsed_s > 0 ? 100 * cpu / elapsed_s : 0, peak_rss_kb());
-    struct prog_totals p = {f, 0, 0};
-    bpf_stats_programs(t, print_program, &p);
-    fprintf(f, " bpf_runs=%" PRIu64 " bpf_ns_per_run=%" PRIu64, p.runs, p.runs ? p.ns / p.runs : 0);
+    double cpu = seconds(ru.ru_utime) + seconds(ru.ru_stime);
+    v->v[SC_CPU_S].d = cpu;
+    v->v[SC_CPU_PCT].d = elapsed_s > 0 ? 100 * cpu / elapsed_s : 0;
+    long rss = peak_rss_kb();
+    v->v[SC_RSS_KB].u = rss > 0 ? (uint64_t)rss : 0;
+    struct prog_totals p = {t, 0, 0};
+    bpf_stats_programs(t, sum_program, &p);
+    v->v[SC_BPF_RUNS].u = p.runs;
+    v->v[SC_BPF_NS_PER_RUN].u = p.runs ? p.ns / p.runs : 0;
     /* The hot programs' tails, from their own clock (two reads in one run
      * of PT_RUN_EVERY on each CPU; the means above pay a sixteenth of it). */
-    struct pt_hot_counts h;
-    tracer_hot_counts(t, &h);
-    fprintf(f, " sched_switch_p99_ns=%" PRIu64 " sched_waking_p99_ns=%" PRIu64,
-            run_p99_ns(h.run_hist[PT_TIMED_SWITCH]), run_p99_ns(h.run_hist[PT_TIMED_WAKING]));
-    /* Long waits whose stack was taken as they ended, and those it could not be. */
-    fprintf(f, " end_stacks=%" PRIu64 " end_stacks_lost=%" PRIu64, (uint64_t)h.end_stacks,
-            (uint64_t)h.end_stacks_lost);
-    struct unwind_tables_usage u;
-    unwind_tables_usage(sv->tables, &u);
-    uint64_t walks = (uint64_t)h.unwind_walks;
-    fprintf(f, " unwind_binaries=%zu unwind_no_cfi=%zu unwind_rows=%zu unwind_table_kb=%zu unwind_build_s=%.3f"
-               " unwind_cached=%zu unwind_cache_stored=%zu unwind_walks=%" PRIu64 " unwind_ns_per_walk=%" PRIu64 " unwind_frames_per_walk=%" PRIu64 "\n",
-            u.binaries, u.without_cfi, u.rows, u.bytes / 1024, u.build_seconds, u.cached, u.cache_stored, walks,
-            walks ? (uint64_t)h.unwind_walk_ns / walks : 0,
-            walks ? (uint64_t)h.unwind_frames / walks : 0);
+    v->v[SC_SWITCH_P99].u = run_p99_ns(h->run_hist[PT_TIMED_SWITCH]);
+    v->v[SC_WAKING_P99].u = run_p99_ns(h->run_hist[PT_TIMED_WAKING]);
+    v->v[SC_END_STACKS].u = h->end_stacks;
+    v->v[SC_END_STACKS_LOST].u = h->end_stacks_lost;
+    v->v[SC_UNWIND_BINARIES].u = u->binaries;
+    v->v[SC_UNWIND_NO_CFI].u = u->without_cfi;
+    v->v[SC_UNWIND_ROWS].u = u->rows;
+    v->v[SC_UNWIND_TABLE_KB].u = u->bytes / 1024;
+    v->v[SC_UNWIND_BUILD_S].d = u->build_seconds;
+    v->v[SC_UNWIND_CACHED].u = u->cached;
+    v->v[SC_UNWIND_CACHE_STORED].u = u->cache_stored;
+    uint64_t walks = h->unwind_walks;
+    v->v[SC_UNWIND_WALKS].u = walks;
+    v->v[SC_UNWIND_NS_PER_WALK].u = walks ? (uint64_t)h->unwind_walk_ns / walks : 0;
+    v->v[SC_UNWIND_FRAMES_PER_WALK].u = walks ? (uint64_t)h->unwind_frames / walks : 0;
+}
+
+/* The memory line's: what each bounded table holds and refused. */
+static void read_memory(struct self_values *v, struct tracer *t, const struct pt_services *sv,
+                        const struct stacks *stacks, const struct unwind_tables_usage *u)
+{
+    v->v[SC_UNWIND_OVER_BUDGET].u = u->over_budget;
+    v->v[SC_UNWIND_OWNER_REFUSED].u = u->owner_refused;
+    v->v[SC_UNWIND_EVICTED].u = u->evicted;
+    v->v[SC_UNWIND_KNOWN].u = u->known;
+    v->v[SC_UNWIND_FORGOTTEN].u = u->forgotten;
+    v->v[SC_UNWIND_FILES_SKIPPED].u = u->files_skipped;
     struct elfsyms_usage su;
     elfsyms_usage(sv->syms, &su);
-    size_t st_entries, st_templates, st_bytes, procs, procs_bytes;
-    stacks_usage(stacks, &st_entries, &st_templates, &st_bytes);
+    v->v[SC_SYMBOL_KB].u = su.bytes / 1024;
+    v->v[SC_SYMBOLS_EVICTED].u = su.evicted;
+    v->v[SC_SYMBOL_FILES].u = su.files;
+    v->v[SC_SYMBOL_FILES_REFUSED].u = su.refused;
+    v->v[SC_BPF_MAPS_KB].u = bpf_stats_maps_kb(t);
+    size_t entries, templates, bytes, procs, procs_bytes;
+    stacks_usage(stacks, &entries, &templates, &bytes);
     procmaps_usage(sv->maps, &procs, &procs_bytes);
-    fprintf(f, "parktrace: self unwind_over_budget=%zu unwind_owner_refused=%zu unwind_evicted=%zu unwind_known=%zu unwind_forgotten=%zu unwind_files_skipped=%zu symbol_kb=%zu symbols_evicted=%zu symbol_files=%zu symbol_files_refused=%zu bpf_maps_kb=%lu"
-               " stack_entries=%zu stack_templates=%zu stack_templates_trimmed=%" PRIu64
-               " stack_templates_compact=%d stack_kb=%zu procmaps=%zu procmaps_kb=%zu\n",
-            u.over_budget, u.owner_refused, u.evicted, u.known, u.forgotten, u.files_skipped, su.bytes / 1024, su.evicted, su.files, su.refused, bpf_stats_maps_kb(t), st_entries, st_templates,
-            stacks_templates_trimmed(stacks), stacks_templates_compact(stacks), st_bytes / 1024, procs,
-            procs_bytes / 1024);
+    v->v[SC_STACK_ENTRIES].u = entries;
+    v->v[SC_STACK_TEMPLATES].u = templates;
+    v->v[SC_STACK_TEMPLATES_TRIMMED].u = stacks_templates_trimmed(stacks);
+    v->v[SC_STACK_TEMPLATES_COMPACT].u = (uint64_t)stacks_templates_compact(stacks);
+    v->v[SC_STACK_KB].u = bytes / 1024;
+    v->v[SC_PROCMAPS].u = procs;
+    v->v[SC_PROCMAPS_KB].u = procs_bytes / 1024;
     /* Lookups through a user's mounts killed at their deadline (safe_open.c). */
-    fprintf(f, "parktrace: self user_mount_opens_killed=%lu user_mount_opens_stuck=%lu\n", deadline_opens_killed(),
-            deadline_opens_stuck());
-    /* What dropped_events and dropped_stacks are made of, and the waits
-     * whose lost end was recovered rather than dropped. */
-    static const char *const drop_names[PT_DROP_COUNT] = {
-        [PT_DROP_BLOCKERS] = "blockers", [PT_DROP_WAITING] = "waiting", [PT_DROP_THREADS] = "threads",
-        [PT_DROP_STACKAGG] = "stack_entries", [PT_DROP_STACKS] = "stacks", [PT_DROP_SAMPLES] = "samples",
-        [PT_DROP_EXECS] = "execs", [PT_DROP_LIVES] = "lives",
-    };
-    fprintf(f, "parktrace: self");
+    v->v[SC_MOUNT_OPENS_KILLED].u = deadline_opens_killed();
+    v->v[SC_MOUNT_OPENS_STUCK].u = deadline_opens_stuck();
+}
+
+/* The drops line's: what dropped_events and dropped_stacks are made of,
+ * and the waits whose lost end was recovered rather than dropped. */
+_Static_assert(SC_DROP_LIVES - SC_DROP_BLOCKERS == PT_DROP_LIVES - PT_DROP_BLOCKERS &&
+                   SC_DROP_STACKS - SC_DROP_BLOCKERS == PT_DROP_STACKS,
+               "the registry's drops are in PT_DROP's order");
+
+static void read_drops(struct self_values *v, struct tracer *t, const struct stacks *stacks,
+                       const struct pt_hot_counts *h, const struct bpf_counters *bc)
+{
     for (int i = 0; i < PT_DROP_COUNT; i++)
-        fprintf(f, " drop_%s=%" PRIu64, drop_names[i], tracer_drop(t, i));
-    struct bpf_counters bc;
-    bpf_stats_counters(t, &bc);
-    fprintf(f, " lost_ends_recovered=%" PRIu64, bc.lost_ends_recovered);
-    fprintf(f, " stack_budget_skips=%" PRIu64, (uint64_t)h.stack_budget_skips);
-    fprintf(f, " stacks_lost=%" PRIu64, stacks_lost(stacks));
-    fprintf(f, " drop_stacks_table=%" PRIu64 " drop_stacks_table_err=%" PRId64 " drop_stacks_fp=%" PRIu64
-               " drop_stacks_fp_err=%" PRId64 "\n",
-            bc.drop_stacks_table, bc.drop_stacks_table_err, bc.drop_stacks_fp, bc.drop_stacks_fp_err);
+        v->v[SC_DROP_BLOCKERS + i].u = tracer_drop(t, i);
+    v->v[SC_LOST_ENDS_RECOVERED].u = bc->lost_ends_recovered;
+    v->v[SC_STACK_BUDGET_SKIPS].u = h->stack_budget_skips;
+    v->v[SC_STACKS_LOST].u = stacks_lost(stacks);
+    v->v[SC_DROP_STACKS_TABLE].u = bc->drop_stacks_table;
+    v->v[SC_DROP_STACKS_TABLE_ERR].i = bc->drop_stacks_table_err;
+    v->v[SC_DROP_STACKS_FP].u = bc->drop_stacks_fp;
+    v->v[SC_DROP_STACKS_FP_ERR].i = bc->drop_stacks_fp_err;
+}
+
+static void read_jvms(struct self_values *v, const struct jvm_tracker *jvm, const struct bpf_counters *bc)
+{
     struct jvm_tracker_stats js;
     jvm_tracker_stats(jvm, &js);
-    fprintf(f, "parktrace: self jvms=%d jvm_entries=%d jvms_evicted=%" PRIu64 " jvms_given_up=%" PRIu64
-               " java_threads_refused=%" PRIu64 " jvm_candidates_evicted=%" PRIu64 " jvm_probes_refused=%" PRIu64
-               " jvms_heap_reads_kept=%" PRIu64 " safepoint_edges=%" PRIu32 "\n",
-            js.tracked, js.entries, js.evicted, js.given_up, js.threads_refused, js.candidates_evicted, js.probes_refused,
-            js.heap_reads_kept, bc.safepoint_edges);
+    v->v[SC_JVMS].u = (uint64_t)js.tracked;
+    v->v[SC_JVM_ENTRIES].u = (uint64_t)js.entries;
+    v->v[SC_JVMS_EVICTED].u = js.evicted;
+    v->v[SC_JVMS_GIVEN_UP].u = js.given_up;
+    v->v[SC_JAVA_THREADS_REFUSED].u = js.threads_refused;
+    v->v[SC_JVM_CANDIDATES_EVICTED].u = js.candidates_evicted;
+    v->v[SC_JVM_PROBES_REFUSED].u = js.probes_refused;
+    v->v[SC_JVMS_HEAP_READS_KEPT].u = js.heap_reads_kept;
+    v->v[SC_SAFEPOINT_EDGES].u = bc->safepoint_edges;
+}
+
+void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct stacks *stacks,
+                     const struct jvm_tracker *jvm, double elapsed_s)
+{
+    struct self_values v = {0};
+    struct pt_hot_counts h;
+    tracer_hot_counts(t, &h);
+    struct unwind_tables_usage u;
+    unwind_tables_usage(sv->tables, &u);
+    struct bpf_counters bc;
+    bpf_stats_counters(t, &bc);
+    read_run(&v, t, &h, &u, elapsed_s);
+    read_memory(&v, t, sv, stacks, &u);
+    read_drops(&v, t, stacks, &h, &bc);
+    read_jvms(&v, jvm, &bc);
+    for (enum self_line line = SELF_RUN; line < SELF_COLLECTOR; line++)
+        self_values_print(f, &v, line, print_programs, t);
     if (u.binaries)
         unwind_tables_print(sv->tables, f);
 }
