@@ -114,9 +114,14 @@ def ping_pong_csp_is_one_half():
         # see less: a wait is the blocked part of lock(), not its spins nor a
         # preemption before the park, and the working time adds the JVM's
         # start-up (a few %) to the players' lives: when the players
-        # ping-pong, most of lock() is blocked (0.85).
+        # ping-pong, most of lock() is blocked (0.85). The workload's figure
+        # can pass one half, the most two players taking turns can wait
+        # (at most one waits at a time): its lock() time then holds more
+        # than waiting (under load a loaded run read 0.549, and parktrace
+        # 0.467, 0.85 of it less 0.0001); the lower bound is taken from at
+        # most one half.
         whole = csp_of(final_of(reports))
-        check(whole is not None and 0.85 * ref <= whole <= 1.02 * ref,
+        check(whole is not None and 0.85 * min(ref, 0.5) <= whole <= 1.02 * ref,
               f"{what}: whole-run CSP {whole}, the workload's {ref:.3f}")
 
 
