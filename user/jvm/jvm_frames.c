@@ -32,7 +32,7 @@
 #define PERFMAP_SLOW_NS 50000000ULL
 #define PERFMAP_SLOW_PAUSE 10
 
-static void read_code_ranges(struct jvm_frames *f, const struct jvm *j)
+void jvm_frames_read_code_ranges(struct jvm_frames *f, const struct jvm *j)
 {
     uint64_t a_code, a_lo, a_hi, o_buf, o_limit, queue, buf;
     int32_t limit;
@@ -55,7 +55,7 @@ void jvm_frames_open(struct jvm_frames *f, struct jvm *j, const struct jvm_layou
     (void)l;
     memset(f, 0, sizeof(*f));
     f->method_slot = INTERP_METHOD_SLOT;
-    read_code_ranges(f, j);
+    jvm_frames_read_code_ranges(f, j);
     /* Unknown counts as off: the advice is then given rather than missed. */
     jvm_flag(j, "PreserveFramePointer", &f->preserve_fp);
     jvm_flag(j, "DisableAttachMechanism", &f->attach_disabled);

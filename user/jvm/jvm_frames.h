@@ -45,6 +45,11 @@ struct jvm_frames {
 void jvm_frames_open(struct jvm_frames *f, struct jvm *j, const struct jvm_layout *l);
 void jvm_frames_close(struct jvm_frames *f);
 
+/* Reads where J's interpreter and code cache lie (0 while the JVM has not
+ * set them up yet): jvm_frames_open does, and the tracker again for a JVM
+ * found before they were. */
+void jvm_frames_read_code_ranges(struct jvm_frames *f, const struct jvm *j);
+
 /* Names the frame at PC whose frame pointer is FP (0 when unknown); SMP is
  * the stack copy the frame lies in. PC may also be a Method* marked with
  * PT_FRAME_METHOD (an interpreted frame the kernel walked). Returns false

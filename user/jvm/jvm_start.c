@@ -67,7 +67,7 @@ static void code_heaps(struct jvm *j, struct pt_jvm_layout *kl)
 /* What the kernel's stack walk needs to go through Java frames: the last
  * Java frame each thread records, where interpreted and compiled code lie,
  * and whether compiled frames keep rbp. Left 0 (no Java walk) when unknown. */
-static void java_walk_layout(struct jvm *j, const struct jvm_frames *f, struct pt_jvm_layout *kl)
+void java_walk_layout(struct jvm *j, const struct jvm_frames *f, struct pt_jvm_layout *kl)
 {
     uint64_t anchor, sp, pc, fp, stub_ra_addr, stub_ra = 0;
     if (jvm_offset(j, "JavaThread", "_anchor", &anchor) &&

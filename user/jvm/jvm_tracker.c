@@ -225,14 +225,33 @@ void jvm_tracker_process_gone(struct jvm_tracker *jt, int pid)
     }
 }
 
+/* A JVM found before its interpreter or code cache was set up had 0 for
+ * them in its layout, and the kernel could not walk its Java frames (their
+ * stacks read [Interpreter], for good): read again at each tick until
+ * they are there, and the kernel's layout updated. */
+static void complete_code_ranges(struct jvm_tracker *jt, struct tracked *t)
+{
+    if (t->frames.interp_hi && t->frames.code_hi)
+        return;
+    jvm_frames_read_code_ranges(&t->frames, &t->j);
+    struct pt_jvm_layout kl;
+    if (!t->frames.interp_hi || !t->frames.code_hi || !jvm_maps_get_layout(jt->tr, t->pid, &kl))
+        return;
+    java_walk_layout(&t->j, &t->frames, &kl);
+    if (jvm_maps_set_layout(jt->tr, t->pid, &kl, true))
+        jt->stats.code_ranges_late++;
+}
+
 void jvm_tracker_tick(struct jvm_tracker *jt)
 {
     if (!enabled(jt))
         return;
     jvm_tracker_discover(jt, monotonic_ns());
     for (int i = 0; i < jt->njvms; i++)
-        if (jt->jvms[i].live)
+        if (jt->jvms[i].live) {
             jvm_tracker_refresh(jt, &jt->jvms[i]);
+            complete_code_ranges(jt, &jt->jvms[i]);
+        }
     forget_exited(jt);
 }
 

@@ -59,6 +59,7 @@ struct jvm_tracker_stats {
     uint64_t candidates_evicted;  /* processes dropped unexamined from a full candidate table */
     uint64_t probes_refused;      /* libjvm files left unprobed: their owner had their share */
     uint64_t heap_reads_kept;     /* JVMs whose parks reuse their heap reads between safepoints */
+    uint64_t code_ranges_late;    /* JVMs whose interpreter and code cache were read after they were found */
 };
 
 void jvm_tracker_stats(const struct jvm_tracker *jt, struct jvm_tracker_stats *s);

@@ -86,6 +86,8 @@ void jvm_tracker_refresh(struct jvm_tracker *jt, struct tracked *t);
 void jvm_tracker_discover(struct jvm_tracker *jt, uint64_t now);
 
 /* jvm_start.c */
+/* What the kernel's walk through J's Java frames needs, into KL. */
+void java_walk_layout(struct jvm *j, const struct jvm_frames *f, struct pt_jvm_layout *kl);
 bool jvm_tracker_start(struct jvm_tracker *jt, int pid, bool last_chance);
 
 #endif

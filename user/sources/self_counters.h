@@ -152,6 +152,9 @@ struct self_counter {
       "JVMs whose parks keep their heap reads between safepoints", "user/jvm/jvm_start.c")                         \
     X(SAFEPOINT_EDGES, "safepoint_edges", "edges", SELF_JVMS, SELF_UINT, "safepoint starts and ends seen",     \
       "bpf/jvm.bpf.h")                                                                                        \
+    X(CODE_RANGES_LATE, "jvm_code_ranges_late", "JVMs", SELF_JVMS, SELF_UINT,                                 \
+      "JVMs found before their interpreter and code cache were set up, read again later",                    \
+      "user/jvm/jvm_tracker.c")                                                                               \
     X(RETIRED_SITES, "retired_sites", "sites", SELF_COLLECTOR, SELF_UINT, "recycled blockers' sites kept",     \
       "user/sources/retired.c")                                                                                    \
     X(RETIRED_STACKS, "retired_stacks", "stacks", SELF_COLLECTOR, SELF_UINT, "their stacks kept",             \

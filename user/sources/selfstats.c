@@ -183,6 +183,7 @@ static void read_jvms(struct self_values *v, const struct jvm_tracker *jvm, cons
     v->v[SC_JVM_PROBES_REFUSED].u = js.probes_refused;
     v->v[SC_JVMS_HEAP_READS_KEPT].u = js.heap_reads_kept;
     v->v[SC_SAFEPOINT_EDGES].u = bc->safepoint_edges;
+    v->v[SC_CODE_RANGES_LATE].u = js.code_ranges_late;
 }
 
 void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct stacks *stacks,
