@@ -11,6 +11,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rule import check  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 README_MAX_LINES = 250
 
@@ -83,15 +86,6 @@ def spec_mentions():
                 bad.append(f"{f}:{n}: names a spec/ folder")
     return bad
 
-
-def check(name, problems):
-    if problems:
-        print(f"FAIL {name}: {len(problems)} problem(s)")
-        for p in problems[:40]:
-            print("    " + p)
-    else:
-        print(f"PASS {name}")
-    return not problems
 
 
 def main():

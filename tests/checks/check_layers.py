@@ -11,6 +11,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rule import check  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KERNEL = "user/kernel"
 # Headers every layer may include: the types shared with the BPF side, and
@@ -91,15 +94,6 @@ def long_functions(path, text):
             out.append((m.group(1), end - k + 1))
     return out
 
-
-def check(name, problems):
-    if problems:
-        print(f"FAIL {name}: {len(problems)} problem(s)")
-        for p in problems[:40]:
-            print("    " + p)
-    else:
-        print(f"PASS {name}")
-    return not problems
 
 
 def main():

@@ -10,6 +10,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rule import check  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -102,15 +105,6 @@ def completion():
             choices[pat] = tuple(w.group(1).split())
     return words, choices
 
-
-def check(name, problems):
-    if problems:
-        print(f"FAIL {name}: {len(problems)} problem(s)")
-        for p in problems[:40]:
-            print("    " + p)
-    else:
-        print(f"PASS {name}")
-    return not problems
 
 
 def main():
