@@ -95,7 +95,7 @@ int main(void)
         return CHECK_DONE();
     struct elfsyms *es = elfsyms_new();
     struct procmaps *maps = procmaps_new(es);
-    struct unwind_tables *ut = unwind_tables_new(&(struct unwind_maps){bins, procs}, NULL, maps);
+    struct unwind_tables *ut = unwind_tables_new(&(struct unwind_maps){.bins_fd = bins, .procs_fd = procs}, NULL, maps);
     struct unwind_tables_usage u;
     enum { BATCH = 1000, OWNER_SHARE = UNWIND_TABLES_MAX_KNOWN / 8 };
     static void *at[2 * BATCH];

@@ -10,11 +10,38 @@
 
 struct unwind_maps unwind_maps_of(struct tracer *t)
 {
-    return (struct unwind_maps){t->unwind_bins_fd, t->unwind_procs_fd};
+    return (struct unwind_maps){.bins_fd = t->unwind_bins_fd, .procs_fd = t->unwind_procs_fd};
 }
 
-int unwind_maps_set_table(const struct unwind_maps *um, uint32_t bin, const uint64_t *rows, size_t n,
-                          size_t *bytes)
+/* Takes BIN out of the pending tables, if it is there. */
+static void unpend(struct unwind_maps *um, uint32_t bin)
+{
+    for (int i = 0; i < um->npending; i++)
+        if (um->pending_bin[i] == bin) {
+            close(um->pending_fd[i]);
+            um->npending--;
+            um->pending_bin[i] = um->pending_bin[um->npending];
+            um->pending_fd[i] = um->pending_fd[um->npending];
+            return;
+        }
+}
+
+void unwind_maps_flush(struct unwind_maps *um)
+{
+    if (!um->npending)
+        return;
+    uint32_t count = (uint32_t)um->npending;
+    LIBBPF_OPTS(bpf_map_batch_opts, opts);
+    /* A kernel without batches for maps of maps: one at a time. */
+    if (bpf_map_update_batch(um->bins_fd, um->pending_bin, um->pending_fd, &count, &opts))
+        for (int i = (int)count; i < um->npending; i++)
+            bpf_map_update_elem(um->bins_fd, &um->pending_bin[i], &um->pending_fd[i], BPF_ANY);
+    for (int i = 0; i < um->npending; i++)
+        close(um->pending_fd[i]);    /* the outer map holds them now */
+    um->npending = 0;
+}
+
+int unwind_maps_set_table(struct unwind_maps *um, uint32_t bin, const uint64_t *rows, size_t n, size_t *bytes)
 {
     LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
     int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pt_unwind_rows", sizeof(uint32_t), sizeof(uint64_t),
@@ -30,21 +57,24 @@ int unwind_maps_set_table(const struct unwind_maps *um, uint32_t bin, const uint
     }
     memcpy(mem, rows, n * sizeof(uint64_t));
     munmap(mem, len);
-    int err = bpf_map_update_elem(um->bins_fd, &bin, &fd, BPF_ANY);
-    close(fd);     /* the outer map holds it now */
-    if (err)
-        return -1;
+    unpend(um, bin);
+    if (um->npending == UNWIND_MAPS_PENDING)
+        unwind_maps_flush(um);
+    um->pending_bin[um->npending] = bin;
+    um->pending_fd[um->npending++] = fd;
     *bytes = len;
     return 0;
 }
 
-void unwind_maps_drop_table(const struct unwind_maps *um, uint32_t bin)
+void unwind_maps_drop_table(struct unwind_maps *um, uint32_t bin)
 {
+    unpend(um, bin);
     bpf_map_delete_elem(um->bins_fd, &bin);
 }
 
-int unwind_maps_set_proc(const struct unwind_maps *um, int tgid, const struct pt_uproc *up)
+int unwind_maps_set_proc(struct unwind_maps *um, int tgid, const struct pt_uproc *up)
 {
+    unwind_maps_flush(um);
     uint32_t key = (uint32_t)tgid;
     return bpf_map_update_elem(um->procs_fd, &key, up, BPF_ANY) ? -1 : 0;
 }

@@ -11,21 +11,33 @@
 
 struct tracer;
 
+/* Tables made but not yet in unwind_bins: the kernel waits for an RCU
+ * grace period after every update of a map of maps (10-25 ms each here,
+ * 300 ms for a JVM's 25 binaries, the loop held up meanwhile and
+ * short-lived processes gone before it saw them), once for a batch. */
+#define UNWIND_MAPS_PENDING 64
+
 struct unwind_maps {
     int bins_fd, procs_fd;
+    int npending;
+    uint32_t pending_bin[UNWIND_MAPS_PENDING];
+    int pending_fd[UNWIND_MAPS_PENDING];
 };
 
 /* The tracer's maps. */
 struct unwind_maps unwind_maps_of(struct tracer *t);
 
 /* Makes table BIN of the N rows at ROWS; *BYTES is the kernel memory it
- * takes. 0, or -1 when the kernel refused it. */
-int unwind_maps_set_table(const struct unwind_maps *um, uint32_t bin, const uint64_t *rows, size_t n,
-                          size_t *bytes);
-void unwind_maps_drop_table(const struct unwind_maps *um, uint32_t bin);
+ * takes. 0, or -1 when the kernel refused it. It is in the kernel's walk
+ * from the next unwind_maps_flush (or unwind_maps_set_proc) on. */
+int unwind_maps_set_table(struct unwind_maps *um, uint32_t bin, const uint64_t *rows, size_t n, size_t *bytes);
+void unwind_maps_drop_table(struct unwind_maps *um, uint32_t bin);
 
-/* Sets process TGID's list. 0, or -1. */
-int unwind_maps_set_proc(const struct unwind_maps *um, int tgid, const struct pt_uproc *up);
+/* Puts the tables made since the last flush in place, in one update. */
+void unwind_maps_flush(struct unwind_maps *um);
+
+/* Sets process TGID's list, its tables flushed first. 0, or -1. */
+int unwind_maps_set_proc(struct unwind_maps *um, int tgid, const struct pt_uproc *up);
 
 /* Calls SEEN with every process list, CTX its first argument; at most
  * LIMIT steps (a key deleted meanwhile restarts the walk). True when the

@@ -293,6 +293,7 @@ void unwind_tables_poll(struct unwind_tables *ut)
         if (p && !p->exited)
             publish_process(ut, tgids[i], p);
     }
+    unwind_maps_flush(&ut->kernel);
 }
 
 void unwind_tables_build_fds(const struct unwind_tables *ut, int fds[UNWIND_BUILDS])
@@ -330,6 +331,7 @@ void unwind_tables_free(struct unwind_tables *ut)
         return;
     for (int k = 0; k < MAX_BUILDS; k++)
         isolated_build_cancel(ut->builds[k].ib);
+    unwind_maps_flush(&ut->kernel);
     free(ut->bins);
     unwind_cache_close(ut->cache);
     free(ut);
