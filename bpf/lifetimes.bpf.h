@@ -7,7 +7,8 @@
  * Owns: the maps execs (new programs for user space), procs (alive and idle
  * time per registered process), uncounted (threads left out of it),
  * unwatched_life (threads that waited and died before their process was
- * registered); the globals procs_gen, run_start_ns; idle_sleep_begin, idle_sleep_end; the programs
+ * registered), exited_life (the same for a process that ended before it
+ * was); the globals procs_gen, run_start_ns; idle_sleep_begin, idle_sleep_end; the programs
  * exec_seen, exec_unwind, exec_forget_park, thread_exit, thread_fork.
  *
  * Shared: deletes from unwind_procs and unwind_asked (unwind.bpf.h); adds to
@@ -87,9 +88,30 @@ struct {
     __type(value, __u64);
 } unwatched_life SEC(".maps");
 
+/* The sum in unwatched_life of a process whose last thread exited before
+ * user space registered it, that thread's life added when it waited: its
+ * waits are counted, and so must its lives be (short-lived processes that
+ * came and went while parktrace's loop was held up had rows and no process
+ * entry). Taken by user space as it registers the process; an LRU, as a
+ * process that never gets registered leaves its entry (this update is paid
+ * at a process's end only). */
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 4096);
+    __type(key, __u32);
+    __type(value, __u64);
+} exited_life SEC(".maps");
+
 /* When the run started (CLOCK_MONOTONIC, set by user space before it
  * attaches): a life is counted from it at the earliest. */
 __u64 run_start_ns = 0;
+
+/* P's thread time alive in the run at NOW: from its start or the run's. */
+static __always_inline __u64 thread_life(const struct task_struct *p, __u64 now)
+{
+    __u64 born = p->start_time, from = born > run_start_ns ? born : run_start_ns;
+    return now > from ? now - from : 0;
+}
 
 /* Bumped by user space whenever it adds a process to procs or a thread to
  * uncounted: a thread reads whether its sleeps count once per change, not
@@ -167,9 +189,19 @@ int BPF_PROG(thread_exit, struct task_struct *p)
         }
         if (filter_tgids)
             bpf_map_delete_elem(&traced, &tgid);
-        bpf_map_delete_elem(&unwatched_life, &tgid);
     }
     struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
+    if (last) {
+        __u64 *sum = bpf_map_lookup_elem(&unwatched_life, &tgid);
+        if (!pr && (sum || (w && w->last_slot[0]))) {
+            __u64 total = sum ? *sum : 0;
+            if (w && w->last_slot[0])
+                total += thread_life(p, now);
+            bpf_map_update_elem(&exited_life, &tgid, &total, BPF_ANY);
+        }
+        if (sum)
+            bpf_map_delete_elem(&unwatched_life, &tgid);
+    }
     if (pr && bpf_map_lookup_elem(&uncounted, &tid)) {
         bpf_map_delete_elem(&uncounted, &tid);
         return 0;
@@ -178,8 +210,7 @@ int BPF_PROG(thread_exit, struct task_struct *p)
         __sync_fetch_and_add(&pr->deaths_ns, now);
         __sync_fetch_and_add(&pr->threads, -1);
     } else if (w && w->last_slot[0] && !last) {
-        __u64 born = p->start_time, from = born > run_start_ns ? born : run_start_ns;
-        __u64 life = now > from ? now - from : 0;
+        __u64 life = thread_life(p, now);
         __u64 *sum = bpf_map_lookup_elem(&unwatched_life, &tgid);
         /* The first to die makes the entry; another of its threads may be
          * making it too, and is then added to. */

@@ -116,7 +116,8 @@ def threads_dead_before_their_process_is_found_keep_their_lives():
     check(m and m.group(1) == "0", f"--self-stats drop_lives: {m.group(1) if m else 'missing'}")
     for wl in runs:
         procs = [p for p in final["processes"] if p["pid"] == wl["pid"]]
-        check(procs, f"no process entry for short_threads {wl['pid']}")
+        check(procs, f"no process entry for short_threads {wl['pid']} among "
+                     f"{[(p['pid'], p['comm']) for p in final['processes']][:20]} (runs {[w['pid'] for w in runs]})")
         known = wl["thread_lives_ns"] + wl["main_ns"]
         check(procs[0]["lived_ns"] >= 0.95 * known,
               f"short_threads {wl['pid']}: threads lived {procs[0]['lived_ns']} ns by parktrace, {known} ns "

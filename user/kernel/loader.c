@@ -153,6 +153,7 @@ static void take_fds(struct tracer *t)
     t->procs_fd = bpf_map__fd(skel->maps.procs);
     t->uncounted_fd = bpf_map__fd(skel->maps.uncounted);
     t->unwatched_life_fd = bpf_map__fd(skel->maps.unwatched_life);
+    t->exited_life_fd = bpf_map__fd(skel->maps.exited_life);
 }
 
 /* Closes what was made and says why in one line: -1 for the caller. */

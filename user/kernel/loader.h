@@ -35,7 +35,7 @@ struct tracer {
     int njvm_files;
     struct ring_buffer *sample_ready;   /* new stack samples, to unwind at once */
     const struct tracer_ready *on_ready;   /* while draining it */
-    int procs_fd, uncounted_fd, unwatched_life_fd;
+    int procs_fd, uncounted_fd, unwatched_life_fd, exited_life_fd;
     int ustacks_fd;                     /* kernel-unwound stacks by id */
     int unwind_bins_fd, unwind_procs_fd; /* the CFI unwind tables (--unwind cfi) */
     bool idle_sleeps;                   /* sched_switch measures idle sleeps (CSP's working time) */

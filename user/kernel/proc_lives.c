@@ -6,7 +6,8 @@
 
 struct proc_lives proc_lives_of(struct tracer *t)
 {
-    return (struct proc_lives){t->procs_fd, t->unwatched_life_fd, t->uncounted_fd, tracer_procs_gen(t)};
+    return (struct proc_lives){t->procs_fd, t->unwatched_life_fd, t->uncounted_fd, t->exited_life_fd,
+                               tracer_procs_gen(t)};
 }
 
 bool proc_lives_enter(const struct proc_lives *pl, int pid)
@@ -38,6 +39,12 @@ bool proc_lives_take_unwatched(const struct proc_lives *pl, int pid, uint64_t *d
 {
     uint32_t key = (uint32_t)pid;
     return bpf_map_lookup_and_delete_elem(pl->unwatched_fd, &key, died_ns) == 0;
+}
+
+bool proc_lives_take_exited(const struct proc_lives *pl, int pid, uint64_t *lived_ns)
+{
+    uint32_t key = (uint32_t)pid;
+    return pl->exited_fd >= 0 && bpf_map_lookup_and_delete_elem(pl->exited_fd, &key, lived_ns) == 0;
 }
 
 void proc_lives_changed(const struct proc_lives *pl)

@@ -1,6 +1,7 @@
 /* The kernel's account of each watched process's thread lives and idle
  * sleeps (CSP's denominator): the procs map, the lives of threads that
- * waited and died before their process was watched (unwatched_life), the
+ * waited and died before their process was watched (unwatched_life) or
+ * ended (exited_life), the
  * threads parktrace caused and leaves out (uncounted), and procs_gen,
  * bumped so that threads read procs again. The only code that touches
  * those maps; csp.c asks it. */
@@ -13,7 +14,7 @@
 struct tracer;
 
 struct proc_lives {
-    int procs_fd, unwatched_fd, uncounted_fd;   /* -1: not there */
+    int procs_fd, unwatched_fd, uncounted_fd, exited_fd;   /* -1: not there */
     volatile uint32_t *gen;                     /* NULL: not there */
 };
 
@@ -29,6 +30,9 @@ void proc_lives_write(const struct proc_lives *pl, int pid, const struct pt_proc
 void proc_lives_forget(const struct proc_lives *pl, int pid);
 /* Takes the lives of PID's threads that waited and died unwatched. */
 bool proc_lives_take_unwatched(const struct proc_lives *pl, int pid, uint64_t *died_ns);
+/* Takes the lives of the threads that waited in PID, a process that ended
+ * before it was watched. */
+bool proc_lives_take_exited(const struct proc_lives *pl, int pid, uint64_t *lived_ns);
 /* Threads read procs again at their next sleep. */
 void proc_lives_changed(const struct proc_lives *pl);
 

@@ -118,6 +118,22 @@ static int64_t count_threads(int pid, uint64_t run_start, uint64_t now, uint64_t
     return n;
 }
 
+/* PID ended before it was watched (its blockers named after its end,
+ * the loop held up): what the kernel kept of its threads that waited is
+ * its alive time, none of it known idle. Nothing kept: no entry. */
+static void watch_exited(struct csp *c, int pid, struct csp_proc *seen, uint64_t now)
+{
+    uint64_t lived;
+    if (!proc_lives_take_exited(&c->lives, pid, &lived))
+        return;
+    struct csp_proc *p = entry_for(c, pid, seen);
+    if (!p)
+        return;
+    p->final_alive = lived;
+    p->exited = true;
+    p->exited_ns = now;
+}
+
 void csp_watch(struct csp *c, int pid, uint64_t now)
 {
     struct csp_proc *seen = c->p ? find(c, pid) : NULL;
@@ -131,6 +147,7 @@ void csp_watch(struct csp *c, int pid, uint64_t now)
     int64_t listed = count_threads(pid, c->run_start, now, &before_ns), n = listed;
     if (n <= 0) {
         proc_lives_forget(&c->lives, pid);
+        watch_exited(c, pid, seen, now);
         return;
     }
     struct pt_proc cur;
