@@ -5,7 +5,7 @@
  *
  * Owns: the maps jvm_layouts (tgid -> layout, from user space) and
  * java_threads (tid -> JavaThread*), the globals layouts_gen and
- * safepoint_gen; learn_park_offset,
+ * safepoint_gen; jvm_code_known, learn_park_offset,
  * javathread_of, klass_word, note_klass, monitor_key, java_wait_key,
  * park_cache_fill, park_key_by_cache, park_blocker_key.
  *
@@ -36,6 +36,13 @@ struct {
     __type(key, __u32);
     __type(value, struct pt_jvm_layout);
 } jvm_layouts SEC(".maps");
+
+/* Whether L holds its interpreter's and code cache's ranges: a JVM found
+ * early in its start has them later (user space reads them each tick). */
+static __always_inline bool jvm_code_known(const struct pt_jvm_layout *l)
+{
+    return l->code_lo && l->interp_lo;
+}
 
 /* LRU: threads BPF learns itself (from park futexes, thread starts) are
  * not in user space's lists, so a user's fake JVMs could fill a plain hash

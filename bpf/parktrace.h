@@ -383,7 +383,7 @@ struct pt_proc {
 #define PT_UNWIND_BINS 4096        /* distinct binaries with tables */
 #define PT_USTACK_ID 0x40000000    /* stack ids of kernel-unwound stacks have this bit */
 #define PT_USTACK_TRUNCATED 0x1u   /* the walk stopped before the thread's first frame */
-#define PT_USTACK_EARLY 0x2u       /* Java code met before the JVM was known: walked again once it is */
+#define PT_USTACK_EARLY 0x2u       /* Java code met before the JVM or its code cache was known */
 #define PT_USTACK_UNCOVERED 0x4u   /* cut at code no table covers (yet?): walked again once the tables change */
 /* An interpreted Java frame is kept as its Method*, marked by this bit (user
  * addresses never have it). */

@@ -352,7 +352,7 @@ __noinline int unwind_user(__u64 ip, __u64 sp, __u64 bp, struct pt_stack_cache *
         struct pt_ready ev = { .what = PT_READY_STACK, .tgid = tgid, .stack_id = id };
         bpf_ringbuf_output(&sample_ready, &ev, sizeof(ev), 0);
     }
-    /* Walked before the JVM was known: held until it is (ustack_cache_holds). */
+    /* Walked before the JVM and its code cache were known: held until they are. */
     c->early = (st->flags & PT_USTACK_EARLY) != 0;
     /* Cut at code without a table (one still being built?): held until the
      * process's tables change. */
@@ -367,14 +367,16 @@ __noinline int ustack_cache_holds(const struct pt_stack_cache *c)
 {
     if (!c)
         return 0;
-    /* Its Java frames were walked blind: once the JVM is known the stack is
-     * walked again. Until then it holds: a poisoned entry made every wait
-     * of a starting JVM walk, which spent the budget for seconds, and its
-     * failed check cost a read at every wait after (a Java ping-pong's
-     * switch 760 ns, 20 000 walks left out, against 560 ns and none). */
+    /* Its Java frames were walked blind: once the JVM and its code cache
+     * are known the stack is walked again. Until then it holds: a poisoned
+     * entry made every wait of a starting JVM walk, which spent the budget
+     * for seconds, and its failed check cost a read at every wait after (a
+     * Java ping-pong's switch 760 ns, 20 000 walks left out, against 560 ns
+     * and none). */
     if (c->early) {
         __u32 tgid = bpf_get_current_pid_tgid() >> 32;
-        if (bpf_map_lookup_elem(&jvm_layouts, &tgid))
+        const struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
+        if (l && jvm_code_known(l))
             return 0;
     }
     /* A stack cut at uncovered code is walked again once its process's

@@ -49,7 +49,14 @@ static __always_inline struct pt_jvm_layout *java_code(struct uwalk *w, __u64 pc
         }
     }
     struct pt_jvm_layout *l = w->jvm;
-    return l->code_lo && pc >= l->code_lo && pc < l->code_hi ? l : NULL;
+    /* A JVM found before its code cache was set up has no range yet (read
+     * again each tick): its frames are walked blind until it comes. */
+    if (!jvm_code_known(l)) {
+        if (w->st)
+            w->st->flags |= PT_USTACK_EARLY;
+        return NULL;
+    }
+    return pc >= l->code_lo && pc < l->code_hi ? l : NULL;
 }
 
 #define CODE_HEAP_HOPS 24

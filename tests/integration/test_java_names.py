@@ -26,15 +26,22 @@ from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 JVM_ENTRIES = ("Unsafe_Park", "JVM_Sleep", "JVM_MonitorWait", "JVM_WaitForReferencePendingList")
 
 
+RUN_FIGURES = ""
+
+
 def run_java(args, collapsed=None, cache=None):
     """parktrace -- java ARGS from its start (fresh unwind cache: the JVM is
     found late; CACHE names another, still empty); the workload's own JSON
     line and the final report."""
     extra = ["--collapsed", collapsed] if collapsed else []
     extra += ["--unwind-cache", cache] if cache else []
-    p = run_pt(["-f", "json", "--top", "0", *extra, "--", "java", "-Xmx128m", "-cp", JAVA_CP, *args],
-               timeout=120)
+    p = run_pt(["-f", "json", "--top", "0", "--self-stats", *extra, "--", "java", "-Xmx128m", "-cp", JAVA_CP,
+                *args], timeout=120)
     check(p.returncode == 0, p.stderr)
+    # What a failure's message adds: how the JVM was found and its blind stacks.
+    global RUN_FIGURES
+    RUN_FIGURES = " ".join(w for w in p.stderr.split()
+                           if w.startswith(("java_", "jvm", "unwind_cached=", "unwind_walks=", "stack_budget")))
     own = [l for l in p.stdout.splitlines() if l.startswith("{") and not l.startswith('{"type":')]
     return (json.loads(own[-1]) if own else None), final_of(json_reports(p.stdout))
 
@@ -71,7 +78,8 @@ def check_rows(final, workload, own_classes, name):
     for b in own:
         check(b["first_stack"], f"{name}: a blocker of the workload with an empty first stack: {show(b)}")
         check(any(f.startswith(workload + ".") for f in b["first_stack"]),
-              f"{name}: a blocker of the workload whose first stack has no {workload} method: {show(b)}")
+              f"{name}: a blocker of the workload whose first stack has no {workload} method: {show(b)} "
+              f"({RUN_FIGURES})")
     parks = [b for b in rows if b["kind"] == "jvm-park" and unnamed_above(b["first_stack"], ("Unsafe_Park",))]
     offenders = [b["first_stack"] for b in rows if unnamed_above(b["first_stack"])]
     gap_if_misread(offenders, f"{name}: {[show(b) for b in rows if unnamed_above(b['first_stack'])][:2]}")
