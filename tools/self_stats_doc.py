@@ -26,7 +26,10 @@ def page():
            "`parktrace --self-stats` prints, at exit, lines of `name=value` on stderr, each starting with",
            "`parktrace: self`, in the order below (then `parktrace: unwind tables:` with each table's size).",
            "This page is made from the registry in `user/sources/self_counters.h` by",
-           "`tools/self_stats_doc.py`; `make check-docs` fails when they differ.",
+           "`tools/self_stats_doc.py`; `make check-docs` fails when they differ. `--listen`'s",
+           "`/metrics` serves each figure as the gauge `parktrace_self_NAME` in base units (`_kb` as",
+           "`_bytes`; `_ms`, `_ns`, `_s` as `_seconds`; `_pct` as `_ratio`), the programs' own runs",
+           "apart, and `bpf_runs` and `bpf_ns_per_run` only with `--self-stats`.",
            "",
            "| name | unit | line | what it says | counted in |",
            "|---|---|---|---|---|"]

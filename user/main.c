@@ -26,6 +26,7 @@
 #include "output_file.h"
 #include "preflight.h"
 #include "procstatus.h"
+#include "self_counters.h"
 #include "selfstats.h"
 #include "services.h"
 #include "stack_maps.h"
@@ -69,6 +70,15 @@ struct run {
     char outbuf[1 << 20];          /* the reports' buffer: one write each */
 };
 
+/* --listen's pages from M, with parktrace's own figures for /metrics. */
+static void serve_pages(struct run *r, const struct pt_model *m)
+{
+    struct self_values self = {0};
+    selfstats_read(&self, &r->t, &r->sv, r->stacks, r->jvm, (double)(monotonic_ns() - r->c.start_ns) / 1e9);
+    collector_self_values(&r->c, &self);
+    fleet_pages_render(&r->snap, m, &self);
+}
+
 /* Writes one report; false (with one line on stderr) when it could not be
  * written. The -o file takes its name before the first report that is not
  * the last one, so that it can be followed while it grows. */
@@ -98,7 +108,7 @@ static bool emit(struct run *r, enum pt_report_type type)
     if (type == PT_REPORT_FINAL)
         r->final = m;
     if (serve)
-        fleet_pages_render(&r->snap, m);
+        serve_pages(r, m);
     if (rc) {
         output_file_failed(&r->out_file, err);
         r->write_failed = true;
@@ -110,7 +120,7 @@ static bool emit(struct run *r, enum pt_report_type type)
  * (the final report covers the whole run either way). */
 static void serve_window(struct run *r, enum pt_report_type type)
 {
-    fleet_pages_render(&r->snap, collector_report(&r->c, type, MODEL_STACKS | MODEL_WAKERS));
+    serve_pages(r, collector_report(&r->c, type, MODEL_STACKS | MODEL_WAKERS));
 }
 
 /* The kernel's requests, handed to the services that answer them. */

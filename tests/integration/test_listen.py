@@ -139,6 +139,7 @@ class Traced:
 
     def finish(self):
         _, err = self.p.communicate(timeout=60)
+        self.err = err
         check(self.p.returncode == 0, f"parktrace exited {self.p.returncode}: {err.strip()[-300:]}")
         return final_of(json_reports(open(self.out).read()))
 
@@ -189,8 +190,11 @@ def metrics_pass_promtool_and_match_the_workload():
         check(parked == 0, f"parktrace_parked_threads {parked} after the workload ended")
         check(s.get(csp_key) == 0, f"CSP {s.get(csp_key)} in an interval without waits")
         for name in ("parktrace_dropped_events_total", "process_cpu_seconds_total",
-                     "process_resident_memory_bytes", "parktrace_critical_section_pressure"):
+                     "process_resident_memory_bytes", "parktrace_critical_section_pressure",
+                     "parktrace_self_cpu_seconds", "parktrace_self_drop_blockers"):
             check(re.search(rf"^{name}[ {{]", text, re.M), f"/metrics lacks {name}")
+        # The kernel counts BPF runs only with --self-stats: no figure, not a 0.
+        check(not re.search(r"^parktrace_self_bpf_runs ", text, re.M), "bpf_runs served without --self-stats")
         # Nothing but labels of names and kinds: no path, no command line.
         check(MC not in text and "sh -c" not in text and "/" not in "".join(re.findall(r'"[^"]*"', text)),
               "/metrics holds a path or a command line")
@@ -201,6 +205,57 @@ def metrics_pass_promtool_and_match_the_workload():
         final = t.finish()
     rows = [b for b in final["blockers"] if b["comm"] == "mutex_contentio" and b["class"] == "pthread_mutex"]
     within(secs, sum(b["thread_time_ns"] for b in rows) / 1e9, 0.02, "wait_seconds_total", "final JSON report")
+
+
+# --self-stats's units and the base units /metrics names them in (docs/fleet.md).
+BASE_UNITS = {"kb": ("bytes", 1024), "ms": ("seconds", 1e-3), "ns": ("seconds", 1e-9), "s": ("seconds", 1),
+              "pct": ("ratio", 0.01)}
+
+
+def in_base_units(name, value):
+    """A --self-stats figure as /metrics serves it: (name, value)."""
+    words = name.split("_")
+    for i, w in enumerate(words):
+        if w in BASE_UNITS:
+            words[i], factor = BASE_UNITS[w]
+            return "_".join(words), value * factor
+    return name, value
+
+
+def self_figures(text):
+    """{name: value} of /metrics' parktrace_self_* gauges."""
+    return {m.group(1): float(m.group(2)) for m in re.finditer(r"^parktrace_self_(\w+) (\S+)$", text, re.M)}
+
+
+@test
+def metrics_serve_every_self_stats_figure():
+    # /metrics serves the figures --self-stats prints at the end, by the
+    # same names: the two sets agree, and the served values are those of
+    # a moment before the end (running counts no higher, sizes alike).
+    t = Traced(tail_s=2, extra=("--self-stats",))
+    try:
+        wait_for(lambda: answers(t.base + "/metrics"), "/metrics", 20)
+        t.wait_workload()
+        text = get(t.base + "/metrics")[1].decode()
+    finally:
+        t.finish()
+    pc = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    check(pc.returncode == 0, f"promtool check metrics: {pc.stdout}{pc.stderr}")
+    served = self_figures(text)
+    printed = {}
+    for line in t.err.splitlines():
+        if line.startswith("parktrace: self "):
+            for word in line.split()[2:]:
+                k, _, v = word.partition("=")
+                if not re.fullmatch(r"\d+x\d+ns", v):    # one BPF program's runs x mean, not a figure
+                    k, value = in_base_units(k, float(v))
+                    printed[k] = value
+    check(printed and set(served) == set(printed),
+          f"served but not printed: {sorted(set(served) - set(printed))}; "
+          f"printed but not served: {sorted(set(printed) - set(served))}")
+    for name in ("bpf_runs", "unwind_walks", "sched_switch_p99_seconds", "slots_touched", "rss_bytes"):
+        check(0 < served[name] <= printed[name] * 1.5 + 1, f"{name}: served {served[name]}, printed {printed[name]}")
+    check(served["bpf_runs"] <= printed["bpf_runs"], f"bpf_runs served {served['bpf_runs']} > {printed['bpf_runs']}")
 
 
 @test

@@ -426,32 +426,54 @@ void collector_free(struct collector *c)
     model_free(&c->model);
 }
 
-void collector_self_stats(const struct collector *c, FILE *f)
+/* The Java blockers still in the table whose first stack is blind, and
+ * the retakes they asked for: a figure that stays above 0 names a JVM
+ * whose Java frames the kernel could not walk. */
+static void count_blind(const struct collector *c, struct self_values *v)
+{
+    v->v[SC_JAVA_BLIND_RETAKES].u = v->v[SC_JAVA_STACKS_BLIND].u = 0;
+    for (uint32_t i = 0; i < tracer_used_slots(c->t); i++) {
+        const struct blocker *b = c->b[i];
+        if (!b || !slot_valid(&c->t->slots[i]) || (c->t->slots[i].key.kind & 0xff) == PT_KIND_FUTEX)
+            continue;
+        v->v[SC_JAVA_BLIND_RETAKES].u += (uint64_t)b->blind_restacks;
+        if (b->first_stack && walked_blind(b->first_stack))
+            v->v[SC_JAVA_STACKS_BLIND].u++;
+    }
+}
+
+void collector_self_values(const struct collector *c, struct self_values *v)
 {
     struct mallinfo2 mi = mallinfo2();
+    v->v[SC_RETIRED_SITES].u = (uint64_t)c->retired.n;
+    v->v[SC_RETIRED_STACKS].u = (uint64_t)c->retired.nstacks;
+    v->v[SC_RETIRED_FRAMES_KB].u = c->retired.frames_bytes / 1024;
+    v->v[SC_RETIRED_KB].u = retired_bytes(&c->retired) / 1024;
+    v->v[SC_RETIRED_BUDGET_KB].u = c->o->recycled_budget / 1024;
+    v->v[SC_RETIRED_FOLDS].u = c->retired.folds;
+    v->v[SC_PHASES].u = (uint64_t)c->phases.n;
+    v->v[SC_HEAP_USED_KB].u = mi.uordblks / 1024;
+    v->v[SC_HEAP_FREE_KB].u = mi.fordblks / 1024;
+    v->v[SC_HEAP_MMAP_KB].u = mi.hblkhd / 1024;
+    v->v[SC_RECYCLE_GAP_MAX_MS].d = (double)c->slow.gap_ns / 1e6;
+    v->v[SC_RECYCLE_LATE].u = c->slow.late;
+    v->v[SC_RECYCLE_MAX_MS].d = (double)c->slow.recycle_ns / 1e6;
+    v->v[SC_JVM_TICK_MAX_MS].d = (double)c->slow.jvm_ns / 1e6;
+    v->v[SC_SAMPLES_MAX_MS].d = (double)c->slow.samples_ns / 1e6;
+    v->v[SC_RECYCLE_FOLD_MAX_MS].d = (double)c->slow.fold_ns / 1e6;
+    v->v[SC_RECYCLE_ENTRIES_MAX_MS].d = (double)c->slow.entries_ns / 1e6;
+    v->v[SC_RECYCLE_FORGET_MAX_MS].d = (double)c->slow.forget_ns / 1e6;
+    v->v[SC_RECYCLE_BATCH_MAX].u = c->slow.retired_max;
+    v->v[SC_SLOTS_TOUCHED].u = tracer_used_slots(c->t);
+    v->v[SC_CSP_PROCS].u = (uint64_t)c->csp.n;
+    v->v[SC_CSP_EVICTED].u = c->csp.evicted;
+    v->v[SC_CSP_REFUSED].u = c->csp.refused;
+    count_blind(c, v);
+}
+
+void collector_self_stats(const struct collector *c, FILE *f)
+{
     struct self_values v = {0};
-    v.v[SC_RETIRED_SITES].u = (uint64_t)c->retired.n;
-    v.v[SC_RETIRED_STACKS].u = (uint64_t)c->retired.nstacks;
-    v.v[SC_RETIRED_FRAMES_KB].u = c->retired.frames_bytes / 1024;
-    v.v[SC_RETIRED_KB].u = retired_bytes(&c->retired) / 1024;
-    v.v[SC_RETIRED_BUDGET_KB].u = c->o->recycled_budget / 1024;
-    v.v[SC_RETIRED_FOLDS].u = c->retired.folds;
-    v.v[SC_PHASES].u = (uint64_t)c->phases.n;
-    v.v[SC_HEAP_USED_KB].u = mi.uordblks / 1024;
-    v.v[SC_HEAP_FREE_KB].u = mi.fordblks / 1024;
-    v.v[SC_HEAP_MMAP_KB].u = mi.hblkhd / 1024;
-    v.v[SC_RECYCLE_GAP_MAX_MS].d = (double)c->slow.gap_ns / 1e6;
-    v.v[SC_RECYCLE_LATE].u = c->slow.late;
-    v.v[SC_RECYCLE_MAX_MS].d = (double)c->slow.recycle_ns / 1e6;
-    v.v[SC_JVM_TICK_MAX_MS].d = (double)c->slow.jvm_ns / 1e6;
-    v.v[SC_SAMPLES_MAX_MS].d = (double)c->slow.samples_ns / 1e6;
-    v.v[SC_RECYCLE_FOLD_MAX_MS].d = (double)c->slow.fold_ns / 1e6;
-    v.v[SC_RECYCLE_ENTRIES_MAX_MS].d = (double)c->slow.entries_ns / 1e6;
-    v.v[SC_RECYCLE_FORGET_MAX_MS].d = (double)c->slow.forget_ns / 1e6;
-    v.v[SC_RECYCLE_BATCH_MAX].u = c->slow.retired_max;
-    v.v[SC_SLOTS_TOUCHED].u = tracer_used_slots(c->t);
-    v.v[SC_CSP_PROCS].u = (uint64_t)c->csp.n;
-    v.v[SC_CSP_EVICTED].u = c->csp.evicted;
-    v.v[SC_CSP_REFUSED].u = c->csp.refused;
+    collector_self_values(c, &v);
     self_values_print(f, &v, SELF_COLLECTOR, NULL, NULL);
 }

@@ -152,5 +152,8 @@ void collector_free(struct collector *c);
 /* --self-stats: what the collector keeps for the run (retired sites and
  * stacks, phases) and the heap's use, one line. */
 void collector_self_stats(const struct collector *c, FILE *f);
+/* The same figures into V, for /metrics. */
+struct self_values;
+void collector_self_values(const struct collector *c, struct self_values *v);
 
 #endif

@@ -198,7 +198,13 @@ struct self_counter {
     X(CSP_EVICTED, "csp_evicted", "processes", SELF_COLLECTOR, SELF_UINT,                                     \
       "exited processes let go for new ones (their rows lose CSP)", "user/sources/csp.c")                          \
     X(CSP_REFUSED, "csp_refused", "processes", SELF_COLLECTOR, SELF_UINT,                                     \
-      "processes not followed: the table held live ones only", "user/sources/csp.c")
+      "processes not followed: the table held live ones only", "user/sources/csp.c")                               \
+    X(JAVA_STACKS_BLIND, "java_stacks_blind", "blockers", SELF_COLLECTOR, SELF_UINT,                          \
+      "Java blockers whose first stack still has its Java frames unnamed (walked before the JVM was known)",    \
+      "user/sources/collect.c")                                                                                    \
+    X(JAVA_BLIND_RETAKES, "java_blind_retakes", "stacks", SELF_COLLECTOR, SELF_UINT,                          \
+      "first stacks asked for again because they came so, by the blockers still in the table",                  \
+      "user/sources/collect.c")
 
 #define SELF_ENUM(id, ...) SC_##id,
 enum self_id { SELF_COUNTERS(SELF_ENUM) SELF_COUNT };

@@ -35,30 +35,36 @@ static long peak_rss_kb(void)
     return kb;
 }
 
-/* Each program's runs and mean run time, printed where the registry puts
- * them (after the peak RSS); their sums go in the registry's figures. */
-struct prog_totals {
-    struct tracer *t;
-    uint64_t runs, ns;
+/* Each program's runs and run time, read once: printed where the registry
+ * puts them (after the peak RSS), and summed into its figures. Two reads
+ * disagreed, the programs running on in between (bpf_runs 7 below the
+ * printed programs' sum in a CI run). */
+#define MAX_PROGRAMS 64
+struct programs {
+    int n;
+    struct {
+        const char *name;
+        uint64_t runs, ns;
+    } p[MAX_PROGRAMS];
 };
 
-static void print_program(void *ctx, const char *name, uint64_t runs, uint64_t ns)
+static void take_program(void *ctx, const char *name, uint64_t runs, uint64_t ns)
 {
-    FILE **f = ctx;
-    fprintf(*f, " %s=%" PRIu64 "x%" PRIu64 "ns", name, runs, runs ? ns / runs : 0);
-}
-
-static void sum_program(void *ctx, const char *name, uint64_t runs, uint64_t ns)
-{
-    (void)name;
-    struct prog_totals *p = ctx;
-    p->runs += runs;
-    p->ns += ns;
+    struct programs *ps = ctx;
+    if (ps->n < MAX_PROGRAMS) {
+        ps->p[ps->n].name = name;
+        ps->p[ps->n].runs = runs;
+        ps->p[ps->n].ns = ns;
+        ps->n++;
+    }
 }
 
 static void print_programs(FILE *f, void *ctx)
 {
-    bpf_stats_programs(ctx, print_program, &f);
+    const struct programs *ps = ctx;
+    for (int i = 0; i < ps->n; i++)
+        fprintf(f, " %s=%" PRIu64 "x%" PRIu64 "ns", ps->p[i].name, ps->p[i].runs,
+                ps->p[i].runs ? ps->p[i].ns / ps->p[i].runs : 0);
 }
 
 /* The upper bound of the bucket holding the 99th percentile of H's runs
@@ -85,7 +91,7 @@ static double seconds(struct timeval tv)
 
 /* The run line's figures: CPU, memory, the BPF programs' runs, the kernel
  * walks. */
-static void read_run(struct self_values *v, struct tracer *t, const struct pt_hot_counts *h,
+static void read_run(struct self_values *v, const struct programs *ps, const struct pt_hot_counts *h,
                      const struct unwind_tables_usage *u, double elapsed_s)
 {
     struct rusage ru;
@@ -95,10 +101,13 @@ static void read_run(struct self_values *v, struct tracer *t, const struct pt_ho
     v->v[SC_CPU_PCT].d = elapsed_s > 0 ? 100 * cpu / elapsed_s : 0;
     long rss = peak_rss_kb();
     v->v[SC_RSS_KB].u = rss > 0 ? (uint64_t)rss : 0;
-    struct prog_totals p = {t, 0, 0};
-    bpf_stats_programs(t, sum_program, &p);
-    v->v[SC_BPF_RUNS].u = p.runs;
-    v->v[SC_BPF_NS_PER_RUN].u = p.runs ? p.ns / p.runs : 0;
+    uint64_t runs = 0, ns = 0;
+    for (int i = 0; i < ps->n; i++) {
+        runs += ps->p[i].runs;
+        ns += ps->p[i].ns;
+    }
+    v->v[SC_BPF_RUNS].u = runs;
+    v->v[SC_BPF_NS_PER_RUN].u = runs ? ns / runs : 0;
     /* The hot programs' tails, from their own clock (two reads in one run
      * of PT_RUN_EVERY on each CPU; the means above pay a sixteenth of it). */
     v->v[SC_SWITCH_P99].u = run_p99_ns(h->run_hist[PT_TIMED_SWITCH]);
@@ -186,22 +195,41 @@ static void read_jvms(struct self_values *v, const struct jvm_tracker *jvm, cons
     v->v[SC_CODE_RANGES_LATE].u = js.code_ranges_late;
 }
 
+/* Every figure but the collector's and the per-program ones; the unwind
+ * usage too, for the caller that prints its tables. */
+static void read_all(struct self_values *v, struct programs *ps, struct unwind_tables_usage *u, struct tracer *t,
+                     const struct pt_services *sv, const struct stacks *stacks, const struct jvm_tracker *jvm,
+                     double elapsed_s)
+{
+    bpf_stats_programs(t, take_program, ps);
+    struct pt_hot_counts h;
+    tracer_hot_counts(t, &h);
+    unwind_tables_usage(sv->tables, u);
+    struct bpf_counters bc;
+    bpf_stats_counters(t, &bc);
+    read_run(v, ps, &h, u, elapsed_s);
+    read_memory(v, t, sv, stacks, u);
+    read_drops(v, t, stacks, &h, &bc);
+    read_jvms(v, jvm, &bc);
+}
+
+void selfstats_read(struct self_values *v, struct tracer *t, const struct pt_services *sv,
+                    const struct stacks *stacks, const struct jvm_tracker *jvm, double elapsed_s)
+{
+    struct unwind_tables_usage u;
+    struct programs ps = {0};
+    read_all(v, &ps, &u, t, sv, stacks, jvm, elapsed_s);
+}
+
 void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct stacks *stacks,
                      const struct jvm_tracker *jvm, double elapsed_s)
 {
     struct self_values v = {0};
-    struct pt_hot_counts h;
-    tracer_hot_counts(t, &h);
     struct unwind_tables_usage u;
-    unwind_tables_usage(sv->tables, &u);
-    struct bpf_counters bc;
-    bpf_stats_counters(t, &bc);
-    read_run(&v, t, &h, &u, elapsed_s);
-    read_memory(&v, t, sv, stacks, &u);
-    read_drops(&v, t, stacks, &h, &bc);
-    read_jvms(&v, jvm, &bc);
+    struct programs ps = {0};
+    read_all(&v, &ps, &u, t, sv, stacks, jvm, elapsed_s);
     for (enum self_line line = SELF_RUN; line < SELF_COLLECTOR; line++)
-        self_values_print(f, &v, line, print_programs, t);
+        self_values_print(f, &v, line, print_programs, &ps);
     if (u.binaries)
         unwind_tables_print(sv->tables, f);
 }

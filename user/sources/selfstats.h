@@ -19,4 +19,10 @@ struct jvm_tracker;
 void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct stacks *stacks,
                      const struct jvm_tracker *jvm, double elapsed_s);
 
+/* The same figures into V (the collector's line apart: collector_self_values),
+ * for /metrics. */
+struct self_values;
+void selfstats_read(struct self_values *v, struct tracer *t, const struct pt_services *sv,
+                    const struct stacks *stacks, const struct jvm_tracker *jvm, double elapsed_s);
+
 #endif

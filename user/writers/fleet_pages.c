@@ -41,9 +41,9 @@ static int render(struct fleet_snapshot *s, enum fleet_page page, const struct p
     return rc;
 }
 
-int fleet_pages_render(struct fleet_snapshot *s, const struct pt_model *m)
+int fleet_pages_render(struct fleet_snapshot *s, const struct pt_model *m, const struct self_values *self)
 {
-    struct pt_write_opts metrics = {0}, mutex = {.locks_only = true, .since_start = true},
+    struct pt_write_opts metrics = {.self = self}, mutex = {.locks_only = true, .since_start = true},
                          block = {.since_start = true};
     self_cost(&metrics);
     int rc = render(s, FLEET_METRICS, m, write_metrics, &metrics);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sanitize.h"
+#include "self_counters.h"
 #include "writer.h"
 
 #define METRICS_CLASSES 8
@@ -172,6 +173,60 @@ static void put_head(FILE *f, const char *name, const char *type, const char *he
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A figure's unit as Prometheus names them (base units: bytes, seconds, ratios):
+ * the name's unit word replaced, and the factor to the base unit. */
+static const struct {
+    const char *unit, *word, *base;
+    double factor;
+} base_units[] = {
+    {"KiB", "kb", "bytes", 1024.0},
+    {"ms", "ms", "seconds", 1e-3},
+    {"ns", "ns", "seconds", 1e-9},
+    {"s", "s", "seconds", 1.0},
+    {"%", "pct", "ratio", 0.01},
+};
+
+/* parktrace_self_NAME with its unit word in base units ("rss_kb" gives
+ * parktrace_self_rss_bytes), and the factor its value takes. */
+static double self_metric_name(const struct self_counter *c, char *out, size_t len)
+{
+    int u = -1;
+    for (size_t i = 0; i < sizeof(base_units) / sizeof(base_units[0]); i++)
+        if (strcmp(c->unit, base_units[i].unit) == 0)
+            u = (int)i;
+    size_t n = (size_t)snprintf(out, len, "parktrace_self");
+    const char *w = c->name;
+    while (*w && n < len) {
+        size_t k = strcspn(w, "_");
+        bool unit_word = u >= 0 && k == strlen(base_units[u].word) && strncmp(w, base_units[u].word, k) == 0;
+        n += (size_t)snprintf(out + n, len - n, "_%.*s", unit_word ? (int)strlen(base_units[u].base) : (int)k,
+                              unit_word ? base_units[u].base : w);
+        w += k + (w[k] == '_');
+    }
+    return u >= 0 ? base_units[u].factor : 1.0;
+}
+
+/* The --self-stats figures, one gauge each, named and explained by the
+ * registry. The kernel counts BPF runs only while its statistics are on
+ * (--self-stats): without them bpf_runs and its mean are left out. */
+static void put_self(FILE *f, const struct self_values *v)
+{
+    for (int i = 0; i < SELF_COUNT; i++) {
+        const struct self_counter *c = &self_counters[i];
+        if (c->format == SELF_PROGRAMS ||
+            ((i == SC_BPF_RUNS || i == SC_BPF_NS_PER_RUN) && !v->v[SC_BPF_RUNS].u))
+            continue;
+        char name[128], help[320];
+        double factor = self_metric_name(c, name, sizeof(name));
+        snprintf(help, sizeof(help), "%s.", c->help);
+        put_head(f, name, "gauge", help);
+        double value = c->format == SELF_INT                                  ? (double)v->v[i].i
+                       : c->format == SELF_FIXED1 || c->format == SELF_FIXED3 ? v->v[i].d
+                                                                              : (double)v->v[i].u;
+        fprintf(f, "%s %.9g\n", name, value * factor);
+    }
+}
+
 int write_metrics(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
 {
     int n = 0;
@@ -226,5 +281,7 @@ int write_metrics(FILE *f, const struct pt_model *m, const struct pt_write_opts 
     fprintf(f, "process_cpu_seconds_total %.6f\n", o->self_cpu_s);
     put_head(f, "process_resident_memory_bytes", "gauge", "parktrace's own resident memory, in bytes.");
     fprintf(f, "process_resident_memory_bytes %" PRIu64 "\n", o->self_rss);
+    if (o->self)
+        put_self(f, o->self);
     return writer_flush(f);
 }

@@ -20,6 +20,8 @@
 #include <string.h>
 #include "model.h"
 
+struct self_values;
+
 struct pt_write_opts {
     bool count_value;   /* collapsed: number of waits, not microseconds (--collapsed-value count) */
     bool waker;         /* collapsed: waiter and waker stacks (--waker) */
@@ -27,6 +29,7 @@ struct pt_write_opts {
     bool since_start;   /* pprof: the stacks of a model that is not the final one, cumulative since start */
     double self_cpu_s;  /* metrics: parktrace's own CPU time */
     uint64_t self_rss;  /* metrics: and resident memory */
+    const struct self_values *self;   /* metrics: the --self-stats figures (self_counters.h), or NULL */
 };
 
 int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
