@@ -363,8 +363,11 @@ static void live_row(struct collector *c, struct pt_model *r, uint32_t k, bool i
     collector_resolve(c, i);
     note_join(c, b, i, &top[i]);
     /* Every wait is its process's, and every wait-role wait idle time
-     * of it, printed or not. */
-    add_to_process(sums, b->pid, b->cls.wait, row->fig.thread_time_ns);
+     * of it, printed or not; a futex shared by processes is no one
+     * process's (its row's pid is the first waiter's, and the others'
+     * waits charged to that process made it wait longer than it lived). */
+    if (!(c->t->slots[i].key.kind & PT_KEY_SHARED))
+        add_to_process(sums, b->pid, b->cls.wait, row->fig.thread_time_ns);
     if (cur->parks < c->o->print_threshold) {
         row->objects = 1;
         rest_add(&r->totals.rest, row);
