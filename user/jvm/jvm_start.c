@@ -208,6 +208,7 @@ bool jvm_tracker_start(struct jvm_tracker *jt, int pid, bool last_chance)
     }
     struct tracked *t = jvm_tracker_slot_for(jt, ps.euid);
     *t = (struct tracked){.pid = pid, .uid = ps.euid, .useful_ns = monotonic_ns(), .j = *j, .l = *l};
+    jvm_tids_open(&t->ids, pid, ps.nspid != pid);
     struct pt_jvm_layout kl = kernel_layout(t, size, osthread, os_tid);
     jvm_frames_open(&t->frames, &t->j, &t->l);
     t->frames.perf_paused_until = &jt->perfmap_paused_until;

@@ -60,6 +60,7 @@ void jvm_tracker_untrack(struct jvm_tracker *jt, struct tracked *t)
     jvm_frames_close(&t->frames);
     jvm_close(&t->j);
     free(t->tids);
+    jvm_tids_close(&t->ids);
     jvm_classes_free(t->classes);
     memset(t, 0, sizeof(*t));
     t->uid = (uid_t)-1;   /* nobody's: reused first */
@@ -146,6 +147,10 @@ void jvm_tracker_refresh(struct jvm_tracker *jt, struct tracked *t)
         t->live = false;
         jvm_maps_drop_layout(jt->tr, t->pid);
     }
+    /* Host ids, threads of this process only: a container's JVM lists its
+     * own namespace's ids (its parks stayed futex waits), and a list read
+     * from a process's memory may name any thread. */
+    n = jvm_tids_to_host(&t->ids, tids, threads, n, t->tids, t->ntids);
     int room = thread_room(jt, t);
     if (n > room) {
         jt->stats.threads_refused += (uint64_t)(n - room);

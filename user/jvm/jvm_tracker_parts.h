@@ -11,6 +11,7 @@
 #include "jvm_classes.h"
 #include "jvm_frames.h"
 #include "jvm_objects.h"
+#include "jvm_tids.h"
 #include "jvm_tracker.h"
 #include "jvm_vmstructs.h"
 
@@ -40,8 +41,9 @@ struct tracked {
     struct jvm j;
     struct jvm_layout l;
     struct jvm_frames frames;
-    int *tids;            /* sorted */
+    int *tids;            /* sorted, as the host numbers them */
     int ntids;
+    struct jvm_tids ids;  /* its list's thread ids (a container's) to the host's */
     uint64_t pid_checked_ns;   /* not live: when its pid was last seen not reused */
     struct jvm_classes *classes;   /* its blockers' class names, by klass */
 };
