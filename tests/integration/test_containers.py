@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Issue 41: JVMs in containers. A JVM run in its own PID and mount
-namespaces (unshare), traced from the host with -p HOSTPID, gets its parks
-charged to their classes as the same JVM outside them does: its thread
-list holds its namespace's thread ids, which the host does not use."""
+namespaces (unshare), and in its own root with its JDK at a path the host
+does not have, traced from the host with -p HOSTPID, gets its parks charged
+to their classes as the same JVM outside them does: its thread list holds
+its namespace's thread ids, which the host does not use."""
 import json
 import os
+import shutil
 import subprocess
-import time
+import tempfile
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
@@ -21,11 +23,47 @@ def child_of(pid, timeout=10):
     return int(found[0])
 
 
-def start_timed_parks(seconds, in_namespaces):
+JDK = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("java"))))
+
+# A container's root, made inside new mount and PID namespaces: the host's
+# system directories bound in, the JDK bound at /opt/jdk (a path the host
+# does not have, as in any image), the classes at /app, its own /tmp and
+# /proc; then the JVM runs there, its root pivoted, as the namespace's pid 1.
+CONTAINER = r"""
+set -e
+R=$1
+mount -t tmpfs tmpfs "$R"
+mkdir -p "$R/usr" "$R/etc" "$R/dev" "$R/proc" "$R/tmp" "$R/opt/jdk" "$R/app"
+for d in lib lib32 lib64 libx32 bin sbin; do
+    if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$R/$d";
+    elif [ -d "/$d" ]; then mkdir "$R/$d"; mount --rbind "/$d" "$R/$d"; fi
+done
+for d in usr etc dev; do mount --rbind "/$d" "$R/$d"; done
+mount --bind "$2" "$R/opt/jdk"
+mount --bind "$3" "$R/app"
+mount -t proc proc "$R/proc"
+mount -t tmpfs tmpfs "$R/tmp"
+shift 3
+# pivot_root, as container runtimes do: the host then reads the JVM's
+# mappings by the container's paths (/opt/jdk/...), which it does not have.
+mkdir "$R/.old"
+cd "$R"
+pivot_root . .old
+umount -l /.old
+exec /opt/jdk/bin/java -Xmx64m -cp /app "$@"
+"""
+
+
+def start_timed_parks(seconds, in_namespaces, own_root=False):
     """TimedParks run for SECONDS, in new PID and mount namespaces (unshare)
-    or not: (the process, the JVM's host pid), once its four threads park."""
+    or not, and then in a container's own root (OWN_ROOT) or not: (the
+    process, the JVM's host pid), once its four threads park."""
     cmd = ["java", "-Xmx64m", "-cp", JAVA_CP, "TimedParks", str(seconds)]
-    if in_namespaces:
+    if own_root:
+        root = tempfile.mkdtemp(prefix="pt-ctr-", dir=TMP)
+        cmd = ["unshare", "--pid", "--fork", "--mount", "--propagation", "private", "sh", "-c", CONTAINER, "sh",
+               root, JDK, JAVA_CP, "TimedParks", str(seconds)]
+    elif in_namespaces:
         cmd = ["unshare", "--pid", "--fork", "--mount", "--mount-proc", *cmd]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     jvm = child_of(p.pid) if in_namespaces else p.pid
@@ -37,10 +75,10 @@ def start_timed_parks(seconds, in_namespaces):
     return p, jvm
 
 
-def traced(in_namespaces):
+def traced(in_namespaces, own_root=False):
     """parktrace -p attached to a running TimedParks for 2 s: its rows of the
     JVM, the JVM's nspid status line, and its own report."""
-    p, jvm = start_timed_parks(5, in_namespaces)
+    p, jvm = start_timed_parks(5, in_namespaces, own_root)
     try:
         nspid = [l for l in open(f"/proc/{jvm}/status") if l.startswith("NSpid:")][0].split()[1:]
         r = run_pt(["-p", str(jvm), "-d", "2", "-f", "json", "--top", "0"], timeout=60)
@@ -58,6 +96,20 @@ def parker_futex_parks(rows):
                any(f.startswith(("Parker::park", "Unsafe_Park")) for f in b["first_stack"]))
 
 
+def held_like_outside(rows, nspid, inside, where):
+    """Checks one traced TimedParks's rows as those of a JVM outside any
+    namespace would be: its gate parks."""
+    check(len(nspid) == (2 if inside else 1), f"{where}: NSpid {nspid}")
+    gate = [b for b in rows if b["kind"] == "jvm-park" and b["class"] == GATE]
+    check(gate, f"{where}: no {GATE} row among {sorted({(b['kind'], b['class']) for b in rows})}")
+    parks = sum(b["parks"] for b in gate)
+    avg = sum(b["thread_time_ns"] for b in gate) / parks
+    check(0.9e6 <= avg <= 1.6e6, f"{where}: {GATE}'s parks average {avg:.0f} ns, the workload's 1 ms")
+    stray = parker_futex_parks(rows)
+    check(stray <= 0.02 * parks, f"{where}: {stray} parks left futex waits on a parker, {parks} on {GATE}")
+    return parks
+
+
 @test
 def a_jvm_in_its_own_pid_namespace_is_a_jvm():
     # The same JVM inside and outside new PID and mount namespaces, each
@@ -67,17 +119,21 @@ def a_jvm_in_its_own_pid_namespace_is_a_jvm():
     for inside in (False, True):
         rows, nspid, wl = traced(inside)
         where = "in its namespaces" if inside else "outside"
-        check(len(nspid) == (2 if inside else 1), f"{where}: NSpid {nspid}")
-        gate = [b for b in rows if b["kind"] == "jvm-park" and b["class"] == GATE]
-        check(gate, f"{where}: no {GATE} row among {sorted({(b['kind'], b['class']) for b in rows})}")
-        parks = sum(b["parks"] for b in gate)
-        avg = sum(b["thread_time_ns"] for b in gate) / parks
-        check(0.9e6 <= avg <= 1.6e6, f"{where}: {GATE}'s parks average {avg:.0f} ns, the workload's 1 ms")
-        stray = parker_futex_parks(rows)
-        check(stray <= 0.02 * parks, f"{where}: {stray} parks left futex waits on a parker, {parks} on {GATE}")
-        got[inside] = parks
+        got[inside] = held_like_outside(rows, nspid, inside, where)
     # 2 s of two threads parking 1 ms at a time, attached alike: alike.
     within(got[True], got[False], 0.15, f"{GATE} parks in namespaces", "outside them")
+
+
+@test
+def a_jvm_in_its_own_root_with_its_jdk_elsewhere_is_a_jvm():
+    # As in a container image: the JDK at /opt/jdk, a path the host does
+    # not have, its own /tmp, its root pivoted. Its parks are charged to their
+    # class and its Java frames named, traced by host pid.
+    rows, nspid, wl = traced(True, own_root=True)
+    held_like_outside(rows, nspid, True, "in its own root")
+    gate = [b for b in rows if b["kind"] == "jvm-park" and b["class"] == GATE]
+    check(any(f.startswith("TimedParks") for b in gate for f in b["first_stack"]),
+          f"in its own root: no TimedParks frame in {[b['first_stack'][:8] for b in gate]}")
 
 
 if __name__ == "__main__":
