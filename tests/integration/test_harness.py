@@ -13,6 +13,7 @@ from harness import *  # noqa: F401,F403,E402
 LEDGER_TEXT = """# a comment
 gap: sample_gap
 test: test_harness.py known_gap_follows_the_ledger
+  test_futex.py some_test
 covers: a condition
   over two lines
 cap: 3 waits
@@ -39,7 +40,8 @@ def known_gap_follows_the_ledger():
     harness.LEDGER = harness.read_ledger(path)
     try:
         g = harness.LEDGER["sample_gap"]
-        check(g["covers"] == "a condition over two lines" and g["cap"] == 3 and g["unit"] == "waits",
+        check(g["covers"] == "a condition over two lines" and g["cap"] == 3 and g["unit"] == "waits" and
+              g["where"] == [("test_harness.py", "known_gap_follows_the_ledger"), ("test_futex.py", "some_test")],
               f"the entry read back wrong: {g}")
         check(outcome("sample_gap", 3) == "gap", "a listed gap within its cap did not end as a gap")
         check(outcome("sample_gap", 4).startswith("fail: known gap sample_gap past its cap"),
@@ -60,13 +62,14 @@ def known_gap_follows_the_ledger():
 def the_ledger_names_real_tests():
     # Each entry's tests exist in its file, so no entry is dead text.
     for name, g in harness.LEDGER.items():
-        path = os.path.join(ROOT, "tests", "integration", g["file"])
-        check(os.path.exists(path), f"{name}: no file {g['file']}")
-        src = open(path).read()
-        for t in g["tests"]:
+        check(g["where"] and all(f for f, _ in g["where"]), f"{name}: a test named before its file")
+        for file, t in g["where"]:
+            path = os.path.join(ROOT, "tests", "integration", file)
+            check(os.path.exists(path), f"{name}: no file {file}")
+            src = open(path).read()
             server, _, what = t.partition("_")
             check(f"def {t}(" in src or f'"{t.split("_", 1)[1]}")' in src or f'make({what}' in src,
-                  f"{name}: {g['file']} has no test {t}")
+                  f"{name}: {file} has no test {t}")
         check(g["cap"] > 0 and g["covers"] and g["closes"], f"{name}: an entry without cap, condition or end")
 
 
