@@ -60,7 +60,11 @@ def churn_by_class_keeps_every_wait():
         # out is lost is not seen at all. Seen once in 60 000.
         known_gap("missed_switch_out_uncounted", f"{rows[0]['parks']} parks for {wl['blocked']} blocked lock() calls",
                   short)
-    check(rows[0]["parks"] >= wl["blocked"], f"{rows[0]['parks']} parks for {wl['blocked']} blocked lock() calls")
+    # Once under load 635 of 58 636 were short: the message says where they went.
+    others = [(b["class"], b["parks"], b["first_stack"][:4]) for b in final["blockers"]
+              if b["pid"] == wl["pid"] and b["class"] != "pthread_mutex"]
+    check(rows[0]["parks"] >= wl["blocked"], f"{rows[0]['parks']} parks for {wl['blocked']} blocked lock() calls; "
+          f"the process's other rows (class, parks, stack): {others}")
 
 
 @test
