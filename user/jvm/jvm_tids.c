@@ -91,7 +91,7 @@ static void rescan(struct jvm_tids *m)
     qsort(next, (size_t)n, sizeof(*next), by_ns);
     free(m->v);
     m->v = next;
-    m->n = m->cap = n;
+    m->n = n;
 }
 
 static int host_of(const struct jvm_tids *m, int ns)

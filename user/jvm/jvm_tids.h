@@ -15,7 +15,7 @@ struct jvm_tids {
     int pid;
     bool in_ns;              /* its pid namespace is not parktrace's */
     struct tid_pair *v;      /* sorted by ns id */
-    int n, cap;
+    int n;
     uint64_t rescans;        /* times its task list was read again */
 };
 
