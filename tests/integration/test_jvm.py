@@ -182,7 +182,14 @@ def jvms_one_after_another_reuse_the_jvm_table():
     for b in jvm_rows(final):
         if b["class"] == "TimedParks$Gate":
             gate[b["pid"]] = gate.get(b["pid"], 0) + b["parks"]
-    check(len(gate) == runs, f"TimedParks$Gate rows of {len(gate)} JVMs (want {runs}): {gate}")
+    if len(gate) != runs:
+        # Which JVM was lost, and what its parks became instead.
+        lost = [w for w in own if w["pid"] not in gate]
+        theirs = {w["pid"]: [(b["kind"], b.get("class"), b["parks"])
+                             for b in final["blockers"] if b.get("pid") == w["pid"]] for w in lost}
+        figures = " ".join(l for l in p.stderr.split() if l.startswith(("jvm", "candidates")))
+        check(False, f"TimedParks$Gate rows of {len(gate)} JVMs (want {runs}): {gate}; lost "
+                     f"{[(w['pid'], w['gate_parks']) for w in lost]}, their rows {theirs}; {figures}")
     for w in own:
         # Half at least: a JVM's first parks go by before it is found, a
         # larger share of a one-second run (system_wide_finds_a_jvm_started_later
