@@ -114,8 +114,9 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
  * second's worth. While more than half of that is left every wait's stack
  * is taken; below that, one wait in 1/odds, with odds that fall with what
  * is left, down to 1/64; none once the budget is a second's worth in debt.
- * No workload can drive the stacks' cost above the budget for longer than
- * a second.
+ * No workload can drive the sampled stacks' cost above the budget for
+ * longer than a second. A new blocker's naming stack is taken even in debt
+ * (budget_sample): its cost follows the rate of new blockers.
  *
  * Which waits: each thread counts down a gap drawn at random when it last
  * took a stack (budget_sample), geometric with odds 1/m (geometric_gap), so
@@ -245,8 +246,14 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
     *bp = b;
     if (!b)
         return PT_ODDS_ONE;
+    /* A blocker's naming stack is never refused: it gives the blocker its
+     * class, which a budget that chooses how many stacks are taken must
+     * not change (churned one-wait mutexes, 12 000 new ones a second, went
+     * into debt and up to half of them read `futex`). It is charged, and
+     * the other stacks give way; its cost follows the new blockers', each
+     * of which makes a slot anyway. */
     if (naming)
-        return budget_spent(b) ? 0 : PT_ODDS_ONE;
+        return PT_ODDS_ONE;
     if (g->drawn) {
         struct pt_hot_counts *h = hot();
         if (h) {

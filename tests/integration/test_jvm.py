@@ -441,7 +441,11 @@ def kinds_jvm_monitor_and_jvm_wait_select_their_rows():
                 within(b["thread_time_ns"], hold["entry_ns"], 0.03, f"{hold['preset_ms']} ms monitor thread time")
         else:
             waits = [b for b in final["blockers"] if b["class"] == "SyncLocks$Queue"]
-            check(len(waits) == 1 and wl["waits"] - 1 <= waits[0]["parks"] <= wl["waits"],
+            # One more now and then: a notified waiter that finds the
+            # monitor held sleeps again to take it back, still inside
+            # wait() (bpf/jvm.bpf.h, monitor_key), a second park of its
+            # call (a CI run: 99 for 98 calls).
+            check(len(waits) == 1 and wl["waits"] - 1 <= waits[0]["parks"] <= wl["waits"] * 1.03 + 1,
                   f"--kinds jvm-wait: {[b['parks'] for b in waits]} waits for {wl['waits']} Object.wait calls")
 
 
