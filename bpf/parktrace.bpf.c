@@ -32,6 +32,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the loader before load. */
 const volatile bool filter_tgids = false;
+const volatile __u32 cgroup_filters = 0;      /* --cgroup paths in cgroup_filter */
 const volatile __u32 self_tgid = 0;
 const volatile __u64 threshold = 0;
 const volatile __u32 max_slots = 1;

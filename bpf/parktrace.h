@@ -36,6 +36,7 @@ struct pt_hot_counts {
 #define PT_STACK_SAMPLE 8192    /* bytes of user stack copied once per (process, stack) */
 #define PT_STACK_CHUNK 512
 #define PT_MAX_FRAMES 127
+#define PT_MAX_CGROUPS 8      /* --cgroup paths, each a cgroup_filter entry */
 #define PT_MAX_SAMPLES 2048   /* stack copies waiting for user space (samples) */
 
 enum pt_kind {

@@ -119,6 +119,25 @@ struct {
     __type(value, __u8);
 } traced SEC(".maps");
 
+/* --cgroup: the cgroups to trace, each with its descendants (cgroup v2
+ * directories, as descriptors). */
+struct {
+    __uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+    __uint(max_entries, PT_MAX_CGROUPS);
+    __type(key, __u32);
+    __type(value, __u32);
+} cgroup_filter SEC(".maps");
+
+/* Whether the current task is in one of the --cgroup cgroups or below:
+ * the kernel's ancestor check, so a cgroup made after the start is in. */
+static __always_inline bool current_in_cgroups(void)
+{
+    for (__u32 i = 0; i < PT_MAX_CGROUPS && i < cgroup_filters; i++)
+        if (bpf_current_task_under_cgroup(&cgroup_filter, i) == 1)
+            return true;
+    return false;
+}
+
 static __always_inline void count_drop(int which)
 {
     __sync_fetch_and_add(&drops[which], 1);
@@ -127,6 +146,9 @@ static __always_inline void count_drop(int which)
 static __always_inline bool tgid_traced(__u32 tgid)
 {
     if (tgid == self_tgid)
+        return false;
+    /* Every caller asks about the current task's own process. */
+    if (cgroup_filters && !current_in_cgroups())
         return false;
     if (!filter_tgids)
         return true;

@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,10 +20,12 @@ enum {
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
     OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT, OPT_UNWIND, OPT_UNWIND_CACHE,
     OPT_SHOW_IDLE, OPT_PPROF, OPT_LISTEN, OPT_LISTEN_TOKEN, OPT_STACKS, OPT_STACK_BUDGET, OPT_RECYCLED_BUDGET,
+    OPT_CGROUP,
 };
 
 static const struct option long_opts[] = {
     {"pid", required_argument, 0, 'p'},
+    {"cgroup", required_argument, 0, OPT_CGROUP},
     {"interval", required_argument, 0, 'i'},
     {"duration", required_argument, 0, 'd'},
     {"format", required_argument, 0, 'f'},
@@ -59,6 +62,9 @@ static void options_usage(FILE *f)
 {
     fputs("usage: parktrace [OPTIONS] [-- COMMAND [ARG...]]\n"
           "  -p, --pid PID[,PID...]     trace only these processes (default: whole system)\n"
+          "      --cgroup PATH[,PATH...]\n"
+          "                             trace only the processes in these cgroup v2 paths and below\n"
+          "                             (/system.slice/postgresql.service), filtered in the kernel\n"
           "  -i, --interval DUR         report every DUR (1s, 250ms, 2m); live view on a terminal\n"
           "  -d, --duration DUR         stop after DUR\n"
           "  -f, --format text|json     report format (json: one object per line)\n"
@@ -73,7 +79,8 @@ static void options_usage(FILE *f)
           "                             the token in FILE (mode 0600); without it, loopback only\n"
           "                             and no /debug/pprof (stacks are private)\n"
           "      --kinds LIST           futex,jvm-park,jvm-monitor,jvm-wait (default: all)\n"
-          "      --by object|class|site group rows (default: object)\n"
+          "      --by object|class|site|cgroup\n"
+          "                             group rows (default: object)\n"
           "      --top N                rows per report (default 20, 0 = all)\n"
           "      --show-idle            rank idle housekeeping (service threads, pool workers\n"
           "                             waiting for work) in place, not after the contention\n"
@@ -152,6 +159,42 @@ static int parse_pids(const char *arg, struct pt_options *o)
     return rc;
 }
 
+/* "PATH[,PATH...]": cgroup v2 paths as /proc/PID/cgroup writes them,
+ * absolute, with no "." or ".." step (a path must stay under the
+ * hierarchy's root). */
+static bool cgroup_path_ok(const char *path)
+{
+    if (path[0] != '/')
+        return false;
+    for (const char *s = path + 1; *s;) {
+        size_t n = strcspn(s, "/");
+        if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+            return false;
+        s += n + (s[n] == '/');
+    }
+    return true;
+}
+
+static int parse_cgroups(const char *arg, struct pt_options *o)
+{
+    char *copy = strdup(arg), *rest = copy;
+    int rc = copy ? 0 : fail("out of memory reading --cgroup %s", arg);
+    while (rest && !rc) {
+        char *tok = strsep(&rest, ",");
+        if (!cgroup_path_ok(tok))
+            rc = fail("invalid --cgroup path '%s' (an absolute cgroup v2 path such as /system.slice/x.service, "
+                      "no . or .. steps)", tok);
+        else if (strlen(tok) >= PT_CGROUP_ARG_MAX)
+            rc = fail("--cgroup path too long (at most 1023 bytes): %.60s...", tok);
+        else if (o->ncgroups == PT_MAX_CGROUPS)
+            rc = fail("too many cgroups (at most 8): %s", arg);
+        else
+            snprintf(o->cgroups[o->ncgroups++], PT_CGROUP_ARG_MAX, "%s", tok);
+    }
+    free(copy);
+    return rc;
+}
+
 /* A file to write: "-" is standard output; any other value that starts
  * with '-' is an option taken as the file by mistake ("-o -- cmd"). */
 static int parse_output(const char *name, const char *arg, const char **path)
@@ -223,11 +266,11 @@ static int parse_duration_opt(const char *name, const char *arg, uint64_t *ns)
 static const struct choice_option {
     int opt;
     const char *label;       /* as the error names it */
-    const char *words[4];    /* NULL after the last */
+    const char *words[5];    /* NULL after the last */
 } choice_options[] = {
     {'f', "format", {"text", "json"}},
     {OPT_COLLAPSED_VALUE, "--collapsed-value", {"time", "count"}},
-    {OPT_BY, "--by", {"object", "class", "site"}},
+    {OPT_BY, "--by", {"object", "class", "site", "cgroup"}},
     {OPT_SORT, "--sort", {"time", "csp"}},
     {OPT_PROBES, "--probes", {"sched", "syscalls", "uprobes"}},
     {OPT_UNWIND, "--unwind", {"cfi", "copy"}},
@@ -322,6 +365,7 @@ static int parse_other(int opt, char *arg, char **argv, struct pt_options *o)
     char name[64];
     switch (opt) {
     case 'p': return parse_pids(arg, o);
+    case OPT_CGROUP: return parse_cgroups(arg, o);
     case 'i': return parse_duration_opt("interval", arg, &o->interval_ns);
     case 'd': return parse_duration_opt("duration", arg, &o->duration_ns);
     case 'o': return parse_output("-o", arg, &o->output);

@@ -343,6 +343,10 @@ def invariants(r):
               f"{b['parked_now']} parked at the end, peak {b['peak_parked']}, longest {b['max_park_ns']}, "
               f"{b['objects']} objects)")
         check(b["objects"] >= 1, f"{row}: {b['objects']} objects")
+        # Every row knows where its process lives (issue 41): a cgroup path
+        # (null only when unknown), and a container id or null.
+        check("cgroup" in b and "container" in b and (b["cgroup"] is None or b["cgroup"].startswith("/")),
+              f"{row}: cgroup {b.get('cgroup', 'missing')!r}, container {b.get('container', 'missing')!r}")
         if r["type"] != "interval":
             check(b["wakeups"] + b["timeouts"] <= b["parks"], f"{row}: {b['wakeups']} wakeups and "
                   f"{b['timeouts']} timeouts of {b['parks']} parks")
@@ -358,6 +362,7 @@ def invariants(r):
     waited = 0
     for p in r["processes"]:
         proc = f"{what}: process {p['pid']} ({p['comm']})"
+        check("cgroup" in p and "container" in p, f"{proc}: no cgroup or container field")
         check(p["working_ns"] + p["idle_ns"] == p["lived_ns"], f"{proc}: working {p['working_ns']} + idle "
               f"{p['idle_ns']} is not its threads' life {p['lived_ns']}")
         # The wait times and the lives are read at one instant but not

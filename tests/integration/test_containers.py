@@ -107,6 +107,10 @@ def held_like_outside(rows, nspid, inside, where):
     check(0.9e6 <= avg <= 1.6e6, f"{where}: {GATE}'s parks average {avg:.0f} ns, the workload's 1 ms")
     stray = parker_futex_parks(rows)
     check(stray <= 0.02 * parks, f"{where}: {stray} parks left futex waits on a parker, {parks} on {GATE}")
+    # Its pid as it sees it, in another pid namespace only (cli.md, "Containers").
+    want = int(nspid[-1]) if inside else None
+    odd = {(b["kind"], b["class"], b.get("ns_pid")) for b in rows if b.get("ns_pid") != want}
+    check(not odd, f"{where}: rows whose ns_pid is not {want}: {sorted(odd, key=str)[:6]}")
     return parks
 
 
@@ -152,6 +156,42 @@ def system_wide_finds_a_jvm_started_later_in_its_own_root():
     gate = sum(b["parks"] for b in rows if b["kind"] == "jvm-park" and b["class"] == GATE)
     check(gate >= 0.85 * wl["gate_parks"], f"{gate} of {wl['gate_parks']} parks seen as {GATE}'s, rows "
           f"{sorted({(b['kind'], b['class']) for b in rows})}")
+
+
+@test
+def a_jvm_in_its_own_user_namespace_has_its_compiled_frames_named():
+    """A rootless container: nobody's JVM in its own user, PID and mount
+    namespaces, root inside them mapped to nobody outside. Its attach
+    listener takes a peer with its own ids or root as it sees them, and
+    root outside is neither there: before issue 41 its JIT-compiled frames
+    read [jit-compiled]. parktrace now connects from inside its user
+    namespace, as its root: its compiled frames are named from the perf
+    map the attach turns on, its parks charged to their classes."""
+    cwd = nobody_dir("pt-userns-")
+    folded = os.path.join(TMP, "userns-jvm.folded")
+    p = subprocess.Popen(AS_NOBODY + ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount",
+                                      "--mount-proc", "java", "-Xmx64m", "-XX:+PreserveFramePointer", "-cp", JAVA_CP,
+                                      "PingPong", "-s", "30"],
+                         cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        jvm = child_of(p.pid)
+        wait_mapped(jvm, "/libjvm.so")
+        check(open(f"/proc/{jvm}/uid_map").read().split()[:2] == ["0", str(NOBODY)],
+              f"the JVM's user namespace maps root to {open(f'/proc/{jvm}/uid_map').read().strip()}")
+        r = run_pt(["-p", str(jvm), "-d", "6s", "-f", "json", "--kinds", "jvm-park", "--collapsed", folded],
+                   timeout=120)
+    finally:
+        p.kill()
+        err = p.communicate(timeout=30)[1]
+    check(r.returncode == 0, f"parktrace exit {r.returncode}: {r.stderr.strip()[-300:]}; the JVM said {err[-300:]}")
+    check("perf map" not in r.stderr and "attach" not in r.stderr, f"parktrace: {r.stderr.strip()[-300:]}")
+    final = final_of(json_reports(r.stdout))
+    classes = {b["class"] for b in final["blockers"] if b["pid"] == jvm and b["parks"] > 0}
+    check(classes and all(not c.startswith("<") or c == "<no blocker>" for c in classes),
+          f"the JVM's parks by class: {sorted(classes)}")
+    stacks = open(folded).read()
+    check("PingPong.lambda$main$" in stacks and "[jit-compiled]" not in stacks,
+          f"compiled Java frames unnamed: {stacks[:400]}")
 
 
 if __name__ == "__main__":

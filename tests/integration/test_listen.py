@@ -21,7 +21,7 @@ from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 GO = "/usr/bin/go"
 SAMPLE = re.compile(r"^\s+(\d+)\s+(\d+):((?:\s+\d+)*)\s*$")
 LABEL = re.compile(r"(\w+):\[([^\]]*)\]")
-SERIES = re.compile(r'^(\w+)\{comm="([^"]*)",kind="([^"]*)",class="([^"]*)",role="(lock|wait)"\} (\S+)$')
+SERIES = re.compile(r'^(\w+)\{comm="([^"]*)",container="[^"]*",kind="([^"]*)",class="([^"]*)",role="(lock|wait)"\} (\S+)$')
 
 
 def answers(url):

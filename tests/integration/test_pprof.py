@@ -67,7 +67,8 @@ def pprof_totals_match_json_and_workload():
     types = r.stdout.split("Samples:", 1)[1].splitlines()[1].split()
     check(types == ["contentions/count", "delay/nanoseconds"], f"sample types {types}")
     for s in samples:
-        check(set(s[3]) == {"kind", "class", "role", "blocker", "comm", "pid"}, f"labels {s[3]}")
+        # The workload runs in no container: its cgroup, and no container label.
+        check(set(s[3]) == {"kind", "class", "role", "blocker", "comm", "pid", "cgroup"}, f"labels {s[3]}")
         check(s[0] > 0 and s[2] >= 2, f"empty sample {s}")
     mine = [b for b in final["blockers"] if b["pid"] == wl["pid"]]
     # Totals: every completed wait, as the collapsed output counts them.

@@ -60,5 +60,11 @@ int main(void)
     path_from("no systemd or v2 line", "10:memory:/x\n", NULL);
     path_from("a relative path", "0::relative\n", NULL);
     path_from("an empty file", "", NULL);
+
+    /* --cgroup: a path, its descendants, and not a sibling sharing its start. */
+    CHECK(cgroup_path_under("/a/b", "/a/b") && cgroup_path_under("/a/b/c", "/a/b") && cgroup_path_under("/a/b/c", "/a/b/"),
+          "a cgroup and those below it are under it");
+    CHECK(!cgroup_path_under("/a/bc", "/a/b") && !cgroup_path_under("/a", "/a/b"), "a sibling or a parent is not");
+    CHECK(cgroup_path_under("/anything", "/") && cgroup_path_under("/", "/"), "everything is under /");
     return CHECK_DONE();
 }

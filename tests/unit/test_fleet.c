@@ -63,7 +63,7 @@ static void bounded_series(void)
     CHECK(sum == total, "every wait counted once: %llu of %llu", (unsigned long long)sum,
           (unsigned long long)total);
     CHECK(strstr(out, "comm=\"comm69\"") && !strstr(out, "comm=\"comm0\""), "the heaviest names keep their series");
-    CHECK(strstr(out, "class=\"class11\"") && !strstr(out, "comm=\"comm69\",kind=\"futex\",class=\"class0\""),
+    CHECK(strstr(out, "class=\"class11\"") && !strstr(out, "comm=\"comm69\",container=\"\",kind=\"futex\",class=\"class0\""),
           "the heaviest classes keep theirs");
     free(out);
 }
@@ -79,7 +79,7 @@ static void escaped_labels(void)
     char *out = render(&m);
     if (!REQUIRE(out, "write_metrics failed"))
         return;
-    const char *labels = "{comm=\"a\\\"b\\\\c?d?\",kind=\"jvm-park\",class=\"Lock$Sync\",role=\"lock\"}";
+    const char *labels = "{comm=\"a\\\"b\\\\c?d?\",container=\"\",kind=\"jvm-park\",class=\"Lock$Sync\",role=\"lock\"}";
     char want[512];
     snprintf(want, sizeof(want), "parktrace_waits_total%s 3\n", labels);
     CHECK(strstr(out, want) != NULL, "quote and backslash escaped, control and bad UTF-8 as '?'");
@@ -91,6 +91,35 @@ static void escaped_labels(void)
     CHECK(strstr(out, want) != NULL, "CSP");
     CHECK(strstr(out, "process_cpu_seconds_total 1.500000\n") && strstr(out, "process_resident_memory_bytes 4096\n"),
           "parktrace's own cost");
+    free(out);
+}
+
+/* One program in NCOMMS containers: a (comm, container) pair is a name
+ * the bound counts, 64 of them shown, the rest container="other". */
+static void containers_are_names(void)
+{
+    static struct pt_model_stack st[NCOMMS];
+    static char ids[NCOMMS][72];
+    struct pt_stack empty = {0};
+    for (int p = 0; p < NCOMMS; p++) {
+        snprintf(ids[p], sizeof(ids[p]), "%064d", p);
+        st[p] = (struct pt_model_stack){.root = "java", .stack = &empty, .leaf = "Lock", .kind = "jvm-park",
+                                        .container = ids[p], .count = (uint64_t)p + 1, .ns = ((uint64_t)p + 1) * 1000};
+    }
+    struct pt_model m = {.has_stacks = true, .stacks = st, .nstacks = NCOMMS};
+    char *out = render(&m);
+    if (!REQUIRE(out, "write_metrics failed"))
+        return;
+    int lines = 0, other = 0;
+    for (char *l = strstr(out, "\nparktrace_waits_total{"); l; l = strstr(l + 1, "\nparktrace_waits_total{")) {
+        lines++;
+        other += strncmp(l, "\nparktrace_waits_total{comm=\"other\",container=\"other\"", 52) == 0;
+    }
+    CHECK(lines == 65 && other == 1, "70 containers of one program: 64 series and one of container=\"other\" "
+                                     "(%d series, %d other)", lines, other);
+    char heaviest[128];
+    snprintf(heaviest, sizeof(heaviest), "comm=\"java\",container=\"%s\"", ids[NCOMMS - 1]);
+    CHECK(strstr(out, heaviest) != NULL, "the heaviest container keeps its series");
     free(out);
 }
 
@@ -112,6 +141,7 @@ static void addresses(void)
 
 int main(void)
 {
+    containers_are_names();
     bounded_series();
     escaped_labels();
     addresses();

@@ -47,10 +47,12 @@ static void layouts(void)
     bool fits = true, kept = true, ordered = true, key_kept = true, total_ok = true;
     enum live_col leave[LC_COUNT];
     int n_leave = documented_leave_order(leave, LC_COUNT);
-    CHECK(n_leave == 14, "docs/design/model.md names the 14 columns that leave, in order (read %d)", n_leave);
+    CHECK(n_leave == 15, "docs/design/model.md names the 15 columns that leave, in order (read %d)", n_leave);
+    /* Each width twice: rows of one cgroup, and of several (CGROUP shown). */
+    for (int cg = 0; cg < 2; cg++)
     for (int w = 79; w <= 250; w++) {
         struct live_layout l;
-        live_layout(&l, w, PT_RANK_TIME);
+        live_layout(&l, w, PT_RANK_TIME, cg);
         fits &= l.total <= w;
         int sum = -1;
         for (int c = 0; c < LC_COUNT; c++)
@@ -61,9 +63,9 @@ static void layouts(void)
         /* A column is shown only if every column that leaves after it is. */
         for (int i = 0; i < n_leave; i++)
             for (int j = i + 1; j < n_leave; j++)
-                ordered &= !l.shown[leave[i]] || l.shown[leave[j]];
+                ordered &= !l.shown[leave[i]] || l.shown[leave[j]] || (leave[j] == LC_CGROUP && !cg);
         for (enum pt_rank_key k = PT_RANK_CSP; k <= PT_RANK_PEAK; k++) {
-            live_layout(&l, w, k);
+            live_layout(&l, w, k, cg);
             enum live_col kc = k == PT_RANK_CSP ? LC_CSP : k == PT_RANK_PARKS ? LC_PARKS : LC_PEAK;
             key_kept &= l.shown[kc] && l.total <= w;
         }
@@ -74,17 +76,28 @@ static void layouts(void)
     CHECK(key_kept, "the sort key's column stays from 79 characters");
 
     struct live_layout l;
-    live_layout(&l, 79, PT_RANK_TIME);
+    live_layout(&l, 79, PT_RANK_TIME, false);
     CHECK(!l.shown[LC_CAUSED] && !l.shown[LC_RLIFE] && l.width[LC_TOP] >= 16, "at 80 columns: no CAUSED-BY, a top frame");
-    live_layout(&l, 100, PT_RANK_TIME);
+    live_layout(&l, 100, PT_RANK_TIME, false);
     CHECK(l.width[LC_TOP] >= 28 && l.total <= 100,
           "at 100 columns the top frame keeps a Java Class.method whole (%d characters)", l.width[LC_TOP]);
-    live_layout(&l, 199, PT_RANK_TIME);
-    bool all = true;
+    live_layout(&l, 199, PT_RANK_TIME, false);
+    bool all = !l.shown[LC_CGROUP];
+    for (int c = 0; c < LC_COUNT; c++)
+        all &= l.shown[c] || c == LC_CGROUP;
+    CHECK(all && l.total <= 199, "at 200 columns every column is shown, CGROUP only when asked");
+    live_layout(&l, 212, PT_RANK_TIME, true);
+    all = true;
     for (int c = 0; c < LC_COUNT; c++)
         all &= l.shown[c];
-    CHECK(all && l.total <= 199, "at 200 columns every column is shown");
-    live_layout(&l, 30, PT_RANK_PARKS);
+    CHECK(all && l.total <= 212, "rows of several cgroups: at 213 columns every column is shown, CGROUP too");
+    bool between = false;   /* a width where COMM has left and CGROUP stays */
+    for (int w = 79; w < 212; w++) {
+        live_layout(&l, w, PT_RANK_TIME, true);
+        between |= l.shown[LC_CGROUP] && !l.shown[LC_COMM];
+    }
+    CHECK(between, "rows of several cgroups: COMM leaves before CGROUP");
+    live_layout(&l, 30, PT_RANK_PARKS, false);
     CHECK(l.shown[LC_KIND] && !l.shown[LC_PARKS], "too narrow even for the key's column: it leaves too");
 }
 

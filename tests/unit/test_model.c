@@ -44,6 +44,23 @@ static const char *ODD_CLS = "odd;class\twith a name longer than twenty-eight";
 
 static struct pt_row rows[6];
 
+/* Where the rows' processes live: a login session, a Docker container (its
+ * JVM in its own pid namespace), and a hostile path. */
+#define CTR "5f1e0123456789abcdef0123456789abcdef0123456789abcdef89abcdef0123"
+static const char *CG_SESSION = "/user.slice/user-1000.slice/session-3.scope";
+static const char *CG_DOCKER = "/system.slice/docker-" CTR ".scope";
+static const char *CG_ODD = "/evil\n\x1b[31m.slice/a-very-long-unit-name-that-the-column-cuts.service";
+
+static void place_rows(void)
+{
+    for (int i = 0; i < 6; i++) {
+        struct pt_row *r = &rows[i];
+        r->cgroup = r->pid == 4242 ? CG_SESSION : r->pid == 9349 ? CG_DOCKER : CG_ODD;
+        r->container = r->pid == 9349 ? CTR : NULL;
+        r->ns_pid = r->pid == 9349 ? 1 : 0;
+    }
+}
+
 static void make_rows(void)
 {
     struct pt_row *r = &rows[0];
@@ -310,6 +327,7 @@ int main(void)
     setenv("TZ", "UTC", 1);
     tzset();
     make_rows();
+    place_rows();
     make_phases();
     make_stacks();
     const struct pt_write_opts none = {0};

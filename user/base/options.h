@@ -10,12 +10,13 @@
 #include "../bpf/parktrace.h"
 
 #define PT_MAX_PIDS 64
+#define PT_CGROUP_ARG_MAX 1024   /* a --cgroup path's bytes, its NUL included */
 
 extern const char *const pt_kind_names[PT_KIND_COUNT];
 #define PT_MAX_ROLES 32
 
 enum pt_format { PT_FORMAT_TEXT, PT_FORMAT_JSON };
-enum pt_group { PT_BY_OBJECT, PT_BY_CLASS, PT_BY_SITE };
+enum pt_group { PT_BY_OBJECT, PT_BY_CLASS, PT_BY_SITE, PT_BY_CGROUP };
 enum pt_probes { PT_PROBES_SCHED, PT_PROBES_SYSCALLS, PT_PROBES_UPROBES };
 /* In rank.h's order (enum pt_rank_key); parks and peak from the live view's keys. */
 enum pt_sort { PT_SORT_TIME, PT_SORT_CSP, PT_SORT_PARKS, PT_SORT_PEAK };
@@ -29,6 +30,10 @@ struct pt_role_override {
 struct pt_options {
     int pids[PT_MAX_PIDS];
     int npids;
+    /* --cgroup: cgroup v2 paths ("/system.slice/x.service"), each with its
+     * descendants, filtered in the kernel. */
+    char cgroups[PT_MAX_CGROUPS][PT_CGROUP_ARG_MAX];
+    int ncgroups;
     char **command;           /* argv after "--", or NULL */
     uint64_t interval_ns;     /* 0: no interval reports */
     uint64_t duration_ns;     /* 0: until stopped */

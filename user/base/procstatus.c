@@ -35,6 +35,7 @@ int procstatus_read(int pid, struct procstatus *ps)
     int found = 0;
     /* Without an NSpid line (kernels before 4.1) the pid is the same everywhere. */
     ps->nspid = ps->tgid = pid;
+    ps->nslevels = 0;
     ps->state = '?';
     while (getline(&line, &cap, f) > 0) {
         if (strncmp(line, "State:", 6) == 0) {
@@ -45,8 +46,10 @@ int procstatus_read(int pid, struct procstatus *ps)
         } else if (strncmp(line, "NSpid:", 6) == 0) {
             /* The last field is the innermost namespace, the one the process sees. */
             char *p = line + 6, *end;
-            for (long n; (n = strtol(p, &end, 10)), end != p; p = end)
+            for (long n; (n = strtol(p, &end, 10)), end != p; p = end) {
                 ps->nspid = (int)n;
+                ps->nslevels++;
+            }
         } else if (strncmp(line, "Uid:", 4) == 0 && field(line + 4, 1, &v) == 0) {
             ps->euid = (uid_t)v;
             found |= 1;

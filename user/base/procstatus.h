@@ -12,6 +12,7 @@ struct procstatus {
     int tgid;           /* its process: itself, unless PID is another thread's id */
     char state;         /* 'Z' for a zombie: exited, not yet reaped */
     int nspid;          /* pid in its innermost pid namespace (last of NSpid:) */
+    int nslevels;       /* how many pid namespaces it is in, ours and those below (0: no NSpid line) */
     uid_t euid;         /* effective uid and gid, as this process sees them */
     gid_t egid;
     uint64_t sigcgt;    /* caught signals: bit N-1 for signal N */

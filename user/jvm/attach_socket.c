@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach_userns.h"
 #include "procstatus.h"
 #include "safe_open.h"
 
@@ -25,6 +26,7 @@ struct target {
     int pid, pidfd, tmp;          /* tmp: O_PATH descriptor of the JVM's /tmp */
     uint64_t start_time;          /* the process meant, or 0 for any */
     struct procstatus ps;
+    struct userns_ids ns;         /* its user namespace, and its ids there */
     char sock_name[32];           /* .java_pid<nspid> */
 };
 
@@ -62,6 +64,14 @@ static bool exited(const struct target *t)
 #define BUSY -2      /* its backlog is full: try again */
 #define GIVE_UP -3   /* ERR says why */
 
+/* Whether a file of UID's may be taken for the JVM's or root's, as the
+ * JVM sees it: in a user namespace that does not map our root, a file of
+ * root's is nobody's. */
+static bool owner_ok(const struct target *t, uid_t uid)
+{
+    return uid == t->ps.euid || (uid == 0 && t->ns.root_is_root);
+}
+
 /* Whether F (opened without following links) is the JVM's socket. */
 static int check_socket(const struct target *t, int f, char *err, size_t errlen)
 {
@@ -71,7 +81,7 @@ static int check_socket(const struct target *t, int f, char *err, size_t errlen)
     else if (!S_ISSOCK(st.st_mode))
         fail(err, errlen, "/tmp/%s is %s, not a socket: refusing it", t->sock_name,
              S_ISLNK(st.st_mode) ? "a symlink" : "another kind of file");
-    else if (st.st_uid != t->ps.euid && st.st_uid != 0)
+    else if (!owner_ok(t, st.st_uid))
         fail(err, errlen, "/tmp/%s is owned by uid %u, not by the JVM's uid %u or root: refusing it",
              t->sock_name, (unsigned)st.st_uid, (unsigned)t->ps.euid);
     else
@@ -85,7 +95,15 @@ static int connect_to(const struct target *t, int s, int f, char *err, size_t er
     /* Through the descriptor, so the file checked is the file connected to. */
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d", f);
-    if (connect(s, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+    /* A JVM in a user namespace of its own sees root outside as nobody:
+     * connected from inside it, as the JVM's own user. */
+    int rc = t->ns.other ? userns_connect(t->pidfd, &t->ns, s, addr.sun_path)
+                         : connect(s, (struct sockaddr *)&addr, sizeof(addr));
+    if (rc != 0) {
+        if (t->ns.other && errno == EPERM) {
+            fail(err, errlen, "JVM %d: cannot enter its user namespace to attach", t->pid);
+            return GIVE_UP;
+        }
         if (errno == EAGAIN)
             return BUSY;
         /* Refused: nobody listens. HotSpot removes a stale socket when it
@@ -157,7 +175,7 @@ static int trigger_create(struct trigger *tr, const struct target *t, char *err,
     /* HotSpot stat()s it, links followed; a link is taken as its own
      * owner's here (who else's file would it lead to?), and not followed. */
     if (dir >= 0 && safe_lstat_here(dir, tr->name, &st) == 0) {
-        if (st.st_uid != t->ps.euid && st.st_uid != 0) {
+        if (!owner_ok(t, st.st_uid)) {
             close(dir);
             return fail(err, errlen, "%s in the JVM's working directory is owned by uid %u: the JVM would "
                                      "ignore its trigger", tr->name, (unsigned)st.st_uid);
@@ -173,10 +191,18 @@ static int trigger_create(struct trigger *tr, const struct target *t, char *err,
     /* O_EXCL: never through a symlink planted under that name. */
     int fd = safe_openat_here(dir, tr->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
     if (fd >= 0) {
+        /* Root's file is nobody's in a user namespace that does not map
+         * our root: the JVM's own (HotSpot printed a thread dump instead). */
+        int owned = t->ns.root_is_root ? 0 : fchown(fd, t->ps.euid, t->ps.egid);
         close(fd);
         tr->ours = true;
-    } else if (errno != EEXIST || safe_lstat_here(dir, tr->name, &st) != 0 ||
-               (st.st_uid != t->ps.euid && st.st_uid != 0)) {
+        if (owned) {
+            int saved = errno;
+            unlinkat(dir, tr->name, 0);
+            close(dir);
+            return fail(err, errlen, "cannot give %s to the JVM's user: %s", tr->name, strerror(saved));
+        }
+    } else if (errno != EEXIST || safe_lstat_here(dir, tr->name, &st) != 0 || !owner_ok(t, st.st_uid)) {
         int saved = errno;
         close(dir);
         if (saved == EEXIST)
@@ -256,6 +282,10 @@ static int open_socket(struct target *t, int64_t deadline, char *err, size_t err
     if (geteuid() != 0 && (geteuid() != t->ps.euid || getegid() != t->ps.egid))
         return fail(err, errlen, "JVM %d runs as uid %u gid %u: only root or that user can attach", t->pid,
                     (unsigned)t->ps.euid, (unsigned)t->ps.egid);
+    if (userns_ids_of(t->pid, t->ps.euid, t->ps.egid, &t->ns) != 0)
+        return fail(err, errlen, "JVM %d: cannot read its user namespace: %s", t->pid, strerror(errno));
+    if (t->ns.other && geteuid() != 0)
+        return fail(err, errlen, "JVM %d is in a user namespace of its own: only root can attach", t->pid);
     t->tmp = safe_dir_in_root(t->pid, "/tmp");
     if (t->tmp < 0)
         return fail(err, errlen, "JVM %d: cannot open its /tmp: %s", t->pid, strerror(errno));

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "jvm_candidates.h"
 #include "jvm_classes.h"
 #include "jvm_frames.h"
@@ -66,6 +67,21 @@ static struct tracked *tracked_pid(struct jvm_tracker *jt, int pid)
     return NULL;
 }
 
+/* Whether PID is in one of the --cgroup cgroups (every process is, without
+ * the option): a JVM outside them is not looked at, nor attached to. */
+static bool in_cgroups(const struct jvm_tracker *jt, int pid)
+{
+    char path[4096];
+    if (!jt->opts->ncgroups)
+        return true;
+    if (!cgroup_of_pid(pid, path, sizeof(path)))
+        return false;
+    for (int i = 0; i < jt->opts->ncgroups; i++)
+        if (cgroup_path_under(path, jt->opts->cgroups[i]))
+            return true;
+    return false;
+}
+
 static bool over_budget(struct jvm_tracker *jt)
 {
     return monotonic_ns() - jt->tick_start > jt->tick_budget;
@@ -81,7 +97,9 @@ static void consider(struct jvm_tracker *jt, struct jvm_candidate *c, uint64_t n
     }
     int pid = c->pid;
     uint64_t age = now - c->first_seen;
-    enum maps_jvm m = maps_libjvm(jt, pid);
+    /* Outside the cgroups now, as a program not yet a JVM: a runtime moves
+     * a container's first process into its cgroup before its exec. */
+    enum maps_jvm m = in_cgroups(jt, pid) ? maps_libjvm(jt, pid) : MAPS_NO_JVM;
     if (m == MAPS_TOO_LONG) {
         c->settled = true;
         return;

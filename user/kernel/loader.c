@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "cgroup_mount.h"
 #include "gap_tables.h"
 #include "parktrace.skel.h"
 #include "preflight.h"
@@ -59,6 +60,7 @@ static int on_ready(void *ctx, void *data, size_t size)
 static void set_constants(struct parktrace_bpf *skel, const struct pt_options *o, bool follow)
 {
     skel->rodata->filter_tgids = o->npids > 0 || o->command;
+    skel->rodata->cgroup_filters = (uint32_t)o->ncgroups;
     skel->rodata->self_tgid = (uint32_t)getpid();
     skel->rodata->threshold = o->threshold;
     skel->rodata->max_slots = o->max_blockers;
@@ -165,16 +167,56 @@ static int open_failed(struct tracer *t, const char *what, int err)
     return -1;
 }
 
+/* The --cgroup directories, opened into FDS before anything is loaded: a
+ * path that is no cgroup is one line and no tracing. 0, or -1. */
+static int open_cgroups(const struct pt_options *o, int *fds)
+{
+    for (int i = 0; i < o->ncgroups; i++) {
+        fds[i] = cgroup_dir_open(o->cgroups[i]);
+        if (fds[i] >= 0)
+            continue;
+        char mnt[256] = "";
+        int err = errno;
+        if (err == ENODEV || !cgroup_v2_mount(mnt, sizeof(mnt)))
+            fprintf(stderr, "parktrace: --cgroup needs the cgroup v2 hierarchy, and this machine mounts none\n");
+        else
+            fprintf(stderr, "parktrace: --cgroup %.200s: no such cgroup under %s (cgroup v2): %s\n", o->cgroups[i],
+                    mnt, strerror(err));
+        while (i--)
+            close(fds[i]);
+        return -1;
+    }
+    return 0;
+}
+
+/* Puts the cgroups' descriptors in the kernel's filter, and closes them
+ * (the map holds the cgroups). 0, or -1. */
+static int fill_cgroup_filter(struct tracer *t, int *fds, int n)
+{
+    int fd = bpf_map__fd(t->skel->maps.cgroup_filter), rc = 0;
+    for (uint32_t i = 0; i < (uint32_t)n; i++) {
+        if (!rc && bpf_map_update_elem(fd, &i, &fds[i], BPF_ANY))
+            rc = -errno;
+        close(fds[i]);
+    }
+    return rc;
+}
+
 int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
 {
+    int cgroup_fds[PT_MAX_CGROUPS];
     memset(t, 0, sizeof(*t));
     libbpf_set_print(libbpf_quiet);
     bool syscalls = (o->kinds & (1u << PT_KIND_FUTEX)) && o->probes == PT_PROBES_SYSCALLS;
     /* Only the syscall tracepoints need tracefs; tp_btf programs do not. */
     if (syscalls && preflight_tracefs())
         return -1;
+    if (open_cgroups(o, cgroup_fds))
+        return -1;
     if (!(t->skel = parktrace_bpf__open())) {
         fprintf(stderr, "parktrace: cannot open the BPF object: %s\n", strerror(errno));
+        for (int i = 0; i < o->ncgroups; i++)
+            close(cgroup_fds[i]);
         return -1;
     }
     set_constants(t->skel, o, follow);
@@ -182,8 +224,13 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->idle_sleeps = sched;
     t->stacks_sampled = !o->stacks_all;
     int err = parktrace_bpf__load(t->skel);
-    if (err)
+    if (err) {
+        for (int i = 0; i < o->ncgroups; i++)
+            close(cgroup_fds[i]);
         return open_failed(t, "the kernel refused the BPF programs", -err);
+    }
+    if ((err = fill_cgroup_filter(t, cgroup_fds, o->ncgroups)))
+        return open_failed(t, "cannot set the --cgroup filter", -err);
     if (map_table(t, o->max_blockers))
         return open_failed(t, "cannot map the blocker table", errno);
     take_fds(t);

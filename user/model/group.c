@@ -14,6 +14,10 @@ static const char *group_key(const struct pt_row *row, enum pt_group by)
 
 static bool same_group(const struct pt_row *a, const struct pt_row *b, enum pt_group by)
 {
+    /* By cgroup, rows of any process in it: the cgroup's path is kept once
+     * for the run and compared by address. */
+    if (by == PT_BY_CGROUP)
+        return a->cgroup == b->cgroup && strcmp(a->kind, b->kind) == 0 && strcmp(a->cls, b->cls) == 0;
     return a->pid == b->pid && strcmp(a->kind, b->kind) == 0 &&
            strcmp(group_key(a, by), group_key(b, by)) == 0;
 }
@@ -87,6 +91,14 @@ void group_rows(struct pt_model *r, enum pt_group by)
             merge_into(&r->rows[g], row, by);
     }
     r->nrows = n;
+    /* A cgroup's row stands for its processes: no one pid, and CSPs of
+     * different processes do not add up (docs/contract/cli.md). */
+    for (int i = 0; by == PT_BY_CGROUP && i < n; i++) {
+        r->rows[i].pid = -1;
+        r->rows[i].ns_pid = 0;
+        r->rows[i].has_csp = false;
+        r->rows[i].in_phase = false;
+    }
 }
 
 static uint64_t site_hash(const struct pt_row *row)

@@ -51,8 +51,13 @@ static inline void pt_waker_tally(struct pt_waker *kept, const struct pt_waker *
 /* One row: a blocker, or with --by class|site a group of them. */
 struct pt_row {
     const char *kind;          /* futex, jvm-park, jvm-monitor, jvm-wait */
-    int pid;
+    int pid;                   /* -1 for a row of several processes (--by cgroup) */
     const char *comm;
+    /* Its process's cgroup v2 path and the container id that names
+     * (NULL: unknown, none), and its pid in its own pid namespace (0:
+     * ours). Kept for the run by the services: compared by address. */
+    const char *cgroup, *container;
+    int ns_pid;
     uint64_t id;
     const char *name;          /* NULL when the address is in no named global */
     const char *cls;
@@ -84,6 +89,8 @@ struct pt_row {
 struct pt_model_process {
     int pid;
     char comm[PT_MODEL_COMM];
+    const char *cgroup, *container;   /* as pt_row's */
+    int ns_pid;
     uint64_t working_ns, idle_ns;
     /* Its threads' time alive in the window (working + idle), and the part
      * of it they spent in waits on any blocker, shown or not: the second
@@ -119,6 +126,7 @@ struct pt_model_stack {
     const char *name;
     char id[24];
     uint32_t uid;                 /* the waiter's process's owner (effective uid), or PT_UID_UNKNOWN */
+    const char *cgroup, *container;   /* the waiter's process's, as pt_row's */
 };
 
 /* Waits on one waiter call path ended by one waker call path. They are

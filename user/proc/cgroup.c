@@ -107,3 +107,13 @@ bool cgroup_of_pid(int pid, char *out, size_t len)
     text[n] = '\0';
     return cgroup_from_text(text, out, len);
 }
+
+bool cgroup_path_under(const char *path, const char *top)
+{
+    size_t n = strlen(top);
+    while (n > 1 && top[n - 1] == '/')
+        n--;   /* "/a/" is "/a" */
+    if (n == 1)
+        return true;
+    return strncmp(path, top, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}

@@ -17,6 +17,9 @@ bool cgroup_of_pid(int pid, char *out, size_t len);
 /* The same from the text of a /proc/PID/cgroup file. */
 bool cgroup_from_text(const char *text, char *out, size_t len);
 
+/* Whether cgroup PATH is TOP or below it ("/" holds every cgroup). */
+bool cgroup_path_under(const char *path, const char *top);
+
 /* The id of the innermost container in cgroup path PATH into ID (65
  * bytes): false when the path names none. */
 bool cgroup_container_id(const char *path, char id[CGROUP_ID_LEN + 1]);

@@ -14,6 +14,7 @@
 
 #include "elfsyms.h"
 #include "procstatus.h"
+#include "cgroup_names.h"
 #include "safe_open.h"
 #include "oom.h"
 
@@ -30,6 +31,7 @@ static const char PATH_NOT_KEPT[] = "/(path not kept)";
 struct procmaps {
     struct elfsyms *syms;
     char list_buf[1 << 16];   /* the list being read (procmaps_open_list) */
+    struct cgroup_names *cgroups;
     struct pm_proc *procs[MAX_PROCS];
     int nprocs;
     size_t path_bytes;        /* held by all processes' maps */
@@ -38,6 +40,10 @@ struct procmaps {
 struct procmaps *procmaps_new(struct elfsyms *syms)
 {
     struct procmaps *pm = calloc(1, sizeof(*pm));
+    if (pm && !(pm->cgroups = cgroup_names_new())) {
+        free(pm);
+        return NULL;
+    }
     if (pm)
         pm->syms = syms;
     return pm;
@@ -222,7 +228,10 @@ static void read_maps(struct pm_proc *p)
         p->rereads = MAX_REREADS;
     fclose(f);
     struct procstatus ps;
-    p->uid = procstatus_read(p->pid, &ps) == 0 ? (uint32_t)ps.euid : UINT32_MAX;
+    bool status = procstatus_read(p->pid, &ps) == 0;
+    p->uid = status ? (uint32_t)ps.euid : UINT32_MAX;
+    p->ns_pid = status && ps.nslevels > 1 ? ps.nspid : 0;
+    p->cgroup = cgroup_names_of_pid(p->owner->cgroups, p->pid);
     snprintf(fn, sizeof(fn), "/proc/%d/comm", p->pid);
     f = fopen(fn, "re");
     if (f) {
@@ -260,6 +269,11 @@ int procmaps_open(const struct pm_proc *p, const struct pm_map *m)
             close(fd);
     }
     return -1;
+}
+
+struct cgroup_names *procmaps_cgroups(struct procmaps *pm)
+{
+    return pm->cgroups;
 }
 
 struct pm_proc *procmaps_get(struct procmaps *pm, int pid)
@@ -410,5 +424,6 @@ void procmaps_free(struct procmaps *pm)
         free_maps(pm->procs[i]);
         free(pm->procs[i]);
     }
+    cgroup_names_free(pm->cgroups);
     free(pm);
 }

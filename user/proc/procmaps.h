@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+struct cgroup_name;
+
 /* The kernel's default vm.max_map_count (65530), rounded up: the rest of
  * a longer list is left out. */
 #define PROCMAPS_MAX_MAPS 65536
@@ -35,6 +37,8 @@ struct pm_proc {
     int pid;
     char comm[16];
     uint32_t uid;             /* its effective uid when its maps were read; PT_UID_UNKNOWN (model.h): not read */
+    const struct cgroup_name *cgroup;   /* its cgroup then, NULL: not read */
+    int ns_pid;               /* its pid in its own pid namespace, 0 when that is ours */
     struct pm_map *maps;
     int nmaps;
     int rereads;
@@ -52,6 +56,9 @@ struct pm_proc {
  * symbols in SYMS; made and freed by the services (services.h). */
 struct procmaps *procmaps_new(struct elfsyms *syms);
 void procmaps_free(struct procmaps *pm);
+
+/* The cgroups of the processes read (cgroup_names.h), kept for the run. */
+struct cgroup_names *procmaps_cgroups(struct procmaps *pm);
 
 /* The cached maps of PID, reading them on first use. Never NULL. */
 struct pm_proc *procmaps_get(struct procmaps *pm, int pid);

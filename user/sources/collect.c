@@ -18,6 +18,7 @@
 #include "idle.h"
 #include "jvm_tracker.h"
 #include "monotonic.h"
+#include "cgroup_names.h"
 #include "procmaps.h"
 #include "procstatus.h"
 #include "self_counters.h"
@@ -127,6 +128,8 @@ void collector_resolve(struct collector *c, uint32_t idx)
         struct pm_proc *p = procmaps_get(c->sv->maps, b->pid);
         memcpy(b->thread, s->first_comm, PT_COMM_LEN);
         snprintf(b->comm, sizeof(b->comm), "%s", p->comm[0] ? p->comm : b->thread);
+        b->cgroup = p->cgroup;
+        b->ns_pid = p->ns_pid;
         if ((s->key.kind & 0xff) == PT_KIND_FUTEX)
             b->name = symbolize_data(c->sv->maps, (int)s->first_tgid, s->first_uaddr);
     }
@@ -446,6 +449,8 @@ void collector_self_values(const struct collector *c, struct self_values *v)
 {
     struct mallinfo2 mi = mallinfo2();
     v->v[SC_RETIRED_SITES].u = (uint64_t)c->retired.n;
+    v->v[SC_CGROUPS].u = (uint64_t)cgroup_names_count(procmaps_cgroups(c->sv->maps));
+    v->v[SC_CGROUPS_OVER].u = cgroup_names_over(procmaps_cgroups(c->sv->maps));
     v->v[SC_RETIRED_STACKS].u = (uint64_t)c->retired.nstacks;
     v->v[SC_RETIRED_FRAMES_KB].u = c->retired.frames_bytes / 1024;
     v->v[SC_RETIRED_KB].u = retired_bytes(&c->retired) / 1024;

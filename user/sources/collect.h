@@ -14,6 +14,8 @@
 #include "metrics.h"
 #include "options.h"
 #include "model.h"
+
+struct cgroup_name;
 #include "retired.h"
 #include "stack_weights.h"
 
@@ -28,6 +30,8 @@ struct blocker {
     char comm[PT_COMM_LEN + 1];
     char thread[PT_COMM_LEN + 1];
     char *name;
+    const struct cgroup_name *cgroup;   /* its process's, NULL: unknown */
+    int ns_pid;
     char *java_class;          /* a Java blocker's class once known (its own copy) */
     struct pt_class cls;
     const struct pt_stack *first_stack;

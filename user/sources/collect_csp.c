@@ -104,6 +104,9 @@ void model_processes(struct collector *c, struct pt_model *r, const struct pid_s
         struct pt_model_process *p = model_add_process(r);
         p->pid = pid;
         snprintf(p->comm, sizeof(p->comm), "%s", r->rows[i].comm);
+        p->cgroup = r->rows[i].cgroup;
+        p->container = r->rows[i].container;
+        p->ns_pid = r->rows[i].ns_pid;
         p->idle_ns = idle_ns;
         p->working_ns = alive - idle_ns;
         p->lived_ns = alive;

@@ -33,6 +33,7 @@ void *collector_realloc(void *p, size_t n);
 void collector_snapshot(const struct pt_slot *s, uint64_t now, int hist_slots, struct pt_counters *out);
 void collector_feed_phase(struct collector *c, struct blocker *b, const struct pt_row *row, struct timespec win);
 const char *blocker_top_frame(struct blocker *b);
+void row_set_cgroup(struct pt_row *row, const struct cgroup_name *cg, int ns_pid);
 bool blocker_idle(struct collector *c, struct blocker *b, const struct pt_slot *s);
 
 /* Thread time per process in the window: its waits, or its wait-role
@@ -52,6 +53,8 @@ void model_processes(struct collector *c, struct pt_model *r, const struct pid_s
 
 /* collect_stacks.c */
 uint32_t collector_comm_of(struct collector *c, int tgid, const struct blocker *b, char out[PT_MODEL_COMM]);
+/* The waiter's process TGID of a stack of B: its name, owner and cgroup. */
+void stack_owner(struct collector *c, int tgid, const struct blocker *b, struct pt_model_stack *ms);
 void stack_blocker(struct collector *c, uint32_t slot, const struct blocker *b, struct pt_model_stack *ms);
 bool first_stack_entry(const struct collector *c, uint32_t slot, uint32_t tgid, int32_t stack_id);
 void collector_model_stacks(struct collector *c, struct pt_model *m, const struct wakers *w, bool pairs);

@@ -16,6 +16,7 @@
 #include "idle.h"
 #include "jvm_tracker.h"
 #include "monotonic.h"
+#include "cgroup_names.h"
 #include "procmaps.h"
 #include "services.h"
 #include "slot_table.h"
@@ -101,6 +102,9 @@ static struct retired_member member_of(struct collector *c, uint32_t i)
         .site = blocker_top_frame(b),
         .comm = b->comm,
         .thread = b->thread,
+        .cgroup = b->cgroup ? b->cgroup->path : NULL,
+        .container = b->cgroup ? b->cgroup->container : NULL,
+        .ns_pid = b->ns_pid,
         .wait = b->cls.wait,
         .idle = blocker_idle(c, b, s),
         .first_stack = b->first_stack,
@@ -155,12 +159,10 @@ static void retire_stack(struct collector *c, uint32_t slot, uint32_t tgid, int3
     if (!v.count)
         return;
     const struct blocker *b = collector_record(c, slot);
-    char root[PT_MODEL_COMM];
-    uint32_t uid = collector_comm_of(c, (int)tgid, b, root);
     struct pt_model_stack who = {.leaf = retiring_class(b)};
+    stack_owner(c, (int)tgid, b, &who);
     stack_blocker(c, slot, b, &who);
-    who.uid = uid;
-    retired_add_stack(&c->retired, root, stacks_resolve(c->stacks, slot, (int)tgid, stack_id), &who,
+    retired_add_stack(&c->retired, who.root, stacks_resolve(c->stacks, slot, (int)tgid, stack_id), &who,
                       v.count, v.ns, own ? v.count : 0, own ? v.ns : 0);
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cgroup_names.h"
 #include "idle.h"
 #include "jvm_tracker.h"
 #include "monotonic.h"
@@ -283,6 +284,13 @@ static void note_join(struct collector *c, struct blocker *b, uint32_t i, const 
     }
 }
 
+void row_set_cgroup(struct pt_row *row, const struct cgroup_name *cg, int ns_pid)
+{
+    row->cgroup = cg ? cg->path : NULL;
+    row->container = cg ? cg->container : NULL;
+    row->ns_pid = ns_pid;
+}
+
 /* Slot I's row of the window (the figures set by the caller): what the
  * blocker is, where it waited and who woke it most. */
 static void describe_row(struct collector *c, struct pt_row *row, uint32_t i, struct blocker *b,
@@ -293,6 +301,7 @@ static void describe_row(struct collector *c, struct pt_row *row, uint32_t i, st
     row->kind = pt_kind_names[s->key.kind & 0xff];
     row->pid = b->pid;
     row->comm = b->comm;
+    row_set_cgroup(row, b->cgroup, b->ns_pid);
     /* A futex is its address; a Java blocker is its object. */
     row->id = (s->key.kind & 0xff) == PT_KIND_FUTEX ? s->first_uaddr : s->key.addr;
     row->name = b->name;

@@ -16,6 +16,7 @@
 #include "idle.h"
 #include "jvm_tracker.h"
 #include "monotonic.h"
+#include "cgroup_names.h"
 #include "procmaps.h"
 #include "services.h"
 #include "slot_table.h"
@@ -33,6 +34,15 @@ uint32_t collector_comm_of(struct collector *c, int tgid, const struct blocker *
     struct pm_proc *p = procmaps_get(c->sv->maps, tgid);
     snprintf(out, PT_MODEL_COMM, "%s", p->comm[0] ? p->comm : b->comm);
     return p->uid;
+}
+
+void stack_owner(struct collector *c, int tgid, const struct blocker *b, struct pt_model_stack *ms)
+{
+    struct pm_proc *p = procmaps_get(c->sv->maps, tgid);
+    snprintf(ms->root, PT_MODEL_COMM, "%s", p->comm[0] ? p->comm : b->comm);
+    ms->uid = p->uid;
+    ms->cgroup = p->cgroup ? p->cgroup->path : NULL;
+    ms->container = p->cgroup ? p->cgroup->container : NULL;
 }
 
 /* Who the stacks of blocker B (slot SLOT) wait on, for the labelled outputs. */
@@ -179,7 +189,7 @@ static void model_waiter_stacks(struct collector *c, struct pt_model *m, const s
         if (!b)
             continue;
         struct pt_model_stack *ms = model_add_stack(m);
-        ms->uid = collector_comm_of(c, (int)key->tgid, b, ms->root);
+        stack_owner(c, (int)key->tgid, b, ms);
         ms->stack = stacks_resolve(c->stacks, key->slot, (int)key->tgid, key->stack_id);
         ms->leaf = b->cls.cls;
         stack_blocker(c, key->slot, b, ms);

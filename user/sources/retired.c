@@ -144,27 +144,31 @@ static void grow_chained(void **v, int **next, int *cap, size_t size)
 
 /* Sites of exited processes folded together (retired_fold) are told
  * apart by command (pid 0); the others by pid. */
-static unsigned site_bucket(int pid, const char *comm, const char *kind, const char *cls, const char *site, bool idle)
+static unsigned site_bucket(int pid, const char *comm, const char *cgroup, const char *kind, const char *cls,
+                            const char *site, bool idle)
 {
-    uint64_t h = hash_str(hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(unsigned)pid ^ (uint64_t)idle << 40,
+    uint64_t h = hash_str(hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(unsigned)pid ^ (uint64_t)idle << 40 ^
+                                                (uint64_t)(uintptr_t)cgroup,
                                             kind), cls), site);
     if (pid == PT_RETIRED_EXITED)
         h = hash_str(h, comm);
     return (unsigned)(h % RETIRED_BUCKETS);
 }
 
-/* The site of (PID, COMM, KIND, CLS, SITE) and idleness, made when new.
+/* The site of (PID, COMM, CGROUP, KIND, CLS, SITE) and idleness, made
+ * when new. CGROUP is compared by address (kept for the run, interned).
  * Idle members stay apart from the rest: a HotSpot service thread's wait
  * and a Java thread's wait in the VM share their top frame, and one site
  * of both was contention showing the service thread's stack. */
-static struct retired_site *site_of(struct retired *r, int pid, const char *comm, const char *kind, const char *cls,
-                                    const char *site, bool idle)
+static struct retired_site *site_of(struct retired *r, int pid, const char *comm, const char *cgroup, const char *kind,
+                                    const char *cls, const char *site, bool idle)
 {
-    unsigned b = site_bucket(pid, comm, kind, cls, site, idle);
+    unsigned b = site_bucket(pid, comm, cgroup, kind, cls, site, idle);
     int i;
     for (i = r->site_head[b] - 1; i >= 0; i = r->site_next[i] - 1) {
         const struct retired_site *s = &r->v[i];
-        if (s->pid == pid && s->idle == idle && strcmp(s->kind, kind) == 0 && strcmp(s->cls, cls) == 0 &&
+        if (s->pid == pid && s->idle == idle && s->cgroup == cgroup && strcmp(s->kind, kind) == 0 &&
+            strcmp(s->cls, cls) == 0 &&
             strcmp(s->site, site) == 0 && (pid != PT_RETIRED_EXITED || strcmp(s->comm, comm) == 0))
             return &r->v[i];
     }
@@ -175,12 +179,13 @@ static struct retired_site *site_of(struct retired *r, int pid, const char *comm
     memset(s, 0, sizeof(*s));
     s->pid = pid;
     s->kind = kind;
+    s->cgroup = cgroup;
     snprintf(s->cls, sizeof(s->cls), "%s", cls);
     snprintf(s->site, sizeof(s->site), "%s", site);
     snprintf(s->comm, sizeof(s->comm), "%s", comm);
     s->idle = idle;
     /* Chained under what it holds (a copy, cut to its size). */
-    b = site_bucket(s->pid, s->comm, s->kind, s->cls, s->site, idle);
+    b = site_bucket(s->pid, s->comm, s->cgroup, s->kind, s->cls, s->site, idle);
     r->site_next[i] = r->site_head[b];
     r->site_head[b] = i + 1;
     r->bytes += sizeof(*s) + 2 * sizeof(int);
@@ -209,6 +214,8 @@ static void merge_site(struct retired *r, struct retired_site *s, const struct r
             snprintf(s->comm, sizeof(s->comm), "%s", o->comm);
         snprintf(s->thread, sizeof(s->thread), "%s", o->thread);
         s->wait = o->wait;
+        s->container = s->cgroup ? o->container : NULL;
+        s->ns_pid = s->pid != PT_RETIRED_EXITED ? o->ns_pid : 0;
         s->first_stack = intern(r, shapes ? o->first_stack : shapeless(s->pid));
     }
     /* O's stacks may be another struct retired's (retired_fold frees it):
@@ -230,18 +237,19 @@ void retired_add_waker(struct retired *r, const struct retired_member *m, const 
 {
     struct pt_waker w = {.stack = intern(r, stack), .wakeups = count, .ns = ns};
     snprintf(w.comm, sizeof(w.comm), "%s", comm);
-    pt_waker_tally(&site_of(r, m->pid, m->comm, m->kind, m->cls, m->site, m->idle)->waker, &w);
+    pt_waker_tally(&site_of(r, m->pid, m->comm, m->cgroup, m->kind, m->cls, m->site, m->idle)->waker, &w);
 }
 
 void retired_add(struct retired *r, const struct retired_member *m)
 {
     struct retired_site one = {.heaviest_ns = m->final.thread_ns, .wait = m->wait, .idle = m->idle,
                                .first_stack = m->first_stack, .cur = m->final, .prev = m->prev,
+                               .cgroup = m->cgroup, .container = m->container, .ns_pid = m->ns_pid,
                                .whole = m->whole, .win = m->win, .objects = 1,
                                .win_objects = m->final.parks != m->prev.parks || m->final.thread_ns != m->prev.thread_ns};
     snprintf(one.comm, sizeof(one.comm), "%s", m->comm);
     snprintf(one.thread, sizeof(one.thread), "%s", m->thread);
-    merge_site(r, site_of(r, m->pid, m->comm, m->kind, m->cls, m->site, m->idle), &one, true);
+    merge_site(r, site_of(r, m->pid, m->comm, m->cgroup, m->kind, m->cls, m->site, m->idle), &one, true);
     r->count++;
 }
 
@@ -266,7 +274,8 @@ void retired_add_stack(struct retired *r, const char *root, const struct pt_stac
     stack = intern(r, stack);
     const char *name = who->name ? who->name : "";
     uint64_t h = hash_str(hash_str(hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)stack ^
-                                                     (uint64_t)(unsigned)who->pid << 1 ^ (uint64_t)who->wait,
+                                                     (uint64_t)(unsigned)who->pid << 1 ^ (uint64_t)who->wait ^
+                                                     (uint64_t)(uintptr_t)who->cgroup,
                                                      who->kind),
                                             root),
                                    leaf),
@@ -275,7 +284,8 @@ void retired_add_stack(struct retired *r, const char *root, const struct pt_stac
     int i;
     for (i = r->stack_head[b] - 1; i >= 0; i = r->stack_next[i] - 1) {
         const struct pt_model_stack *e = &r->stacks[i];
-        if (e->stack == stack && e->pid == who->pid && strcmp(e->kind, who->kind) == 0 && e->wait == who->wait &&
+        if (e->stack == stack && e->pid == who->pid && e->cgroup == who->cgroup && strcmp(e->kind, who->kind) == 0 &&
+            e->wait == who->wait &&
             strcmp(e->root, root) == 0 && strcmp(e->leaf, leaf) == 0 && strcmp(e->name ? e->name : "", name) == 0)
             break;
     }
@@ -295,6 +305,8 @@ void retired_add_stack(struct retired *r, const char *root, const struct pt_stac
          * labels. */
         e->pid = who->pid;
         e->uid = who->uid;
+        e->cgroup = who->cgroup;
+        e->container = who->container;
         e->kind = who->kind;
         e->wait = who->wait;
         e->name = *name ? strdup(name) : NULL;
@@ -330,6 +342,9 @@ int retired_rows(const struct retired *r, bool interval, uint64_t from_t, uint64
         row->kind = s->kind;
         row->pid = s->pid;
         row->comm = s->comm;
+        row->cgroup = s->cgroup;
+        row->container = s->container;
+        row->ns_pid = s->ns_pid;
         row->cls = s->cls;
         row->wait = s->wait;
         row->first_thread = s->thread;
@@ -388,7 +403,12 @@ void retired_fold(struct retired *r, bool (*alive)(int pid), enum retired_depth 
         bool shapes = gone ? depth == RETIRED_EXITED_SHAPES : depth != RETIRED_ALL;
         const char *comm = shapes || !gone ? o->comm : "[exited]";
         const char *site = shapes ? o->site : gone ? "[exited]" : "[folded]";
-        merge_site(to, site_of(to, gone ? PT_RETIRED_EXITED : o->pid, comm, o->kind, o->cls, site, o->idle), o, shapes);
+        /* Exited processes folded past their shapes lose their cgroup too:
+         * a row per (cgroup, kind, class) of every container ever seen is
+         * no bound. */
+        const char *cgroup = shapes || !gone ? o->cgroup : NULL;
+        merge_site(to, site_of(to, gone ? PT_RETIRED_EXITED : o->pid, comm, cgroup, o->kind, o->cls, site, o->idle), o,
+                   shapes);
     }
     for (int i = 0; i < r->nstacks; i++) {
         const struct pt_model_stack *e = &r->stacks[i];
@@ -396,7 +416,8 @@ void retired_fold(struct retired *r, bool (*alive)(int pid), enum retired_depth 
         bool shapes = gone ? depth == RETIRED_EXITED_SHAPES : depth != RETIRED_ALL;
         int pid = gone ? PT_RETIRED_EXITED : e->pid;
         struct pt_model_stack who = {.leaf = e->leaf, .pid = pid, .uid = e->uid, .kind = e->kind, .wait = e->wait,
-                                     .name = e->name};
+                                     .name = e->name, .cgroup = shapes || !gone ? e->cgroup : NULL,
+                                     .container = shapes || !gone ? e->container : NULL};
         retired_add_stack(to, shapes || !gone ? e->root : "[exited]", shapes ? e->stack : shapeless(pid), &who,
                           e->count, e->ns, e->own_count, e->own_ns);
     }

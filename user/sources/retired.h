@@ -14,6 +14,8 @@
 struct retired_member {
     int pid;
     const char *kind, *cls, *site, *comm, *thread;
+    const char *cgroup, *container;   /* kept for the run (cgroup_names.h) */
+    int ns_pid;
     bool wait, idle;
     const struct pt_stack *first_stack;
     struct pt_counters final;         /* its cumulative counters at the end */
@@ -24,6 +26,8 @@ struct retired_member {
 struct retired_site {
     int pid;
     const char *kind;
+    const char *cgroup, *container;   /* NULL in the deepest fold */
+    int ns_pid;
     char cls[256], site[256], comm[PT_MODEL_COMM], thread[PT_MODEL_COMM];
     bool wait, idle;
     const struct pt_stack *first_stack;

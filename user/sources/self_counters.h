@@ -204,7 +204,11 @@ struct self_counter {
       "user/sources/collect.c")                                                                                    \
     X(JAVA_BLIND_RETAKES, "java_blind_retakes", "stacks", SELF_COLLECTOR, SELF_UINT,                          \
       "first stacks asked for again because they came so, by the blockers still in the table",                  \
-      "user/sources/collect.c")
+      "user/sources/collect.c")                                                                                    \
+    X(CGROUPS, "cgroups", "cgroups", SELF_COLLECTOR, SELF_UINT, "distinct cgroups of the processes read",      \
+      "user/proc/cgroup_names.c")                                                                                  \
+    X(CGROUPS_OVER, "cgroups_over", "processes", SELF_COLLECTOR, SELF_UINT,                                   \
+      "processes whose cgroup was one past the 4 096 kept, read as [other cgroups]", "user/proc/cgroup_names.c")
 
 #define SELF_ENUM(id, ...) SC_##id,
 enum self_id { SELF_COUNTERS(SELF_ENUM) SELF_COUNT };

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cgroup_label.h"
 #include "duration.h"
 #include "sanitize.h"
 #include "writer.h"
@@ -16,7 +17,8 @@ static const struct {
     bool right;
 } cols[LC_COUNT] = {
     [LC_KIND] = {"KIND", 11, 11, false},     [LC_PID] = {"PID", 7, 7, true},
-    [LC_COMM] = {"COMM", 8, 15, false},      [LC_CLASS] = {"CLASS", 13, 28, false},
+    [LC_COMM] = {"COMM", 8, 15, false},      [LC_CGROUP] = {"CGROUP", 12, 24, false},
+    [LC_CLASS] = {"CLASS", 13, 28, false},
     [LC_ID] = {"ID", 14, 18, false},         [LC_ROLE] = {"ROLE", 4, 4, false},
     [LC_PARKS] = {"PARKS", 8, 8, true},      [LC_PEAK] = {"PEAK", 4, 4, true},
     [LC_TTIME] = {"THREAD-TIME", 11, 11, true}, [LC_RTIME] = {"REAL-TIME", 10, 10, true},
@@ -31,11 +33,11 @@ static const struct {
  * utilisations (the window's say more in a live view), then the figures
  * the others imply or that matter less for spotting the worst blocker. */
 static const enum live_col drop_order[] = {LC_CAUSED, LC_RLIFE, LC_TLIFE, LC_REAL,   LC_RTIME,
-                                           LC_AVGHOLD, LC_COMM, LC_ROLE,  LC_THREAD, LC_AVGPARK,
+                                           LC_AVGHOLD, LC_COMM, LC_CGROUP, LC_ROLE,  LC_THREAD, LC_AVGPARK,
                                            LC_PID,    LC_PEAK,  LC_PARKS, LC_CSP};
 
 /* Room goes to the names, most telling first. */
-static const enum live_col grow_order[] = {LC_TOP, LC_CLASS, LC_ID, LC_COMM, LC_CAUSED};
+static const enum live_col grow_order[] = {LC_TOP, LC_CLASS, LC_ID, LC_CGROUP, LC_COMM, LC_CAUSED};
 
 static enum live_col key_col(enum pt_rank_key key)
 {
@@ -56,20 +58,20 @@ static enum live_col key_col(enum pt_rank_key key)
  * cut it to "~.waitForThisToEnd" (issue 37). */
 #define TOP_FRAME_WANT 28
 
-void live_layout(struct live_layout *l, int width, enum pt_rank_key key)
+void live_layout(struct live_layout *l, int width, enum pt_rank_key key, bool cgroups)
 {
     int total = -1;   /* no separator before the first column */
     for (int c = 0; c < LC_COUNT; c++) {
-        l->shown[c] = true;
+        l->shown[c] = c != LC_CGROUP || cgroups;
         l->width[c] = cols[c].min;
-        total += cols[c].min + 1;
+        total += l->shown[c] ? cols[c].min + 1 : 0;
     }
     /* Once columns must leave, they leave for the top frame's Class.method
      * too. */
     int want = total > width ? TOP_FRAME_WANT - cols[LC_TOP].min : 0;
     for (size_t i = 0; i < sizeof(drop_order) / sizeof(drop_order[0]) && total + want > width; i++) {
         enum live_col c = drop_order[i];
-        if (c == key_col(key))
+        if (c == key_col(key) || !l->shown[c])
             continue;
         l->shown[c] = false;
         total -= cols[c].min + 1;
@@ -143,6 +145,23 @@ static void put_dur(char *buf, size_t len, uint64_t ns)
         snprintf(buf, len, "-");
 }
 
+/* The cells that say which process: its pid (none for a cgroup's row),
+ * name and cgroup. */
+static void process_cell(const struct pt_row *row, enum live_col c, char *buf, size_t len)
+{
+    char label[4 * 64 + 1];
+    if (c == LC_PID && row->pid < 0)
+        snprintf(buf, len, "-");
+    else if (c == LC_PID)
+        snprintf(buf, len, "%d", row->pid);
+    else if (c == LC_COMM)
+        sanitize_copy(buf, len, row->comm, len);
+    else {
+        cgroup_label(row, cols[c].pref, label, sizeof(label));
+        sanitize_copy(buf, len, label, len);
+    }
+}
+
 void live_cell(const struct pt_row *row, enum live_col c, char *buf, size_t len)
 {
     const struct pt_figures *g = &row->fig;
@@ -151,10 +170,9 @@ void live_cell(const struct pt_row *row, enum live_col c, char *buf, size_t len)
         sanitize_copy(buf, len, row->kind, len);
         break;
     case LC_PID:
-        snprintf(buf, len, "%d", row->pid);
-        break;
     case LC_COMM:
-        sanitize_copy(buf, len, row->comm, len);
+    case LC_CGROUP:
+        process_cell(row, c, buf, len);
         break;
     case LC_CLASS:
         sanitize_copy(buf, len, writer_simple_class(row->cls), len);

@@ -12,7 +12,7 @@
 
 /* In the order they are shown. */
 enum live_col {
-    LC_KIND, LC_PID, LC_COMM, LC_CLASS, LC_ID, LC_ROLE, LC_PARKS, LC_PEAK, LC_TTIME, LC_RTIME, LC_AVGPARK,
+    LC_KIND, LC_PID, LC_COMM, LC_CGROUP, LC_CLASS, LC_ID, LC_ROLE, LC_PARKS, LC_PEAK, LC_TTIME, LC_RTIME, LC_AVGPARK,
     LC_AVGHOLD, LC_REAL, LC_THREAD, LC_RLIFE, LC_TLIFE, LC_CSP, LC_TOP, LC_CAUSED, LC_COUNT
 };
 
@@ -24,8 +24,9 @@ struct live_layout {
 
 /* Lays the columns out for a line of at most WIDTH characters, the rows
  * sorted by KEY. A terminal too narrow for the columns that always stay
- * gets them at their narrowest, and the caller cuts the line. */
-void live_layout(struct live_layout *l, int width, enum pt_rank_key key);
+ * gets them at their narrowest, and the caller cuts the line. CGROUPS:
+ * the rows are in more than one cgroup, and CGROUP is a column. */
+void live_layout(struct live_layout *l, int width, enum pt_rank_key key, bool cgroups);
 
 /* The column's title. */
 const char *live_col_title(enum live_col c);

@@ -22,6 +22,7 @@ struct live_view {
     struct live_row *v;
     int n, cap;
     bool taken;
+    bool cgroups;       /* its rows are in more than one cgroup: a CGROUP column */
     uint64_t window_ns, waits, blockers, drops, self_cpu_ns;
 };
 

@@ -28,13 +28,31 @@ static void write_frames(FILE *f, const struct pt_stack *st)
     fputc(']', f);
 }
 
+/* A process's pid (null for a row of several, --by cgroup), and where it
+ * lives: cgroup, container, and its own pid when in another pid namespace. */
+static void write_process(FILE *f, int pid, const char *comm, const char *cgroup, const char *container, int ns_pid)
+{
+    if (pid < 0)
+        fputs("\"pid\":null", f);
+    else
+        fprintf(f, "\"pid\":%d", pid);
+    if (ns_pid)
+        fprintf(f, ",\"ns_pid\":%d", ns_pid);
+    fputs(",\"comm\":", f);
+    json_string(f, comm);
+    fputs(",\"cgroup\":", f);
+    json_string(f, cgroup);
+    fputs(",\"container\":", f);
+    json_string(f, container);
+}
+
 static void write_row(FILE *f, const struct pt_row *row, bool sees_fast_parks)
 {
     const struct pt_figures *g = &row->fig;
     fputs("{\"kind\":", f);
     json_string(f, row->kind);
-    fprintf(f, ",\"pid\":%d,\"comm\":", row->pid);
-    json_string(f, row->comm);
+    fputc(',', f);
+    write_process(f, row->pid, row->comm, row->cgroup, row->container, row->ns_pid);
     fprintf(f, ",\"id\":\"0x%" PRIx64 "\",\"name\":", row->id);
     json_string(f, row->name);
     fputs(",\"class\":", f);
@@ -159,8 +177,8 @@ int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
     fputs("],\"processes\":[", f);
     for (int i = 0; i < m->nprocs; i++) {
         const struct pt_model_process *p = &m->procs[i];
-        fprintf(f, "%s{\"pid\":%d,\"comm\":", i ? "," : "", p->pid);
-        json_string(f, p->comm);
+        fputs(i ? ",{" : "{", f);
+        write_process(f, p->pid, p->comm, p->cgroup, p->container, p->ns_pid);
         fprintf(f, ",\"working_ns\":%" PRIu64 ",\"idle_ns\":%" PRIu64 ",\"lived_ns\":%" PRIu64
                    ",\"thread_time_ns\":%" PRIu64 "}",
                 p->working_ns, p->idle_ns, p->lived_ns, p->thread_time_ns);

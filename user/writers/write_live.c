@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup_label.h"
 #include "live_columns.h"
 #include "live_view.h"
 #include "sanitize.h"
@@ -56,6 +57,7 @@ static bool take(struct live_view *v, const struct pt_model *m)
         r->row.waker_stack = m->rows[i].waker_stack && r->row.waker_top_frame ? m->rows[i].waker_stack : NULL;
     }
     v->n = m->nrows;
+    v->cgroups = cgroup_label_wanted(m);
     v->window_ns = m->window_ns;
     v->waits = m->totals.waits;
     v->blockers = m->totals.blockers;
@@ -242,7 +244,7 @@ int write_live(FILE *f, const struct pt_model *m, struct live_view *v)
         put_line(f, &l, true);
     } else {
         struct live_layout lay;
-        live_layout(&lay, width, v->sort);
+        live_layout(&lay, width, v->sort, v->cgroups);
         titles(f, &lay, width);
         left--;
         for (int i = 0; i < shown && left > 0; i++, left--)

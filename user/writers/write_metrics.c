@@ -1,8 +1,10 @@
 /* /metrics: the model in Prometheus text exposition 0.0.4 (docs/contract/cli.md,
- * "Fleet endpoints"). One series per (comm, kind, class, role), never per
- * object or PID: at most METRICS_CLASSES series per process name and
- * METRICS_COMMS process names, the rest summed under class="other" and
- * comm="other", by wait time, so a fleet's series count stays bounded.
+ * "Fleet endpoints"). One series per (comm, container, kind, class, role),
+ * never per object or PID: at most METRICS_CLASSES series per process name
+ * (a comm in a container, container="" outside any) and METRICS_COMMS
+ * process names, the rest summed under class="other" and comm="other" (and
+ * container="other" for a container's), by wait time, so a fleet's series
+ * count stays bounded.
  * A user other than root has at most METRICS_COMMS_PER_OWNER of those
  * names: one user's 64 commands of long waits cannot push every other
  * process into "other" (issue 39).
@@ -24,7 +26,7 @@
 #define OTHER "other"
 
 struct series {
-    const char *comm, *kind, *cls;
+    const char *comm, *container, *kind, *cls;   /* container "" outside any */
     bool wait;
     uint64_t count, ns, parked;
     bool has_csp;
@@ -33,10 +35,17 @@ struct series {
     uint32_t uid;       /* the owner of the heaviest process in it (PT_UID_UNKNOWN: none known) */
 };
 
+/* The process name a series is bounded by: its comm in its container. */
+static int cmp_name(const struct series *a, const struct series *b)
+{
+    int c = strcmp(a->comm, b->comm);
+    return c ? c : strcmp(a->container, b->container);
+}
+
 static int cmp_key(const void *pa, const void *pb)
 {
     const struct series *a = pa, *b = pb;
-    int c = strcmp(a->comm, b->comm);
+    int c = cmp_name(a, b);
     if (!c)
         c = strcmp(a->kind, b->kind);
     if (!c)
@@ -50,7 +59,7 @@ static int cmp_weight(const void *pa, const void *pb)
     const struct series *a = pa, *b = pb;
     if (a->comm_ns != b->comm_ns)
         return a->comm_ns > b->comm_ns ? -1 : 1;
-    int c = strcmp(a->comm, b->comm);
+    int c = cmp_name(a, b);
     if (c)
         return c;
     return a->ns != b->ns ? (a->ns > b->ns ? -1 : 1) : cmp_key(a, b);
@@ -104,7 +113,7 @@ static int bound(struct series *v, int n)
         uint64_t total = 0;
         uint32_t uid = PT_UID_UNKNOWN;
         uint64_t heaviest = 0;
-        for (j = i; j < n && strcmp(v[j].comm, v[i].comm) == 0; j++) {
+        for (j = i; j < n && cmp_name(&v[j], &v[i]) == 0; j++) {
             total += v[j].ns;
             if (v[j].uid != PT_UID_UNKNOWN && (uid == PT_UID_UNKNOWN || v[j].ns > heaviest)) {
                 uid = v[j].uid;
@@ -123,15 +132,17 @@ static int bound(struct series *v, int n)
     int comms = 0, classes = 0;
     bool shown = false;
     for (int i = 0; i < n; i++) {
-        bool new_comm = !i || strcmp(v[i].comm, v[i - 1].comm) != 0;
+        bool new_comm = !i || cmp_name(&v[i], &v[i - 1]) != 0;
         if (new_comm) {
             shown = comms < METRICS_COMMS && owner_has_room(v[i].uid, owners, counts, &nowners);
             comms += shown;
             classes = 0;
         }
         classes++;
-        if (!shown)
+        if (!shown) {
             v[i].comm = OTHER;
+            v[i].container = v[i].container[0] ? OTHER : "";
+        }
         if (classes > METRICS_CLASSES || !shown)
             v[i].cls = OTHER;
     }
@@ -161,6 +172,8 @@ static void put_series(FILE *f, const char *name, const struct series *s)
 {
     fprintf(f, "%s{comm=\"", name);
     put_label(f, s->comm);
+    fputs("\",container=\"", f);
+    put_label(f, s->container);
     fputs("\",kind=\"", f);
     put_label(f, s->kind);
     fputs("\",class=\"", f);
@@ -236,12 +249,12 @@ int write_metrics(FILE *f, const struct pt_model *m, const struct pt_write_opts 
     for (int i = 0; i < m->nstacks; i++) {
         const struct pt_model_stack *s = &m->stacks[i];
         if (s->count)
-            v[n++] = (struct series){.comm = s->root, .kind = s->kind ? s->kind : "futex", .cls = s->leaf,
+            v[n++] = (struct series){.comm = s->root, .container = s->container ? s->container : "", .kind = s->kind ? s->kind : "futex", .cls = s->leaf,
                                      .wait = s->wait, .count = s->count, .ns = s->ns, .uid = s->uid};
     }
     for (int i = 0; i < m->nrows; i++) {
         const struct pt_row *r = &m->rows[i];
-        v[n++] = (struct series){.comm = r->comm, .kind = r->kind, .cls = r->cls, .wait = r->wait,
+        v[n++] = (struct series){.comm = r->comm, .container = r->container ? r->container : "", .kind = r->kind, .cls = r->cls, .wait = r->wait,
                                  .parked = r->fig.parked_now, .has_csp = r->has_csp, .csp = r->csp,
                                  .uid = PT_UID_UNKNOWN};
     }

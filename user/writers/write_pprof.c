@@ -14,7 +14,7 @@
 #include "profile.pb-c.h"
 #include "writer.h"
 
-#define LABELS 6   /* kind, class, role, blocker, comm, pid */
+#define LABELS 8   /* kind, class, role, blocker, comm, pid, and cgroup and container where known */
 
 struct pprof {
     struct pprof_strings str;
@@ -111,9 +111,14 @@ static int fill_sample(struct pprof *p, PtPprof__Sample *sm, const struct pt_mod
     pt_pprof__label__init(&labels[5]);
     labels[5].key = str(p, "pid");
     labels[5].num = s->pid;
-    for (int i = 0; i < LABELS; i++)
+    size_t n = 6;
+    if (s->cgroup)
+        label_str(p, &labels[n++], "cgroup", s->cgroup);
+    if (s->container)
+        label_str(p, &labels[n++], "container", s->container);
+    for (size_t i = 0; i < n; i++)
         label_ptrs[i] = &labels[i];
-    sm->n_label = LABELS;
+    sm->n_label = n;
     sm->label = label_ptrs;
     return p->oom ? -1 : 0;
 }

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "cgroup_label.h"
 #include "duration.h"
 #include "sanitize.h"
 #include "writer.h"
@@ -21,7 +22,9 @@ static void put_cell(FILE *f, const char *name, int width)
     fprintf(f, "%s%*s", buf, width - (int)n, "");
 }
 
-static void put_row(FILE *f, const struct pt_row *row)
+#define CGROUP_WIDTH 24
+
+static void put_row(FILE *f, const struct pt_row *row, bool cgroups)
 {
     const struct pt_figures *g = &row->fig;
     char a[24], b[24], c[24], d[24];
@@ -37,9 +40,18 @@ static void put_row(FILE *f, const struct pt_row *row)
         snprintf(csp, sizeof(csp), "%s%.2f", row->in_phase ? "*" : "", row->csp);
     else
         strcpy(csp, "-");
-    fprintf(f, "%-11s %7d ", row->kind, row->pid);
+    if (row->pid < 0)
+        fprintf(f, "%-11s %7s ", row->kind, "-");
+    else
+        fprintf(f, "%-11s %7d ", row->kind, row->pid);
     put_cell(f, row->comm, 15);
     fputc(' ', f);
+    if (cgroups) {
+        char cg[CGROUP_WIDTH * 4 + 1];
+        cgroup_label(row, CGROUP_WIDTH, cg, sizeof(cg));
+        put_cell(f, cg, CGROUP_WIDTH);
+        fputc(' ', f);
+    }
     put_cell(f, writer_simple_class(row->cls), 28);
     fputc(' ', f);
     put_cell(f, id, 18);
@@ -80,14 +92,17 @@ int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
         fputs("  (no waits)\n", f);
         return writer_flush(f);
     }
-    fprintf(f, "%-11s %7s %-15s %-28s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %-36s %s\n", "KIND",
-            "PID", "COMM", "CLASS", "ID", "ROLE", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK",
+    bool cgroups = cgroup_label_wanted(m);
+    fprintf(f, "%-11s %7s %-15s ", "KIND", "PID", "COMM");
+    if (cgroups)
+        fprintf(f, "%-*s ", CGROUP_WIDTH, "CGROUP");
+    fprintf(f, "%-28s %-18s %4s %8s %5s %11s %10s %9s %9s %6s %7s %5s  %-36s %s\n", "CLASS", "ID", "ROLE", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK",
             "AVG-HOLD", "REAL%", "THREAD%", "CSP", "TOP-FRAME", "CAUSED-BY");
     for (int i = 0; i < m->nrows; i++) {
         if (m->idle_last && m->rows[i].idle && (i == 0 || !m->rows[i - 1].idle))
             fputs("-- idle housekeeping: service threads and pool workers waiting for work"
                   " (--show-idle ranks them in place) --\n", f);
-        put_row(f, &m->rows[i]);
+        put_row(f, &m->rows[i], cgroups);
     }
     /* What --top (or --print-threshold) left out, so that the rows add up. */
     if (t->rest.rows) {
