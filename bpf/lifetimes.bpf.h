@@ -28,6 +28,9 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_seen, struct task_struct *p)
 {
     __u32 tgid = p->tgid;
+    /* The exec'ing task is current: one outside --cgroup is no JVM to find. */
+    if (cgroup_filters && !current_in_cgroups())
+        return 0;
     if (bpf_map_push_elem(&execs, &tgid, 0))
         count_drop(PT_DROP_EXECS);
     return 0;

@@ -8,9 +8,13 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
+
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from jfr_parks import PARK_JFC, jfr_parks  # noqa: E402
 
 GATE = "TimedParks$Gate"
 
@@ -192,6 +196,46 @@ def a_jvm_in_its_own_user_namespace_has_its_compiled_frames_named():
     stacks = open(folded).read()
     check("PingPong.lambda$main$" in stacks and "[jit-compiled]" not in stacks,
           f"compiled Java frames unnamed: {stacks[:400]}")
+
+
+def agrees_with_jfr(wrap, where, rec_dir):
+    """ParkMix run by parktrace's COMMAND through WRAP (the namespaces), its
+    JVM also recording every jdk.ThreadPark: each class with 100 ms of park
+    time in either tool agrees within 5% (test_jfr.py's comparison, here
+    in a container). REC_DIR: where the JVM can write its recording."""
+    jfc = os.path.join(rec_dir, "threadpark.jfc")
+    with open(jfc, "w") as f:
+        f.write(PARK_JFC)
+    rec = os.path.join(rec_dir, "parkmix.jfr")
+    p = run_pt(["-f", "json", "--top", "0", "--kinds", "jvm-park", "--", *wrap, "java", "-Xmx128m",
+                f"-XX:StartFlightRecording:filename={rec},dumponexit=true,settings={jfc}",
+                "-cp", JAVA_CP, "ParkMix", "3", "600"], timeout=120)
+    check(p.returncode == 0, f"{where}: parktrace exit {p.returncode}: {p.stderr[-300:]}")
+    check(os.path.exists(rec), f"{where}: JFR wrote no recording")
+    final = final_of(json_reports(p.stdout))
+    java = [b for b in final["blockers"] if b.get("ns_pid")]
+    check(java, f"{where}: no row of a process in its own pid namespace")
+    pt = {}
+    for b in java:
+        pt[b["class"]] = pt.get(b["class"], 0) + b["thread_time_ns"]
+    jfr = {c: v[1] for c, v in jfr_parks(rec).items()}
+    compared = sorted(c for c in set(pt) | set(jfr) if max(pt.get(c, 0), jfr.get(c, 0)) >= 100_000_000)
+    check(len(compared) >= 5, f"{where}: only {compared} carry 100 ms of parks")
+    for c in compared:
+        print(f"  {where}: {c}: parktrace {pt.get(c, 0) / 1e6:.1f} ms, JFR {jfr.get(c, 0) / 1e6:.1f} ms", flush=True)
+        within(pt.get(c, 0), jfr.get(c, 0), 0.05, f"{where}: {c} park time", ref="JFR")
+
+
+@test
+def jvms_in_namespaces_agree_with_jfr_in_the_same_run():
+    """Issue 41's measure: a JVM in its own PID and mount namespaces, and
+    nobody's in its own user namespace too (root inside mapped to nobody),
+    each traced from the host while it records itself with JFR: per class,
+    the same park time within 5%."""
+    agrees_with_jfr(["unshare", "--pid", "--fork", "--mount", "--mount-proc"], "PID and mount namespaces",
+                    tempfile.mkdtemp(prefix="pt-ctr-jfr-", dir=TMP))
+    agrees_with_jfr([*AS_NOBODY, "unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount",
+                     "--mount-proc"], "a user namespace of its own", nobody_dir("pt-userns-jfr-"))
 
 
 if __name__ == "__main__":

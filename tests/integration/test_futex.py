@@ -478,7 +478,8 @@ BLOCKER_KEYS = {"kind", "pid", "comm", "id", "name", "class", "role", "parks", "
                 "parked_now", "peak_parked", "thread_time_ns", "real_time_ns", "avg_park_ns", "max_park_ns",
                 "avg_hold_ns", "real_util", "thread_util", "real_life_util", "thread_life_util", "threads",
                 "csp", "hist_ns", "first_thread", "first_stack", "top_frame", "objects",
-                "top_waker", "fast_parks", "idle"}  # parktrace's extensions of the contract
+                "top_waker", "fast_parks", "idle",  # parktrace's extensions of the contract
+                "cgroup", "container"}  # Containers (cli.md); ns_pid only in another pid namespace
 
 
 @test

@@ -178,7 +178,7 @@ def bash_completion_completes_options_and_values():
 
     check(complete("--pp") == ["--pprof"], f"--pp: {complete('--pp')}")
     check("--listen" in complete("--l"), f"--l: {complete('--l')}")
-    check(complete("--by", "c") == ["class"], f"--by c: {complete('--by', 'c')}")
+    check(complete("--by", "c") == ["class", "cgroup"], f"--by c: {complete('--by', 'c')}")
     check(complete("--kinds", "futex,jvm-m") == ["futex,jvm-monitor"], f"--kinds: {complete('--kinds', 'futex,jvm-m')}")
 
 

@@ -35,6 +35,8 @@ int main(void)
     /* The service thread's waits are the heavier: the site once showed its
      * stack while the worker made the whole site contention. */
     struct retired_member idle = member(&service, true, 9000000000ull), busy = member(&java, false, 5000000);
+    busy.id = 0x7f00dead0040ull;
+    busy.cgroup = "/system.slice/app.service";
     retired_add(r, &idle);
     retired_add(r, &busy);
     retired_add(r, &idle);
@@ -49,6 +51,12 @@ int main(void)
     CHECK(n == 2 && rows[busy_row].first_stack && rows[busy_row].first_stack->frames[1].name &&
               strcmp(rows[busy_row].first_stack->frames[1].name, "App.work") == 0,
           "the contention row shows the busy member's stack");
+    /* A site of one blocker shows that blocker's id, not 0x0 (an embedded
+     * database's report had a recycled mutex's row read 0x0); a site of
+     * several shows none. */
+    CHECK(n == 2 && rows[busy_row].id == 0x7f00dead0040ull && rows[1 - busy_row].id == 0,
+          "a site of one blocker keeps its id (%#llx), one of two none (%#llx)",
+          (unsigned long long)rows[busy_row].id, (unsigned long long)rows[1 - busy_row].id);
     CHECK(waits == 30, "every retired wait is counted (%llu)", (unsigned long long)waits);
     CHECK(n == 2 && rows[0].fig.thread_time_ns + rows[1].fig.thread_time_ns == 2 * 9000000000ull + 5000000,
           "the rows' time adds up");

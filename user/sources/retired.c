@@ -208,6 +208,8 @@ static const struct pt_stack *shapeless(int pid)
  * stacks are not kept. */
 static void merge_site(struct retired *r, struct retired_site *s, const struct retired_site *o, bool shapes)
 {
+    if (!s->objects)
+        s->id = o->id;
     if (!s->objects || o->heaviest_ns > s->heaviest_ns) {
         s->heaviest_ns = o->heaviest_ns;
         if (s->pid != PT_RETIRED_EXITED)     /* pid 0's sites are told apart by command */
@@ -245,6 +247,7 @@ void retired_add(struct retired *r, const struct retired_member *m)
     struct retired_site one = {.heaviest_ns = m->final.thread_ns, .wait = m->wait, .idle = m->idle,
                                .first_stack = m->first_stack, .cur = m->final, .prev = m->prev,
                                .cgroup = m->cgroup, .container = m->container, .ns_pid = m->ns_pid,
+                               .id = m->id,
                                .whole = m->whole, .win = m->win, .objects = 1,
                                .win_objects = m->final.parks != m->prev.parks || m->final.thread_ns != m->prev.thread_ns};
     snprintf(one.comm, sizeof(one.comm), "%s", m->comm);
@@ -341,6 +344,7 @@ int retired_rows(const struct retired *r, bool interval, uint64_t from_t, uint64
         *blockers += interval ? s->win_objects : s->objects;
         row->kind = s->kind;
         row->pid = s->pid;
+        row->id = s->objects == 1 ? s->id : 0;   /* one blocker: its own id */
         row->comm = s->comm;
         row->cgroup = s->cgroup;
         row->container = s->container;

@@ -13,6 +13,7 @@
 /* One recycled blocker, as the collector last saw it. */
 struct retired_member {
     int pid;
+    uint64_t id;                      /* its address (a futex) or object */
     const char *kind, *cls, *site, *comm, *thread;
     const char *cgroup, *container;   /* kept for the run (cgroup_names.h) */
     int ns_pid;
@@ -25,6 +26,7 @@ struct retired_member {
 
 struct retired_site {
     int pid;
+    uint64_t id;                      /* its first member's, shown while it is its only one */
     const char *kind;
     const char *cgroup, *container;   /* NULL in the deepest fold */
     int ns_pid;
