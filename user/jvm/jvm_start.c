@@ -185,9 +185,12 @@ bool jvm_tracker_start(struct jvm_tracker *jt, int pid, bool last_chance)
     struct jvm *j = &jt->opening;
     struct jvm_layout *l = &jt->opening_layout;
     int rc = jvm_open(j, jt->sv->maps, pid);
+    /* No libjvm in its maps (-1), though discovery saw one: read at an
+     * exec's edge; looked at again as a JVM still starting. */
+    bool starting = rc == 1 || rc == -1;
     if (!rc)
-        rc = jvm_layout_read(j, l);
-    if (rc == 1 && !last_chance) {
+        starting = (rc = jvm_layout_read(j, l)) == 1;
+    if (starting && !last_chance) {
         jvm_close(j);
         return false;
     }

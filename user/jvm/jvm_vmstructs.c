@@ -193,9 +193,11 @@ int jvm_open(struct jvm *j, struct procmaps *maps, int pid)
     j->mem.fd = -1;
     struct pm_proc *p = procmaps_get(maps, pid);
     struct elf_file *ef = NULL;
-    /* Maps cached before the process exec'd java lack libjvm: read again. */
+    /* Maps cached before the process exec'd java lack libjvm: read again,
+     * whatever rereads they had (a refresh over its budget left a JVM
+     * started by a shell `futex` waits for good). */
     if (!maps_libjvm_cached(p))
-        procmaps_refresh(p);
+        procmaps_reread(p);
     for (int i = 0; i < p->nmaps && !ef; i++) {
         struct pm_map *m = &p->maps[i];
         if (!is_libjvm(m->path))
@@ -208,8 +210,10 @@ int jvm_open(struct jvm *j, struct procmaps *maps, int pid)
             j->libjvm_at = m->start;
         }
     }
-    if (!j->libjvm[0])
+    if (!j->libjvm[0]) {
+        fail(j, "no libjvm.so in its maps");
         return -1;
+    }
     if (procstatus_start_time(pid, &j->start_time) != 0)
         return fail(j, "exited");
     if (!ef)

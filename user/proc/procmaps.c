@@ -344,6 +344,12 @@ void procmaps_refresh(struct pm_proc *p)
     read_maps(p);
 }
 
+void procmaps_reread(struct pm_proc *p)
+{
+    p->exited = false;
+    read_maps(p);
+}
+
 struct pm_map *procmaps_find(struct pm_proc *p, uint64_t addr)
 {
     for (int i = 0; i < p->nmaps; i++)

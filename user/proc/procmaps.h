@@ -81,6 +81,11 @@ FILE *procmaps_open_list(int pid, char *buf, size_t len);
 /* Re-reads the maps of a live process (after a miss: dlopen, JIT). */
 void procmaps_refresh(struct pm_proc *p);
 
+/* Re-reads them now, whatever rereads it has had and even if an earlier
+ * read found it gone: the caller knows its program changed (an exec seen
+ * in its live maps). */
+void procmaps_reread(struct pm_proc *p);
+
 /* The mapping containing ADDR, or NULL. */
 struct pm_map *procmaps_find(struct pm_proc *p, uint64_t addr);
 
