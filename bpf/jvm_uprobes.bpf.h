@@ -105,7 +105,7 @@ int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
     note_klass(s, &key);
     wait_start(s, idx, w, now, PT_END_WOKEN, PT_WAIT_UPROBE | (time ? PT_WAIT_PARK_TIMED : 0));
     w->nvcsw = task->nvcsw;
-    __u8 naming;
+    bool naming;
     if (!wait_stack_skipped(s, w, pid_tgid, &naming))
         take_wait_stack(ctx, s, idx, w, pid_tgid, ctx, naming);
     return 0;

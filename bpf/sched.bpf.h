@@ -269,7 +269,7 @@ static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_str
         seen = PT_WAIT_END_SEEN;
     }
     wait_start(s, idx, w, now, end, seen);
-    __u8 naming;
+    bool naming;
     if (!wait_stack_skipped(s, w, pid_tgid, &naming))
         take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming);
     /* What note_waker would leave alone (no stack, or untimed under --threshold). */

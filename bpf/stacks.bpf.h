@@ -114,8 +114,8 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
  * second's worth. While more than half of that is left every wait's stack
  * is taken; below that, one wait in 1/odds, with odds that fall with what
  * is left, down to 1/64; none once the budget is a second's worth in debt.
- * No workload can drive the sampled stacks' cost above the budget for
- * longer than a second.
+ * No workload can drive the stacks' cost above the budget for longer than
+ * a second.
  *
  * Which waits: each thread counts down a gap drawn at random when it last
  * took a stack (budget_sample), geometric with odds 1/m (geometric_gap), so
@@ -238,12 +238,7 @@ static __always_inline bool stack_skipped(struct pt_gap *g, bool naming)
  * drawn again. The gap's waits are counted: left out, and for a waiter's
  * gap (WAITER) charged nowhere but through this stack's weight. *BP: the
  * budget, for budget_close. */
-/* A wait's stack names its blocker (its first waiter's first stack): a
- * futex's class is read off it (NAMING_CLASS); a Java blocker's class is
- * its object's, and its stack only its first stack (NAMING_SITE). */
-enum { NAMING_NONE, NAMING_SITE, NAMING_CLASS };
-
-static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, __u8 naming, bool waiter,
+static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool naming, bool waiter,
                                            struct pt_budget **bp)
 {
     struct pt_budget *b = budget_at(now);
@@ -252,12 +247,12 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, __u8 nam
         return PT_ODDS_ONE;
     /* A naming stack is refused only once the budget is a second in debt.
      * Churned one-wait mutexes then read `futex` (a quiet CI run: 8 041 of
-     * 59 933), so a futex's (NAMING_CLASS) was taken even in debt; that
-     * made a user's short-lived programs' unwind tables outrun their share
-     * (a_users_tables_of_exited_programs_make_room, 2 runs in 3): undone
-     * until the tables keep up. A Java blocker's class is its object's. */
+     * 59 933); taking a futex's even in debt made a user's short-lived
+     * programs' unwind tables outrun their share
+     * (a_users_tables_of_exited_programs_make_room, 2 runs in 3), and was
+     * undone until the tables keep up. */
     if (naming)
-        return !budget_spent(b) ? PT_ODDS_ONE : 0;
+        return budget_spent(b) ? 0 : PT_ODDS_ONE;
     if (g->drawn) {
         struct pt_hot_counts *h = hot();
         if (h) {
@@ -378,7 +373,7 @@ static __always_inline struct pt_regs *user_regs(void)
  * clock read: the wait's came before a new blocker's slot was made, which
  * the budget does not pay for. */
 static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, struct pt_wait *w,
-                                          struct pt_regs *regs, __u8 naming)
+                                          struct pt_regs *regs, bool naming)
 {
     __u64 start = stack_budget_ns ? bpf_ktime_get_ns() : 0;
     struct pt_budget *b;
@@ -401,19 +396,17 @@ static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, 
  * its stack names the blocker, as its first waiter's (a thread idle all run
  * long is named too, not only once a wait of it completes). Asked before
  * the registers are read, so a wait in the gap costs a decrement. */
-static __always_inline bool wait_stack_skipped(struct pt_slot *s, struct pt_wait *w, __u64 pid_tgid, __u8 *naming)
+static __always_inline bool wait_stack_skipped(struct pt_slot *s, struct pt_wait *w, __u64 pid_tgid, bool *naming)
 {
     /* first_tid first: first_stack is on a line a wait's start need not read */
-    *naming = (__u32)pid_tgid != s->first_tid || s->first_stack >= 0 ? NAMING_NONE
-              : (s->key.kind & 0xff) == PT_KIND_FUTEX                ? NAMING_CLASS
-                                                                     : NAMING_SITE;
+    *naming = (__u32)pid_tgid == s->first_tid && s->first_stack < 0;
     return !(w->flags & PT_WAIT_TIMED) || stack_skipped(&w->wait_gap, *naming);
 }
 
 /* As wait W on slot S (index IDX) begins, in its thread, and not skipped:
  * its stack. REGS: its user registers. */
 static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 idx, struct pt_wait *w,
-                                            __u64 pid_tgid, struct pt_regs *regs, __u8 naming)
+                                            __u64 pid_tgid, struct pt_regs *regs, bool naming)
 {
     w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs, naming);
     if (w->stack_id >= 0 && naming)
