@@ -15,6 +15,13 @@ static inline bool slot_valid(const struct pt_slot *s)
     return __atomic_load_n(&s->valid, __ATOMIC_ACQUIRE) != 0;
 }
 
+/* What identifies the blocker of slot S to a user: a futex is its
+ * address; a Java blocker is its object. */
+static inline uint64_t slot_blocker_id(const struct pt_slot *s)
+{
+    return (s->key.kind & 0xff) == PT_KIND_FUTEX ? s->first_uaddr : s->key.addr;
+}
+
 /* collect.c */
 uint64_t collector_cpu_ns(void);
 struct blocker *collector_record(struct collector *c, uint32_t idx);
@@ -52,7 +59,8 @@ void model_processes(struct collector *c, struct pt_model *r, const struct pid_s
                      const struct pid_sums *waited, uint64_t now, bool interval);
 
 /* collect_stacks.c */
-uint32_t collector_comm_of(struct collector *c, int tgid, const struct blocker *b, char out[PT_MODEL_COMM]);
+/* The name of process TGID for a stack of blocker B's, copied into OUT. */
+void collector_comm_of(struct collector *c, int tgid, const struct blocker *b, char out[PT_MODEL_COMM]);
 /* The waiter's process TGID of a stack of B: its name, owner and cgroup. */
 void stack_owner(struct collector *c, int tgid, const struct blocker *b, struct pt_model_stack *ms);
 void stack_blocker(struct collector *c, uint32_t slot, const struct blocker *b, struct pt_model_stack *ms);

@@ -97,8 +97,7 @@ static struct retired_member member_of(struct collector *c, uint32_t i)
     struct blocker *b = c->b[i];
     return (struct retired_member){
         .pid = b->pid,
-        /* A futex is its address; a Java blocker is its object (describe_row). */
-        .id = (s->key.kind & 0xff) == PT_KIND_FUTEX ? s->first_uaddr : s->key.addr,
+        .id = slot_blocker_id(s),
         .kind = pt_kind_names[s->key.kind & 0xff],
         .cls = retiring_class(b),
         .site = blocker_top_frame(b),

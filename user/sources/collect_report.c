@@ -302,8 +302,7 @@ static void describe_row(struct collector *c, struct pt_row *row, uint32_t i, st
     row->pid = b->pid;
     row->comm = b->comm;
     row_set_cgroup(row, b->cgroup, b->ns_pid);
-    /* A futex is its address; a Java blocker is its object. */
-    row->id = (s->key.kind & 0xff) == PT_KIND_FUTEX ? s->first_uaddr : s->key.addr;
+    row->id = slot_blocker_id(s);
     row->name = b->name;
     row->cls = b->cls.cls;
     row->wait = b->cls.wait;

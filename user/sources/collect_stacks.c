@@ -27,19 +27,22 @@
 #include "wakers.h"
 #include "collect_parts.h"
 
-/* The name of process TGID for a stack of blocker B's, copied into OUT;
- * returns the process's owner. */
-uint32_t collector_comm_of(struct collector *c, int tgid, const struct blocker *b, char out[PT_MODEL_COMM])
+/* Process TGID, its name copied into OUT (blocker B's when it has none). */
+static const struct pm_proc *named(struct collector *c, int tgid, const struct blocker *b, char out[PT_MODEL_COMM])
 {
-    struct pm_proc *p = procmaps_get(c->sv->maps, tgid);
+    const struct pm_proc *p = procmaps_get(c->sv->maps, tgid);
     snprintf(out, PT_MODEL_COMM, "%s", p->comm[0] ? p->comm : b->comm);
-    return p->uid;
+    return p;
+}
+
+void collector_comm_of(struct collector *c, int tgid, const struct blocker *b, char out[PT_MODEL_COMM])
+{
+    named(c, tgid, b, out);
 }
 
 void stack_owner(struct collector *c, int tgid, const struct blocker *b, struct pt_model_stack *ms)
 {
-    struct pm_proc *p = procmaps_get(c->sv->maps, tgid);
-    snprintf(ms->root, PT_MODEL_COMM, "%s", p->comm[0] ? p->comm : b->comm);
+    const struct pm_proc *p = named(c, tgid, b, ms->root);
     ms->uid = p->uid;
     ms->cgroup = p->cgroup ? p->cgroup->path : NULL;
     ms->container = p->cgroup ? p->cgroup->container : NULL;
@@ -49,13 +52,11 @@ void stack_owner(struct collector *c, int tgid, const struct blocker *b, struct 
 void stack_blocker(struct collector *c, uint32_t slot, const struct blocker *b, struct pt_model_stack *ms)
 {
     const struct pt_slot *s = &c->t->slots[slot];
-    int kind = s->key.kind & 0xff;
     ms->pid = b->pid;
-    ms->kind = pt_kind_names[kind];
+    ms->kind = pt_kind_names[s->key.kind & 0xff];
     ms->wait = b->cls.wait;
     ms->name = b->name;
-    snprintf(ms->id, sizeof(ms->id), "0x%llx",
-             (unsigned long long)(kind == PT_KIND_FUTEX ? s->first_uaddr : s->key.addr));
+    snprintf(ms->id, sizeof(ms->id), "0x%llx", (unsigned long long)slot_blocker_id(s));
 }
 
 /* The waits with a known waker of one (blocker, process, waiter stack),
