@@ -167,6 +167,12 @@ static int open_failed(struct tracer *t, const char *what, int err)
     return -1;
 }
 
+static void close_all(const int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+}
+
 /* The --cgroup directories, opened into FDS before anything is loaded: a
  * path that is no cgroup is one line and no tracing. 0, or -1. */
 static int open_cgroups(const struct pt_options *o, int *fds)
@@ -182,8 +188,7 @@ static int open_cgroups(const struct pt_options *o, int *fds)
         else
             fprintf(stderr, "parktrace: --cgroup %.200s: no such cgroup under %s (cgroup v2): %s\n", o->cgroups[i],
                     mnt, strerror(err));
-        while (i--)
-            close(fds[i]);
+        close_all(fds, i);
         return -1;
     }
     return 0;
@@ -194,11 +199,10 @@ static int open_cgroups(const struct pt_options *o, int *fds)
 static int fill_cgroup_filter(struct tracer *t, int *fds, int n)
 {
     int fd = bpf_map__fd(t->skel->maps.cgroup_filter), rc = 0;
-    for (uint32_t i = 0; i < (uint32_t)n; i++) {
-        if (!rc && bpf_map_update_elem(fd, &i, &fds[i], BPF_ANY))
+    for (uint32_t i = 0; i < (uint32_t)n && !rc; i++)
+        if (bpf_map_update_elem(fd, &i, &fds[i], BPF_ANY))
             rc = -errno;
-        close(fds[i]);
-    }
+    close_all(fds, n);
     return rc;
 }
 
@@ -215,8 +219,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
         return -1;
     if (!(t->skel = parktrace_bpf__open())) {
         fprintf(stderr, "parktrace: cannot open the BPF object: %s\n", strerror(errno));
-        for (int i = 0; i < o->ncgroups; i++)
-            close(cgroup_fds[i]);
+        close_all(cgroup_fds, o->ncgroups);
         return -1;
     }
     set_constants(t->skel, o, follow);
@@ -225,8 +228,7 @@ int tracer_open(struct tracer *t, const struct pt_options *o, bool follow)
     t->stacks_sampled = !o->stacks_all;
     int err = parktrace_bpf__load(t->skel);
     if (err) {
-        for (int i = 0; i < o->ncgroups; i++)
-            close(cgroup_fds[i]);
+        close_all(cgroup_fds, o->ncgroups);
         return open_failed(t, "the kernel refused the BPF programs", -err);
     }
     if ((err = fill_cgroup_filter(t, cgroup_fds, o->ncgroups)))
