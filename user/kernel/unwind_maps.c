@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -79,15 +80,27 @@ int unwind_maps_set_proc(struct unwind_maps *um, int tgid, const struct pt_uproc
     return bpf_map_update_elem(um->procs_fd, &key, up, BPF_ANY) ? -1 : 0;
 }
 
+/* Whether no process has pid TGID now: a zombie's list stays until it is
+ * reaped, a pid used again keeps the list (its first wait asks anew). */
+static bool process_gone(uint32_t tgid)
+{
+    return kill((pid_t)tgid, 0) && errno == ESRCH;
+}
+
 bool unwind_maps_each_proc(const struct unwind_maps *um, int limit, struct pt_uproc *scratch,
                            void (*seen)(void *ctx, const struct pt_uproc *up), void *ctx)
 {
-    uint32_t key, next;
+    uint32_t key, next, gone[UNWIND_MAPS_GONE];
+    int ngone = 0;
     int err = bpf_map_get_next_key(um->procs_fd, NULL, &next);
     for (; !err && limit > 0; limit--, err = bpf_map_get_next_key(um->procs_fd, &key, &next)) {
         key = next;
-        if (bpf_map_lookup_elem(um->procs_fd, &key, scratch) == 0)
+        if (ngone < UNWIND_MAPS_GONE && process_gone(key))
+            gone[ngone++] = key;
+        else if (bpf_map_lookup_elem(um->procs_fd, &key, scratch) == 0)
             seen(ctx, scratch);
     }
+    for (int i = 0; i < ngone; i++)
+        bpf_map_delete_elem(um->procs_fd, &gone[i]);
     return err == -ENOENT || (err && errno == ENOENT);
 }

@@ -39,9 +39,14 @@ void unwind_maps_flush(struct unwind_maps *um);
 /* Sets process TGID's list, its tables flushed first. 0, or -1. */
 int unwind_maps_set_proc(struct unwind_maps *um, int tgid, const struct pt_uproc *up);
 
-/* Calls SEEN with every process list, CTX its first argument; at most
- * LIMIT steps (a key deleted meanwhile restarts the walk). True when the
- * walk reached the end. */
+/* Calls SEEN with every process list of a live process, CTX its first
+ * argument; at most LIMIT steps (a key deleted meanwhile restarts the
+ * walk). True when the walk reached the end. The lists of processes gone,
+ * up to UNWIND_MAPS_GONE a walk, are deleted: the kernel drops a list at
+ * its process's exit, but a list written after it (a publishing that
+ * raced the exit: the process's maps read while it lived) would keep its
+ * tables from being let go for the rest of the run. */
+#define UNWIND_MAPS_GONE 256
 bool unwind_maps_each_proc(const struct unwind_maps *um, int limit, struct pt_uproc *scratch,
                            void (*seen)(void *ctx, const struct pt_uproc *up), void *ctx);
 

@@ -100,9 +100,33 @@ int isolated_build_fd(const struct isolated_build *b)
     return b->fd;
 }
 
-uint64_t isolated_build_age_ns(const struct isolated_build *b)
+static uint64_t isolated_build_age_ns(const struct isolated_build *b)
 {
     return monotonic_ns() - b->started_ns;
+}
+
+/* The child's time waiting on a run queue (schedstat's second field), 0
+ * when unknown: readable until it is reaped, a zombie's too. */
+static uint64_t run_delay_ns(pid_t pid)
+{
+    char path[40], buf[96];
+    snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    unsigned long long cpu, delay;
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    return sscanf(buf, "%llu %llu", &cpu, &delay) == 2 ? delay : 0;
+}
+
+uint64_t isolated_build_cost_ns(const struct isolated_build *b)
+{
+    uint64_t age = isolated_build_age_ns(b), delay = run_delay_ns(b->pid);
+    return delay < age ? age - delay : 0;
 }
 
 void isolated_build_cancel(struct isolated_build *b)

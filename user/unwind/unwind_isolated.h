@@ -27,8 +27,11 @@ int isolated_build_poll(struct isolated_build *b, struct unwind_rows *out);
 /* The descriptor the child's reply arrives on, for poll(2). */
 int isolated_build_fd(const struct isolated_build *b);
 
-/* Wall time since B started, in nanoseconds. */
-uint64_t isolated_build_age_ns(const struct isolated_build *b);
+/* What B has cost so far, in nanoseconds: its wall time less the time it
+ * was runnable but not run. The child runs niced below the workloads, so
+ * on a busy host its wall time is mostly other programs' doing; its CPU
+ * and its blocking (a slow file) are its owner's. */
+uint64_t isolated_build_cost_ns(const struct isolated_build *b);
 
 /* Stops B's child and frees B. */
 void isolated_build_cancel(struct isolated_build *b);

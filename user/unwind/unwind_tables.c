@@ -252,7 +252,7 @@ static int publish_process(struct unwind_tables *ut, int tgid, struct pm_proc *p
 /* Takes what build K's child sent; true once it has ended. */
 static bool build_ended(struct unwind_tables *ut, int k)
 {
-    uint64_t age = isolated_build_age_ns(ut->builds[k].ib);
+    uint64_t cost = isolated_build_cost_ns(ut->builds[k].ib);
     struct unwind_rows rows;
     int r = isolated_build_poll(ut->builds[k].ib, &rows);
     if (r == 0)
@@ -265,11 +265,11 @@ static bool build_ended(struct unwind_tables *ut, int k)
     b->bin = !room ? BIN_LATER : r > 0 ? unwind_publish_rows(ut, b, &rows) : BIN_NONE;
     struct owner_share *o = unwind_share_of(ut, b->owner);
     if (o) {
-        o->build_ns += age;
+        o->build_ns += cost;
         o->bytes += b->bin >= 0 ? b->bytes : 0;
         o->tables += b->bin >= 0;
     }
-    ut->usage.build_seconds += (double)age / 1e9;
+    ut->usage.build_seconds += (double)cost / 1e9;
     unwind_count_outcome(ut, b);
     return true;
 }
