@@ -153,7 +153,12 @@ struct pt_slot {
     __s32 first_stack;      /* user stack id of the first waiter's first wait */
     __u64 first_uaddr;      /* the address the first waiter passed */
     /* Line 3, cold. */
-    __u64 klass;            /* jvm-park: the blocker's Klass*, for its class name */
+    union {
+        __u64 klass;        /* a Java blocker's Klass*, for its class name */
+        __u64 naming_ip;    /* a futex's: its first waiter's user ip when the
+                             * stack budget left out its naming stack, so that
+                             * its class is read off that one frame */
+    };
     char first_comm[PT_COMM_LEN];
     __u64 threads;          /* distinct waiting threads, whole run */
     __u64 threads_win;      /* distinct waiting threads since reset */

@@ -245,12 +245,10 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
     *bp = b;
     if (!b)
         return PT_ODDS_ONE;
-    /* A naming stack is refused only once the budget is a second in debt.
-     * Churned one-wait mutexes then read `futex` (a quiet CI run: 8 041 of
-     * 59 933); taking a futex's even in debt made a user's short-lived
-     * programs' unwind tables outrun their share
-     * (a_users_tables_of_exited_programs_make_room, 2 runs in 3), and was
-     * undone until the tables keep up. */
+    /* A naming stack is refused only once the budget is a second in debt:
+     * taken even then, the stacks' cost would follow the rate of new
+     * blockers. A futex's class is then read off its waiter's ip
+     * (take_wait_stack). */
     if (naming)
         return budget_spent(b) ? 0 : PT_ODDS_ONE;
     if (g->drawn) {
@@ -409,8 +407,12 @@ static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 
                                             __u64 pid_tgid, struct pt_regs *regs, bool naming)
 {
     w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs, naming);
-    if (w->stack_id >= 0 && naming)
+    if (!naming)
+        return;
+    if (w->stack_id >= 0)
         s->first_stack = w->stack_id;
+    else if ((s->key.kind & 0xff) == PT_KIND_FUTEX)
+        s->naming_ip = regs->ip;    /* one load: churned mutexes under a spent budget stay named */
 }
 
 /* The current thread's stack as the waker of a wait, from its own futex

@@ -116,6 +116,19 @@ static bool walked_blind(const struct pt_stack *st)
     return false;
 }
 
+/* A futex's class read off the one frame its first wait was at, its
+ * naming stack left out by the stack budget: the futex call inside
+ * __lll_lock_wait names a pthread mutex. Frames shared by several
+ * primitives (libc's common futex wait) leave it a futex. */
+static void classify_at_ip(struct collector *c, int tgid, uint64_t ip, struct pt_class *out)
+{
+    struct pt_frame f = {0};
+    symbolize_code(c->sv->maps, tgid, ip, false, &f);
+    struct pt_stack one = {.n = f.name ? 1 : 0, .frames = &f};
+    classify_futex(&one, out);
+    frame_free(&f);
+}
+
 void collector_resolve(struct collector *c, uint32_t idx)
 {
     struct blocker *b = collector_record(c, idx);
@@ -160,8 +173,11 @@ void collector_resolve(struct collector *c, uint32_t idx)
                 b->cls.wait = true;
         }
         named = b->java_class != NULL;
-    } else {
+    } else if (b->first_stack->n || !s->naming_ip) {
         classify_futex(b->first_stack, &b->cls);
+    } else if (!b->ip_named) {
+        classify_at_ip(c, (int)s->first_tgid, s->naming_ip, &b->cls);
+        b->ip_named = true;
     }
     classify_override(c->o, b->cls.cls, &b->cls.wait);
     /* The first stack arrives with the first waiter's first completed wait. */

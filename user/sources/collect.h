@@ -34,6 +34,7 @@ struct blocker {
     int ns_pid;
     char *java_class;          /* a Java blocker's class once known (its own copy) */
     struct pt_class cls;
+    bool ip_named;             /* cls read off its first wait's ip (pt_slot's naming_ip) */
     const struct pt_stack *first_stack;
     uint64_t idle_naming;      /* the first stack's naming `idle` was read off */
     uint8_t idle;              /* idle_stack's flags for its first stack */
