@@ -129,6 +129,42 @@ static void classify_at_ip(struct collector *c, int tgid, uint64_t ip, struct pt
     frame_free(&f);
 }
 
+/* Names B's class and role from slot S: a Java blocker's from its object
+ * (false until its class is read), a futex's from its first stack or the
+ * one frame its first wait was at. */
+static bool name_class(struct collector *c, const struct pt_slot *s, struct blocker *b, uint32_t kind)
+{
+    if (kind != PT_KIND_FUTEX) {
+        /* The kernel publishes a slot a moment before its class: retried.
+         * Once named, its role stays; the superclasses are needed only for
+         * that (768 bytes a slot kept them, 24 MiB over a full table). */
+        if (!b->java_class) {
+            char cls[256] = "", supers[512] = "";
+            if (!s->key.addr)
+                snprintf(cls, sizeof(cls), "<no blocker>");
+            else if (!jvm_tracker_class(c->jvm, b->pid, s->klass, cls, sizeof(cls), supers, sizeof(supers)))
+                cls[0] = '\0';
+            if (cls[0] && !(b->java_class = strdup(cls))) {
+                out_of_memory("class names");
+            }
+            classify_java(b->java_class ? b->java_class : "<unknown class>", supers, &b->cls);
+            /* Any object can be a monitor: the kind, not the class, gives the role. */
+            if (kind == PT_KIND_JVM_MONITOR)
+                b->cls.wait = false;
+            else if (kind == PT_KIND_JVM_WAIT)
+                b->cls.wait = true;
+        }
+        return b->java_class != NULL;
+    }
+    if (b->first_stack->n || !s->naming_ip) {
+        classify_futex(b->first_stack, &b->cls);
+    } else if (!b->ip_named) {
+        classify_at_ip(c, (int)s->first_tgid, s->naming_ip, &b->cls);
+        b->ip_named = true;
+    }
+    return true;
+}
+
 void collector_resolve(struct collector *c, uint32_t idx)
 {
     struct blocker *b = collector_record(c, idx);
@@ -150,35 +186,8 @@ void collector_resolve(struct collector *c, uint32_t idx)
     /* While a first stack asked for again has not come, the old one stays. */
     if (s->first_stack >= 0 || !b->first_stack)
         b->first_stack = stacks_resolve(c->stacks, idx, (int)s->first_tgid, s->first_stack);
-    bool named = true;
     uint32_t kind = s->key.kind & 0xff;
-    if (kind != PT_KIND_FUTEX) {
-        /* The kernel publishes a slot a moment before its class: retried.
-         * Once named, its role stays; the superclasses are needed only for
-         * that (768 bytes a slot kept them, 24 MiB over a full table). */
-        if (!b->java_class) {
-            char cls[256] = "", supers[512] = "";
-            if (!s->key.addr)
-                snprintf(cls, sizeof(cls), "<no blocker>");
-            else if (!jvm_tracker_class(c->jvm, b->pid, s->klass, cls, sizeof(cls), supers, sizeof(supers)))
-                cls[0] = '\0';
-            if (cls[0] && !(b->java_class = strdup(cls))) {
-                out_of_memory("class names");
-            }
-            classify_java(b->java_class ? b->java_class : "<unknown class>", supers, &b->cls);
-            /* Any object can be a monitor: the kind, not the class, gives the role. */
-            if (kind == PT_KIND_JVM_MONITOR)
-                b->cls.wait = false;
-            else if (kind == PT_KIND_JVM_WAIT)
-                b->cls.wait = true;
-        }
-        named = b->java_class != NULL;
-    } else if (b->first_stack->n || !s->naming_ip) {
-        classify_futex(b->first_stack, &b->cls);
-    } else if (!b->ip_named) {
-        classify_at_ip(c, (int)s->first_tgid, s->naming_ip, &b->cls);
-        b->ip_named = true;
-    }
+    bool named = name_class(c, s, b, kind);
     classify_override(c->o, b->cls.cls, &b->cls.wait);
     /* The first stack arrives with the first waiter's first completed wait. */
     if (s->first_stack < 0)
