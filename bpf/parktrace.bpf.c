@@ -52,6 +52,9 @@ const volatile __u64 stack_budget_ns = 0;
  * -1 / ln(1 - 1/m) in Q16 for one wait in m taking its stack. */
 const volatile __u32 gap_log2_frac[PT_GAP_FRAC];
 const volatile __u32 gap_scale[PT_GAP_SCALES];
+/* PARKTRACE_TIME_PARTS: every part of the hot programs timed (part_done);
+ * not a single instruction without it. */
+const volatile bool time_parts = false;
 /* --self-stats: the hot programs' run times (run_hist), two clock reads in
  * one run of PT_RUN_EVERY; not a single instruction without it. */
 const volatile bool time_runs = false;

@@ -16,6 +16,22 @@
 enum pt_timed { PT_TIMED_SWITCH, PT_TIMED_WAKING, PT_TIMED_COUNT };
 #define PT_RUN_BUCKETS (4 * PT_HIST_SLOTS)
 #define PT_RUN_EVERY 16      /* --self-stats times one hot program run in 16 */
+/* PARKTRACE_TIME_PARTS=1 with --self-stats: the parts of the two hot
+ * programs, each timed at every run (tools/bench; a diagnostic, its own
+ * two clock reads a part inside what it measures). */
+enum pt_part {
+    PT_PART_OUT_STALE,   /* switch out: a wait left open ended (end_stale_wait) */
+    PT_PART_OUT_IDLE,    /* switch out: an idle sleep begins */
+    PT_PART_KEY,         /* switch out: the blocker's key (Java reads, or the futex's) */
+    PT_PART_SLOT,        /* switch out: its slot found or made, its class noted */
+    PT_PART_START,       /* switch out: the wait opened */
+    PT_PART_STACK,       /* switch out: the waiter's stack (budget, cache, walk) */
+    PT_PART_IN_IDLE,     /* switch in: an idle sleep ends */
+    PT_PART_IN_END,      /* switch in: a wait ends (its counts, threads, stacks' time) */
+    PT_PART_WAKE,        /* waking: the woken wait found and its end decided */
+    PT_PART_WAKER,       /* waking: the waker's stack and entry (note_waker) */
+    PT_PART_COUNT
+};
 
 /* Counters bumped at many events on every CPU, kept per CPU (user space
  * sums them): one global line written from two CPUs at each event moved
@@ -31,6 +47,7 @@ struct pt_hot_counts {
     /* Long waits given their stack as they ended (end_stacks.bpf.h), and
      * those that could not be (no stack, no budget, no task work). */
     __u64 end_stacks, end_stacks_lost;
+    __u64 part_runs[PT_PART_COUNT], part_ns[PT_PART_COUNT];   /* PARKTRACE_TIME_PARTS */
 };
 #define PT_COMM_LEN 16
 #define PT_STACK_SAMPLE 8192    /* bytes of user stack copied once per (process, stack) */

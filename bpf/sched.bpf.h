@@ -175,10 +175,13 @@ static __always_inline void switch_in(struct task_struct *next)
      * switches of a CPU going idle between waits) have no record. */
     struct pt_wait *w = next->flags & PF_KTHREAD ? NULL : bpf_task_storage_get(&waits, next, 0, 0);
     if (w && w->sleep_start) {
+        __u64 t0 = part_clock();
         now = bpf_ktime_get_ns();
         idle_sleep_end(w, next->tgid, now);
+        part_done(PT_PART_IN_IDLE, t0);
     }
     if (w && (w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) == PT_WAIT_ACTIVE) {
+        __u64 t0 = part_clock();
         struct pt_wait_end done;
         wait_end_copy(&done, w);
         /* No waking decided its end (a quiet wait's, say): a signal ended it, or a wake did. */
@@ -189,6 +192,7 @@ static __always_inline void switch_in(struct task_struct *next)
         struct pt_slot *s = bpf_map_lookup_elem(&slots, &done.slot);
         if (s)
             wait_finish(s, &done, w, now, done.end, next->pid, next->tgid, next);
+        part_done(PT_PART_IN_END, t0);
     }
 }
 
@@ -209,8 +213,11 @@ static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_str
          * likely cause of a CI run's stuck wait charged 3.4 ms over its
          * own timing). No record, no cost: only traced threads have one. */
         w = bpf_task_storage_get(&waits, prev, 0, 0);
-        if (w && (w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) == PT_WAIT_ACTIVE)
+        if (w && (w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) == PT_WAIT_ACTIVE) {
+            __u64 t0 = part_clock();
             end_stale_wait(w, prev, bpf_ktime_get_ns());
+            part_done(PT_PART_OUT_STALE, t0);
+        }
         return;
     }
     if (!tgid_traced(prev->tgid))
@@ -228,13 +235,17 @@ static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_str
      * Ended before the kind of sleep is known, so that the verifier walks
      * it once. */
     if ((w->flags & (PT_WAIT_ACTIVE | PT_WAIT_UPROBE)) == PT_WAIT_ACTIVE) {
+        __u64 t0 = part_clock();
         if (!now)
             now = bpf_ktime_get_ns();
         end_stale_wait(w, prev, now);
+        part_done(PT_PART_OUT_STALE, t0);
     }
     if (!sleeping_in_futex(prev, &uaddr, &private, &timed)) {
         /* Any other interruptible sleep is idle (CSP's working time). */
+        __u64 t0 = part_clock();
         idle_sleep_begin(w, prev, prev->tgid, now);
+        part_done(PT_PART_OUT_IDLE, t0);
         return;
     }
     if (w->flags & PT_WAIT_UPROBE)
@@ -243,11 +254,14 @@ static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_str
     if (!now)
         now = bpf_ktime_get_ns();
     struct pt_blocker_key key;
+    __u64 t0 = part_clock();
     if (!trace_java || !java_wait_key(&key, uaddr, pid_tgid, w)) {
         if (!trace_futex)
             return;
         futex_key(&key, uaddr, pid_tgid >> 32, private);
     }
+    part_done(PT_PART_KEY, t0);
+    t0 = part_clock();
     bool again;
     struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now, w->last_slot, &again);
     if (!s)
@@ -256,6 +270,8 @@ static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_str
      * line of the slot is one a wait need not touch). */
     if (!again)
         note_klass(s, &key);
+    part_done(PT_PART_SLOT, t0);
+    t0 = part_clock();
     /* A timed wait's end when no waking reaches the program: its timeout.
      * The kernel now and then switches a timed-out waiter back in with no
      * sched_waking seen for it (about 1 in 10 000 of many_stacks' 100 us
@@ -269,11 +285,14 @@ static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_str
         seen = PT_WAIT_END_SEEN;
     }
     wait_start(s, idx, w, now, end, seen);
+    part_done(PT_PART_START, t0);
+    t0 = part_clock();
     bool naming;
     if (!wait_stack_skipped(s, w, pid_tgid, &naming))
         take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming);
     /* What note_waker would leave alone (no stack, or untimed under --threshold). */
     note_quiet((__u32)pid_tgid, !timed && (w->stack_id < 0 || !(w->flags & PT_WAIT_TIMED)));
+    part_done(PT_PART_STACK, t0);
 }
 
 SEC("tp_btf/sched_switch")
@@ -329,6 +348,7 @@ static __always_inline int on_waking(__u64 *ctx, struct task_struct *p)
         if ((nr != NR_FUTEX && nr != NR_FUTEX_WAITV) || !regs->r10)
             return 0;
     }
+    __u64 t0 = part_clock();
     struct pt_wait *w = bpf_task_storage_get(&waits, p, 0, 0);
     if (!w)
         return 0;
@@ -349,8 +369,12 @@ static __always_inline int on_waking(__u64 *ctx, struct task_struct *p)
     w->end = wake_end(p);
     /* Atomic: the waiter's CPU may still be opening the wait (wait_start). */
     __sync_fetch_and_or(&w->flags, PT_WAIT_END_SEEN);
-    if (w->end == PT_END_WOKEN)
+    part_done(PT_PART_WAKE, t0);
+    if (w->end == PT_END_WOKEN) {
+        t0 = part_clock();
         note_waker(ctx, w, p->tgid);
+        part_done(PT_PART_WAKER, t0);
+    }
     return 0;
 }
 

@@ -209,6 +209,21 @@ static __always_inline void note_run(__u32 prog, __u64 t0)
         HOT_ADD(run_hist[prog][i], 1);
 }
 
+/* A part of a hot program begins (PARKTRACE_TIME_PARTS): its clock, or 0. */
+static __always_inline __u64 part_clock(void)
+{
+    return time_parts ? bpf_ktime_get_ns() : 0;
+}
+
+/* Part PART, begun at T0 (part_clock), is done. */
+static __always_inline void part_done(__u32 part, __u64 t0)
+{
+    if (!time_parts || part >= PT_PART_COUNT)
+        return;
+    HOT_ADD(part_ns[part], bpf_ktime_get_ns() - t0);
+    HOT_ADD(part_runs[part], 1);
+}
+
 /* KEY's slot when it is slot LAST - 1, one the thread waited on lately,
  * still published for KEY (valid 1: recycling marks a slot 2 before it
  * takes its key out of the index); NULL otherwise. A thread waiting on one

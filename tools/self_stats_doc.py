@@ -31,6 +31,13 @@ def page():
            "`_bytes`; `_ms`, `_ns`, `_s` as `_seconds`; `_pct` as `_ratio`), the programs' own runs",
            "apart, and `bpf_runs` and `bpf_ns_per_run` only with `--self-stats`.",
            "",
+           "With the environment variable `PARKTRACE_TIME_PARTS=1`, a diagnostic for `tools/bench`",
+           "rather than an option, every part of the two hot programs is timed at every run and a",
+           "line `parktrace: self parts` follows with each part's runs and mean ns (`out_stale`,",
+           "`out_idle`, `key`, `slot`, `start`, `stack`: a switch out; `in_idle`, `in_end`: a switch",
+           "in; `wake`, `waker`: a waking; `enum pt_part` in `bpf/parktrace.h`). Its two clock reads",
+           "a part are inside what it measures and in the programs' run times.",
+           "",
            "| name | unit | line | what it says | counted in |",
            "|---|---|---|---|---|"]
     for _id, name, unit, line, _fmt, help_, where in registry():

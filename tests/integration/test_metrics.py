@@ -443,5 +443,35 @@ def copy_unwind_keeps_call_paths_without_frame_pointers():
     test_stacks.waits_per_call_path_match_workload(key)
 
 
+
+@test
+def time_parts_account_for_every_wait():
+    """PARKTRACE_TIME_PARTS=1 (tools/bench's per-part timing, issue 42):
+    each part of a wait runs once for each wait the workload began, and
+    the parts' time fits inside the programs' own run time. churn_locks
+    blocks once on each of its mutexes, and counts them."""
+    report = os.path.join(TMP, "parts-churn.json")
+    churn = os.path.join(BUILD, "workloads", "churn_locks")
+    p = subprocess.run(pt_cmd(["-f", "json", "--top", "0", "--self-stats", "--", churn, "-p", "2", "-n", "2000",
+                               "-u", "200", "-r", report]), capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PARKTRACE_TIME_PARTS": "1"})
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    wl = json.load(open(report))
+    line = [l for l in p.stderr.splitlines() if l.startswith("parktrace: self parts")]
+    check(len(line) == 1, f"no parts line: {p.stderr[-800:]}")
+    parts = {k: (int(r), int(ns)) for k, r, ns in re.findall(r" (\w+)=(\d+)x(\d+)ns", line[0])}
+    rows = [b for b in final_of(json_reports(p.stdout))["blockers"] if b["pid"] == wl["pid"]]
+    begun = sum(b["parks"] + b["parked_now"] for b in rows)
+    check(begun >= wl["blocked"], f"{begun} waits for the workload's {wl['blocked']} blocked lock() calls")
+    for part in ("key", "slot", "start", "stack"):
+        check(abs(parts[part][0] - begun) <= 3, f"part {part} ran {parts[part][0]} times for {begun} waits: {line[0]}")
+    ended = sum(b["parks"] for b in rows)
+    check(abs(parts["in_end"][0] - ended) <= 3, f"in_end ran {parts['in_end'][0]} times for {ended} ended waits")
+    progs = dict((k, int(r) * int(ns)) for k, r, ns in re.findall(r" (sched_switch|sched_waking)=(\d+)x(\d+)ns",
+                                                                  p.stderr))
+    inside = sum(r * ns for r, ns in parts.values())
+    check(0 < inside <= sum(progs.values()), f"the parts took {inside} ns, the programs {progs}")
+
+
 if __name__ == "__main__":
     main()

@@ -81,6 +81,10 @@ static void set_constants(struct parktrace_bpf *skel, const struct pt_options *o
     gap_tables_fill((uint32_t *)skel->rodata->gap_log2_frac, PT_GAP_FRAC, (uint32_t *)skel->rodata->gap_scale,
                     PT_GAP_MAX_M);
     skel->rodata->time_runs = o->self_stats;
+    /* A diagnostic for tools/bench, not an option: every part of the hot
+     * programs timed, its clock reads in the figures (docs/self-stats.md). */
+    const char *parts = getenv("PARKTRACE_TIME_PARTS");
+    skel->rodata->time_parts = o->self_stats && parts && strcmp(parts, "1") == 0;
     skel->rodata->follow_children = follow;
     skel->rodata->cfi_unwind = o->unwind == PT_UNWIND_CFI;
 }

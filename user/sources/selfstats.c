@@ -221,6 +221,28 @@ void selfstats_read(struct self_values *v, struct tracer *t, const struct pt_ser
     read_all(v, &ps, &u, t, sv, stacks, jvm, elapsed_s);
 }
 
+/* PARKTRACE_TIME_PARTS: each part's runs and mean, on a line of its own
+ * (none when the parts were not timed). */
+static void print_parts(FILE *f, const struct pt_hot_counts *h)
+{
+    static const char *const names[PT_PART_COUNT] = {
+        [PT_PART_OUT_STALE] = "out_stale", [PT_PART_OUT_IDLE] = "out_idle", [PT_PART_KEY] = "key",
+        [PT_PART_SLOT] = "slot",           [PT_PART_START] = "start",       [PT_PART_STACK] = "stack",
+        [PT_PART_IN_IDLE] = "in_idle",     [PT_PART_IN_END] = "in_end",     [PT_PART_WAKE] = "wake",
+        [PT_PART_WAKER] = "waker",
+    };
+    uint64_t any = 0;
+    for (int i = 0; i < PT_PART_COUNT; i++)
+        any += h->part_runs[i];
+    if (!any)
+        return;
+    fputs("parktrace: self parts", f);
+    for (int i = 0; i < PT_PART_COUNT; i++)
+        fprintf(f, " %s=%" PRIu64 "x%" PRIu64 "ns", names[i], (uint64_t)h->part_runs[i],
+                h->part_runs[i] ? (uint64_t)(h->part_ns[i] / h->part_runs[i]) : 0);
+    fputc('\n', f);
+}
+
 void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct stacks *stacks,
                      const struct jvm_tracker *jvm, double elapsed_s)
 {
@@ -230,6 +252,9 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
     read_all(&v, &ps, &u, t, sv, stacks, jvm, elapsed_s);
     for (enum self_line line = SELF_RUN; line < SELF_COLLECTOR; line++)
         self_values_print(f, &v, line, print_programs, &ps);
+    struct pt_hot_counts h;
+    tracer_hot_counts(t, &h);
+    print_parts(f, &h);
     if (u.binaries)
         unwind_tables_print(sv->tables, f);
 }
