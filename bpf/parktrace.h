@@ -30,6 +30,10 @@ enum pt_part {
     PT_PART_IN_END,      /* switch in: a wait ends (its counts, threads, stacks' time) */
     PT_PART_WAKE,        /* waking: the woken wait found and its end decided */
     PT_PART_WAKER,       /* waking: the waker's stack and entry (note_waker) */
+    /* Within the parts above, for their share: */
+    PT_PART_SLOT_NEW,    /* slot: a blocker new to the table (index, free queue, fill) */
+    PT_PART_END_THREADS, /* in_end: its thread counted for the blocker (note_thread) */
+    PT_PART_END_CHARGE,  /* in_end: its time charged to its stack and waker (charge_wait) */
     PT_PART_COUNT
 };
 
@@ -180,6 +184,8 @@ struct pt_slot {
     __u64 threads;          /* distinct waiting threads, whole run */
     __u64 threads_win;      /* distinct waiting threads since reset */
     __u32 reuses;           /* blockers this slot held before (kept by user space) */
+    __u32 first_tid_gen;    /* window_gen its first waiter was last counted in
+                             * (note_thread), 0: never: no thread_seen entry for it */
     __u64 hist[PT_HIST_SLOTS] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));   /* each slot's first line its own */
 _Static_assert(__builtin_offsetof(struct pt_slot, parks) == 64 &&

@@ -268,6 +268,7 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
     if (idxp) {
         idx = *idxp;
     } else {
+        __u64 t0 = part_clock();
         /* Recycled slots first, then fresh ones: the slots touched (and
          * user space's scan) follow the peak of live blockers, not the
          * table's size. */
@@ -304,6 +305,7 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
         } else {
             s->valid = 1;
         }
+        part_done(PT_PART_SLOT_NEW, t0);
     }
     *idx_out = idx;
     if (last) {
@@ -333,6 +335,20 @@ static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid,
     }
     live->counted_slot[1] = live->counted_slot[0];
     live->counted_slot[0] = idx + 1;
+    /* The first waiter is counted in the slot itself: a blocker most
+     * threads meet once (a database's row lock on each new transaction
+     * object) cost a hash insert at each wait. Only that thread writes it. */
+    if (tid == s->first_tid) {
+        __u32 was = s->first_tid_gen;
+        if (was == gen)
+            return;
+        s->first_tid_gen = gen;
+        if (!was)
+            __sync_fetch_and_add(&s->threads, 1);
+        if (in_window)
+            __sync_fetch_and_add(&s->threads_win, 1);
+        return;
+    }
     __u32 *seen = bpf_map_lookup_elem(&thread_seen, &tk);
     if (seen) {
         if (*seen != gen) {
@@ -642,9 +658,13 @@ static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait_
 
     if (w->stack_id >= 0 && s->first_stack < 0 && tid == s->first_tid)
         s->first_stack = w->stack_id;
+    __u64 t0 = part_clock();
     note_thread(s, w->slot, tid, w->start_ns, live);
+    part_done(PT_PART_END_THREADS, t0);
     __s32 waker = end == PT_END_WOKEN ? w->waker_stack : -1;
+    t0 = part_clock();
     charge_wait(w, waker, tgid, d, end == PT_END_INTERRUPTED ? NULL : waiter);
+    part_done(PT_PART_END_CHARGE, t0);
 }
 
 /* A record still active when its thread sleeps again, or exits, lost the

@@ -35,8 +35,10 @@ def page():
            "rather than an option, every part of the two hot programs is timed at every run and a",
            "line `parktrace: self parts` follows with each part's runs and mean ns (`out_stale`,",
            "`out_idle`, `key`, `slot`, `start`, `stack`: a switch out; `in_idle`, `in_end`: a switch",
-           "in; `wake`, `waker`: a waking; `enum pt_part` in `bpf/parktrace.h`). Its two clock reads",
-           "a part are inside what it measures and in the programs' run times.",
+           "in; `wake`, `waker`: a waking; then, within them, `slot_new`: a blocker new to the table,",
+           "`end_threads` and `end_charge`: a wait's thread counted and its time charged to its",
+           "stack; `enum pt_part` in `bpf/parktrace.h`). Its two clock reads a part are inside what",
+           "it measures and in the programs' run times.",
            "",
            "| name | unit | line | what it says | counted in |",
            "|---|---|---|---|---|"]

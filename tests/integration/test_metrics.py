@@ -469,7 +469,11 @@ def time_parts_account_for_every_wait():
     check(abs(parts["in_end"][0] - ended) <= 3, f"in_end ran {parts['in_end'][0]} times for {ended} ended waits")
     progs = dict((k, int(r) * int(ns)) for k, r, ns in re.findall(r" (sched_switch|sched_waking)=(\d+)x(\d+)ns",
                                                                   p.stderr))
-    inside = sum(r * ns for r, ns in parts.values())
+    top = ("out_stale", "out_idle", "key", "slot", "start", "stack", "in_idle", "in_end", "wake", "waker")
+    inside = sum(parts[k][0] * parts[k][1] for k in top)
+    check(parts["slot_new"][0] >= wl["blocked"] and parts["end_threads"][0] >= parts["in_end"][0],
+          f"slot_new ran for fewer than the workload's {wl['blocked']} mutexes, or end_threads not at every wait ended: "
+          f"{line[0]}")
     check(0 < inside <= sum(progs.values()), f"the parts took {inside} ns, the programs {progs}")
 
 

@@ -229,7 +229,8 @@ static void print_parts(FILE *f, const struct pt_hot_counts *h)
         [PT_PART_OUT_STALE] = "out_stale", [PT_PART_OUT_IDLE] = "out_idle", [PT_PART_KEY] = "key",
         [PT_PART_SLOT] = "slot",           [PT_PART_START] = "start",       [PT_PART_STACK] = "stack",
         [PT_PART_IN_IDLE] = "in_idle",     [PT_PART_IN_END] = "in_end",     [PT_PART_WAKE] = "wake",
-        [PT_PART_WAKER] = "waker",
+        [PT_PART_WAKER] = "waker",         [PT_PART_SLOT_NEW] = "slot_new",  [PT_PART_END_THREADS] = "end_threads",
+        [PT_PART_END_CHARGE] = "end_charge",
     };
     uint64_t any = 0;
     for (int i = 0; i < PT_PART_COUNT; i++)
