@@ -756,6 +756,8 @@ def a_users_tables_of_exited_programs_make_room():
         stop([proc])
     _, err = finish_pt(pt)
     unwind = [l for l in err.splitlines() if "unwind_" in l]
+    print(f"INFO 600 of nobody's libraries: builds {self_stat(err, 'unwind_build_s')} s (the owner's budget 8 s), "
+          f"{self_stat(err, 'unwind_evicted')} tables let go, {self_stat(err, 'unwind_owner_refused')} refused")
     check(self_stat(err, "unwind_owner_refused") == 0, f"nobody's libraries were refused: {unwind}")
     check(self_stat(err, "unwind_evicted") >= 600 - 512, f"too few tables let go: {unwind}")
 

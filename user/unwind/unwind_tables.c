@@ -252,9 +252,9 @@ static int publish_process(struct unwind_tables *ut, int tgid, struct pm_proc *p
 /* Takes what build K's child sent; true once it has ended. */
 static bool build_ended(struct unwind_tables *ut, int k)
 {
-    uint64_t cost = isolated_build_cost_ns(ut->builds[k].ib);
+    uint64_t cost = 0;
     struct unwind_rows rows;
-    int r = isolated_build_poll(ut->builds[k].ib, &rows);
+    int r = isolated_build_poll(ut->builds[k].ib, &rows, &cost);
     if (r == 0)
         return false;
     ut->builds[k].ib = NULL;

@@ -55,7 +55,7 @@ struct unwind_tables_usage {
     size_t known;             /* binaries known now, with a table or not */
     size_t forgotten;         /* binaries without a table forgotten for room */
     size_t files_skipped;     /* mappings not looked at: their process maps over 1 024 files */
-    double build_seconds;     /* parktrace's CPU, and its children's cost (isolated_build_cost_ns) */
+    double build_seconds;     /* parktrace's CPU, and its children's cost (isolated_build_poll) */
     size_t cached, cache_stored;
 };
 void unwind_tables_usage(const struct unwind_tables *ut, struct unwind_tables_usage *u);

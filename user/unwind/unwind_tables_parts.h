@@ -53,8 +53,8 @@ struct binary {
  * user-written files, each of whom could write binaries that take a
  * child its whole limit, share the children and the kernel's memory. Each
  * owner has one child at a time and OWNER_BUILD_NS of children's time at
- * once (wall time less the time they were runnable but not run: they run
- * niced, and a busy host's queue is not their owner's doing), given back
+ * once (isolated_build_poll: their builds alone, less the time they were
+ * runnable but not run), given back
  * at one second in OWNER_REFILL (a user's own JDK takes a fraction of a
  * second). */
 #define OWNER_BUILD_NS (8ull * 1000000000u)
