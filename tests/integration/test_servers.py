@@ -111,6 +111,14 @@ def jfr_window(rec, w0_ns, w1_ns, quick=None):
     return out
 
 
+def jfr_data_loss(rec):
+    """How many jdk.DataLoss events REC holds (JFR's buffers were full and
+    it dropped events), or None when `jfr summary` could not say."""
+    p = subprocess.run([os.path.join(JDK, "jfr"), "summary", rec], capture_output=True, text=True, timeout=60)
+    m = re.search(r"^\s*jdk\.DataLoss\s+(\d+)", p.stdout, re.M)
+    return int(m.group(1)) if m else (0 if p.returncode == 0 else None)
+
+
 def epoch_ns(rfc3339):
     """parktrace's report time ("2026-11-23T20:26:24.053Z") in ns since the epoch."""
     import datetime
@@ -163,6 +171,7 @@ def trace_server(cls):
         run["jfr"] = jfr_window(rec, w1 - final["window_ns"], w1, run["jfr_quick"])
         if cls is H2:
             run["jfr_waits"] = jfr_waits(rec, w1 - final["window_ns"], w1)
+            run["jfr_lost"] = jfr_data_loss(rec)
     if OUT:
         os.makedirs(OUT, exist_ok=True)
         with open(os.path.join(OUT, f"{cls.name}.json"), "w") as f:
@@ -432,7 +441,7 @@ def row_locks_match_jfr(cls):
     print(f"INFO {cls.name} {ROW_LOCK}: parktrace {pt[1] / 1e6:.1f} ms in {pt[0]} waits, JFR {jfr_ns / 1e6:.1f} ms "
           f"in {want[0]} waits begun in the window ({want[2]} under way at its start not compared) "
           f"({(pt[1] - jfr_ns) / max(jfr_ns, 1):+.2%}); "
-          f"{H2_THREADS} threads x {w / 1e9:.1f} s", flush=True)
+          f"{H2_THREADS} threads x {w / 1e9:.1f} s; JFR's jdk.DataLoss events: {run.get('jfr_lost')}", flush=True)
     check(jfr_ns > 1e9, f"{cls.name}: JFR saw only {jfr_ns / 1e6:.0f} ms of row-lock waits")
     check(pt[1] <= H2_THREADS * w, f"{cls.name}: {pt[1] / 1e9:.1f} s of row-lock waits, more than its "
           f"{H2_THREADS} threads could wait in {w / 1e9:.1f} s")
