@@ -132,3 +132,15 @@ bool procstatus_alive(int pid)
         return false;
     return ps.state != 'Z' && ps.state != 'X';
 }
+
+uint64_t procstatus_run_delay_ns(int pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+    FILE *f = fopen(path, "re");
+    unsigned long long cpu, delay;
+    int n = f ? fscanf(f, "%llu %llu", &cpu, &delay) : 0;
+    if (f)
+        fclose(f);
+    return n == 2 ? delay : 0;
+}

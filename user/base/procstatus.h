@@ -39,4 +39,8 @@ int procstatus_threads(int pid);
  * recycled blockers' folding ask this one question. */
 bool procstatus_alive(int pid);
 
+/* The time PID has spent runnable but not running, from schedstat (a
+ * zombie's too, until it is reaped); 0 when unknown. */
+uint64_t procstatus_run_delay_ns(int pid);
+
 #endif

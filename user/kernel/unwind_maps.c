@@ -81,7 +81,9 @@ int unwind_maps_set_proc(struct unwind_maps *um, int tgid, const struct pt_uproc
 }
 
 /* Whether no process has pid TGID now: a zombie's list stays until it is
- * reaped, a pid used again keeps the list (its first wait asks anew). */
+ * reaped, a pid used again keeps the list (its first wait asks anew).
+ * Not procstatus_alive: that reads every live process's status file at
+ * each sweep, up to 4 096 of them. */
 static bool process_gone(uint32_t tgid)
 {
     return kill((pid_t)tgid, 0) && errno == ESRCH;

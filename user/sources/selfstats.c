@@ -196,20 +196,20 @@ static void read_jvms(struct self_values *v, const struct jvm_tracker *jvm, cons
 }
 
 /* Every figure but the collector's and the per-program ones; the unwind
- * usage too, for the caller that prints its tables. */
-static void read_all(struct self_values *v, struct programs *ps, struct unwind_tables_usage *u, struct tracer *t,
-                     const struct pt_services *sv, const struct stacks *stacks, const struct jvm_tracker *jvm,
-                     double elapsed_s)
+ * usage and the hot counters too, for the caller that prints its tables
+ * and the programs' parts. */
+static void read_all(struct self_values *v, struct programs *ps, struct unwind_tables_usage *u,
+                     struct pt_hot_counts *h, struct tracer *t, const struct pt_services *sv,
+                     const struct stacks *stacks, const struct jvm_tracker *jvm, double elapsed_s)
 {
     bpf_stats_programs(t, take_program, ps);
-    struct pt_hot_counts h;
-    tracer_hot_counts(t, &h);
+    tracer_hot_counts(t, h);
     unwind_tables_usage(sv->tables, u);
     struct bpf_counters bc;
     bpf_stats_counters(t, &bc);
-    read_run(v, ps, &h, u, elapsed_s);
+    read_run(v, ps, h, u, elapsed_s);
     read_memory(v, t, sv, stacks, u);
-    read_drops(v, t, stacks, &h, &bc);
+    read_drops(v, t, stacks, h, &bc);
     read_jvms(v, jvm, &bc);
 }
 
@@ -217,8 +217,9 @@ void selfstats_read(struct self_values *v, struct tracer *t, const struct pt_ser
                     const struct stacks *stacks, const struct jvm_tracker *jvm, double elapsed_s)
 {
     struct unwind_tables_usage u;
+    struct pt_hot_counts h;
     struct programs ps = {0};
-    read_all(v, &ps, &u, t, sv, stacks, jvm, elapsed_s);
+    read_all(v, &ps, &u, &h, t, sv, stacks, jvm, elapsed_s);
 }
 
 /* PARKTRACE_TIME_PARTS: each part's runs and mean, on a line of its own
@@ -249,12 +250,11 @@ void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, co
 {
     struct self_values v = {0};
     struct unwind_tables_usage u;
+    struct pt_hot_counts h;
     struct programs ps = {0};
-    read_all(&v, &ps, &u, t, sv, stacks, jvm, elapsed_s);
+    read_all(&v, &ps, &u, &h, t, sv, stacks, jvm, elapsed_s);
     for (enum self_line line = SELF_RUN; line < SELF_COLLECTOR; line++)
         self_values_print(f, &v, line, print_programs, &ps);
-    struct pt_hot_counts h;
-    tracer_hot_counts(t, &h);
     print_parts(f, &h);
     if (u.binaries)
         unwind_tables_print(sv->tables, f);

@@ -14,6 +14,7 @@
 
 #include "fd_io.h"
 #include "monotonic.h"
+#include "procstatus.h"
 
 #define CHILD_MEMORY (512ull << 20)   /* beyond what parktrace has mapped: libjvm needs ~100 MiB */
 /* libjvm's rows take 0.15 s of CPU: a binary that needs more than this
@@ -110,28 +111,10 @@ static uint64_t isolated_build_age_ns(const struct isolated_build *b)
     return monotonic_ns() - b->started_ns;
 }
 
-/* The child's time waiting on a run queue (schedstat's second field), 0
- * when unknown: readable until it is reaped, a zombie's too. */
-static uint64_t run_delay_ns(pid_t pid)
-{
-    char path[40], buf[96];
-    snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    unsigned long long cpu, delay;
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    return sscanf(buf, "%llu %llu", &cpu, &delay) == 2 ? delay : 0;
-}
-
 /* What B cost its file's owner (isolated_build_poll). */
 static uint64_t build_cost_ns(const struct isolated_build *b)
 {
-    uint64_t age = isolated_build_age_ns(b), delay = run_delay_ns(b->pid);
+    uint64_t age = isolated_build_age_ns(b), delay = procstatus_run_delay_ns(b->pid);
     /* A child that replied cost its build, the fork that made it and its
      * exit, which tears down what the fork copied (taken as long): the
      * wall time between held the loop's notice too (600 of a user's tiny

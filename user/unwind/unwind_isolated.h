@@ -23,12 +23,11 @@ struct isolated_build *isolated_build_start(const struct file_ref *f);
  * are in OUT, 0 while the child works, -1 when it failed or ran out of
  * time (its wall-clock limit). On 1 and -1, B is freed and *COST_NS is
  * what the build cost its file's owner: its wall time (once the child has
- * replied, the child's own clock over the build, and twice the parent's
- * fork(), for the fork and the child's exit)
- * less the time it was runnable but not run
- * (the child runs niced below the workloads: on a busy host its wall time
- * is mostly other programs' doing; its CPU and its blocking on a slow file
- * are its owner's). */
+ * replied, the child's own clock over the build and twice the parent's
+ * fork(), for the fork and the child's exit) less the time it was runnable
+ * but not run (the child runs niced below the workloads: on a busy host
+ * its wall time is mostly other programs' doing; its CPU and its blocking
+ * on a slow file are its owner's). */
 int isolated_build_poll(struct isolated_build *b, struct unwind_rows *out, uint64_t *cost_ns);
 
 /* The descriptor the child's reply arrives on, for poll(2). */

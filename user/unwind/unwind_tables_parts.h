@@ -53,10 +53,9 @@ struct binary {
  * user-written files, each of whom could write binaries that take a
  * child its whole limit, share the children and the kernel's memory. Each
  * owner has one child at a time and OWNER_BUILD_NS of children's time at
- * once (isolated_build_poll: their builds alone, less the time they were
- * runnable but not run), given back
- * at one second in OWNER_REFILL (a user's own JDK takes a fraction of a
- * second). */
+ * once (isolated_build_poll: their builds and forks, less the time they
+ * were runnable but not run), given back at one second in OWNER_REFILL (a
+ * user's own JDK takes a fraction of a second). */
 #define OWNER_BUILD_NS (8ull * 1000000000u)
 #define OWNER_REFILL 30
 #define MAX_OWNERS 64
