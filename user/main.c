@@ -447,7 +447,13 @@ static int start(struct run *r, int argc, char **argv)
     if (start_server(r))
         return 2;
     r->stats_fd = r->o.self_stats ? selfstats_enable() : -1;
-    if (start_tracing(r) || release_command(r))
+    if (start_tracing(r))
+        return 2;
+    /* Something to serve from the start (a dump: no window begins), read
+     * before the command runs: its first page holds none of its waits. */
+    if (r->http)
+        serve_window(r, PT_REPORT_DUMP);
+    if (release_command(r))
         return 2;
     return 0;
 }
@@ -506,9 +512,6 @@ int main(int argc, char **argv)
     r->sfd = r->stats_fd = -1;
     int rc = start(r, argc, argv);
     if (rc == 0) {
-        /* Something to serve from the start (a dump: no window begins). */
-        if (r->http)
-            serve_window(r, PT_REPORT_DUMP);
         /* A fast tick: named processes are watched for a JVM, and the blocker
          * table is recycled at each (a server making 10 000 lock objects a
          * second needs their slots back within a few tenths of a second). */

@@ -119,19 +119,28 @@ struct slot_read {
     struct pt_counters cur;
 };
 
-/* Reads every valid slot below NUSED into C->reads, at most ROOM, and
- * returns how many. All are read before any row is named (naming a new
+static void reserve_rows(struct collector *c, uint32_t n);
+
+/* Reads every valid slot below NUSED into C->reads, and returns how many;
+ * the rows grow to hold them and the retired sites' rows after them. All are read before any row is named (naming a new
  * blocker can read symbol files for milliseconds, more on a loaded CPU):
  * read one by one between namings, a JVM's waits under way were counted
  * milliseconds past NOW, where its threads' life stops, and a starting
  * JVM waited 7% longer than its threads lived in one 100 ms window. */
-static uint32_t read_slots(struct collector *c, uint32_t nused, uint32_t room, uint64_t now)
+static uint32_t read_slots(struct collector *c, uint32_t nused, uint64_t now)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < nused && n < room; i++) {
+    for (uint32_t i = 0; i < nused; i++) {
         const struct pt_slot *s = &c->t->slots[i];
-        if (!slot_valid(s))
+        /* A slot folded since the tick's flush (state 2) is counted in
+         * its retired site already. */
+        if (!slot_valid(s) || c->retiring[i] == 2)
             continue;
+        /* Every one: a blocker left for the next report had this window's
+         * waits counted in the next, and an exiting process waited there
+         * longer than it lived. */
+        if (n + (uint32_t)c->retired.n + 1 >= c->rows_cap)
+            reserve_rows(c, c->rows_cap + 1);
         struct slot_read *rd = &c->reads[n++];
         rd->slot = i;
         /* A slot above the longest wait so far has never been counted in:
@@ -482,6 +491,11 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
      * between was counted to its end, past a NOW read before, and the next
      * window's thread time came out short of its real time. */
     uint64_t now = monotonic_ns();
+    /* The processes' lives at NOW, before the slots: read as each row
+     * asked, or at the roll, threads that died in the milliseconds since
+     * counted their life to this window; an exiting process's next and
+     * last window then lived less than it waited. */
+    csp_read_at(&c->csp, now);
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
     model_clear(r);
@@ -489,13 +503,10 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     r->wall = wall;
     uint32_t nused = tracer_used_slots(c->t);
     /* The tick's scan counted the slots taken (every valid one among
-     * them); those published since have 256 rows (more wait for the next
-     * report, their windows still open). */
-    uint32_t room = c->occupied + (uint32_t)c->retired.n + 1 + 256;
-    reserve_rows(c, room);
+     * them); those published since make the rows grow as they are read. */
+    reserve_rows(c, c->occupied + (uint32_t)c->retired.n + 1 + 256);
     reserve_top(c, nused);
-    /* At most the rows left after the retired ones and the rest row. */
-    const uint32_t nread = read_slots(c, nused, room - (uint32_t)c->retired.n - 1, now);
+    const uint32_t nread = read_slots(c, nused, now);
     r->rows = c->rows;
     r->window_ns = now - (interval ? c->window_start : c->start_ns);
     r->sees_fast_parks = c->o->probes == PT_PROBES_UPROBES;

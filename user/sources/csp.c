@@ -205,20 +205,31 @@ static bool alive_now(const struct csp *c, const struct csp_proc *p, uint64_t no
     return true;
 }
 
-/* PID's alive time at NOW, and its entry; from the memo when asked before
- * at the same NOW. */
+/* P's alive time at NOW, read once per NOW (a report asks once per row). */
+static bool alive_at(const struct csp *c, struct csp_proc *p, uint64_t now)
+{
+    if (p->at_ns != now || !now) {
+        p->at_ns = now;
+        p->at_ok = alive_now(c, p, now, &p->at_alive, &p->at_sleep);
+    }
+    return p->at_ok;
+}
+
+void csp_read_at(struct csp *c, uint64_t now)
+{
+    for (int i = 0; i < c->n; i++)
+        alive_at(c, &c->p[i], now);
+}
+
+/* PID's alive time at NOW, and its entry; NULL when it is not known. */
 static const struct csp_proc *alive_of(struct csp *c, int pid, uint64_t now, uint64_t *alive, uint64_t *sleep)
 {
-    struct csp_memo *m = &c->memo[(unsigned)pid % CSP_MEMO];
-    if (m->pid != pid || m->now != now || !now) {
-        m->pid = pid;
-        m->now = now;
-        m->p = find(c, pid);
-        m->ok = m->p && alive_now(c, m->p, now, &m->alive, &m->sleep);
-    }
-    *alive = m->alive;
-    *sleep = m->sleep;
-    return m->ok ? m->p : NULL;
+    struct csp_proc *p = find(c, pid);
+    if (!p || !alive_at(c, p, now))
+        return NULL;
+    *alive = p->at_alive;
+    *sleep = p->at_sleep;
+    return p;
 }
 
 bool csp_alive(struct csp *c, int pid, uint64_t now, uint64_t *alive, uint64_t *sleep)
@@ -257,8 +268,13 @@ void csp_forget_exited(struct csp *c, uint64_t now)
 
 void csp_roll(struct csp *c, uint64_t now)
 {
-    for (int i = 0; i < c->n; i++)
-        alive_now(c, &c->p[i], now, &c->p[i].window_alive, &c->p[i].window_sleep);
+    for (int i = 0; i < c->n; i++) {
+        struct csp_proc *p = &c->p[i];
+        if (alive_at(c, p, now)) {
+            p->window_alive = p->at_alive;
+            p->window_sleep = p->at_sleep;
+        }
+    }
 }
 
 bool csp_value(uint64_t wait_ns, uint64_t alive_ns, uint64_t idle_ns, double *out)

@@ -23,9 +23,12 @@ struct csp_proc {
      * kernel's entry is let go), and when that was seen. */
     bool exited;
     uint64_t final_alive, final_sleep, exited_ns;
+    /* Its alive and idle sleep time as read for a report's NOW (at_ns):
+     * read at once for every process (csp_read_at), not when a row first
+     * asks, milliseconds later, with threads that died meanwhile. */
+    uint64_t at_ns, at_alive, at_sleep;
+    bool at_ok;
 };
-
-#define CSP_MEMO 64
 
 struct csp {
     struct proc_lives lives; /* the kernel's account of the processes' threads */
@@ -35,14 +38,6 @@ struct csp {
     int head[CSP_BUCKETS];   /* hash chains by pid (index + 1) */
     uint64_t evicted;        /* exited processes let go for new ones (their rows lose CSP) */
     uint64_t refused;        /* processes not watched: the table held live ones only */
-    /* A report asks for the same process once per row, at the same NOW:
-     * answers are kept by pid (direct-mapped), one map read per process. */
-    struct csp_memo {
-        int pid;
-        bool ok;
-        uint64_t now, alive, sleep;
-        const struct csp_proc *p;
-    } memo[CSP_MEMO];
 };
 
 /* LIVES: the kernel's maps of the processes' thread lives. */
@@ -51,6 +46,10 @@ void csp_init(struct csp *c, const struct proc_lives *lives, uint64_t run_start)
 /* Starts counting process PID's alive thread time; its threads now count as
  * born at NOW, and the time since the run started as spent with as many. */
 void csp_watch(struct csp *c, int pid, uint64_t now);
+
+/* Reads every watched process's alive time at NOW, a report's end, for
+ * the report and the next window's start to share. */
+void csp_read_at(struct csp *c, uint64_t now);
 
 /* Thread time PID's threads were alive from the run's start to NOW, and
  * the part of it they slept idle (interruptible sleeps outside futex waits,
