@@ -125,10 +125,15 @@ int procstatus_threads(int pid)
     return (int)(st.st_nlink - 2);
 }
 
+bool procstatus_gone(int pid)
+{
+    return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 bool procstatus_alive(int pid)
 {
     struct procstatus ps;
-    if (pid <= 0 || (kill(pid, 0) && errno == ESRCH) || procstatus_read(pid, &ps))
+    if (pid <= 0 || procstatus_gone(pid) || procstatus_read(pid, &ps))
         return false;
     return ps.state != 'Z' && ps.state != 'X';
 }

@@ -34,6 +34,10 @@ int procstatus_thread_start_time(int pid, int tid, uint64_t *start);
  * -1: a bound for any thread count read from its memory. */
 int procstatus_threads(int pid);
 
+/* Whether no process has pid PID now (reaped): a zombie is not gone. One
+ * signal-0 probe, no file read: sweeps ask it of thousands of pids. */
+bool procstatus_gone(int pid);
+
 /* Whether process PID is alive: there, and not a zombie (exited, not yet
  * reaped, which still answers kill(PID, 0)). Both the -p watch and the
  * recycled blockers' folding ask this one question. */

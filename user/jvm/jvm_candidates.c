@@ -1,9 +1,9 @@
 #include "jvm_candidates.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "procstatus.h"
 
 /* Open addressing on the pid, twice as many slots as entries, so a probe
  * always ends; the index is rebuilt after each compaction. */
@@ -44,11 +44,6 @@ struct jvm_candidate *jvm_candidates_find(struct jvm_candidates *jc, int pid)
     return i >= 0 ? &jc->cands[i] : NULL;
 }
 
-static bool gone(int pid)
-{
-    return kill(pid, 0) != 0 && errno == ESRCH;
-}
-
 /* Drops the settled and the exited entries (a settled process is looked at
  * afresh if it shows up again); if none can go, the oldest pending one. */
 static void make_room(struct jvm_candidates *jc, uint64_t *evicted)
@@ -56,7 +51,7 @@ static void make_room(struct jvm_candidates *jc, uint64_t *evicted)
     struct jvm_candidate *cands = jc->cands;
     int ncands = jc->ncands, kept = 0, oldest = -1;
     for (int i = 0; i < ncands; i++)
-        if (!cands[i].settled && !gone(cands[i].pid))
+        if (!cands[i].settled && !procstatus_gone(cands[i].pid))
             cands[kept++] = cands[i];
     if (kept == ncands) {
         for (int i = 0; i < ncands; i++)

@@ -208,7 +208,7 @@ static void forget_exited(struct jvm_tracker *jt)
         struct tracked *oldest = NULL;
         for (int i = 0; i < jt->njvms; i++) {
             struct tracked *t = &jt->jvms[i];
-            if (!t->live && t->j.pid && kill(t->pid, 0) && errno == ESRCH &&
+            if (!t->live && t->j.pid && procstatus_gone(t->pid) &&
                 (!oldest || t->useful_ns < oldest->useful_ns))
                 oldest = t;
         }
@@ -223,7 +223,7 @@ void jvm_tracker_process_gone(struct jvm_tracker *jt, int pid)
 {
     for (int i = 0; jt && i < jt->njvms; i++) {
         struct tracked *t = &jt->jvms[i];
-        if (t->pid == pid && t->j.pid && kill(pid, 0) && errno == ESRCH) {
+        if (t->pid == pid && t->j.pid && procstatus_gone(pid)) {
             jvm_tracker_untrack(jt, t);
             return;
         }

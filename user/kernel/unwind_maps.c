@@ -2,12 +2,12 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "loader.h"
+#include "procstatus.h"
 
 struct unwind_maps unwind_maps_of(struct tracer *t)
 {
@@ -80,15 +80,6 @@ int unwind_maps_set_proc(struct unwind_maps *um, int tgid, const struct pt_uproc
     return bpf_map_update_elem(um->procs_fd, &key, up, BPF_ANY) ? -1 : 0;
 }
 
-/* Whether no process has pid TGID now: a zombie's list stays until it is
- * reaped, a pid used again keeps the list (its first wait asks anew).
- * Not procstatus_alive: that reads every live process's status file at
- * each sweep, up to 4 096 of them. */
-static bool process_gone(uint32_t tgid)
-{
-    return kill((pid_t)tgid, 0) && errno == ESRCH;
-}
-
 bool unwind_maps_each_proc(const struct unwind_maps *um, int limit, struct pt_uproc *scratch,
                            void (*seen)(void *ctx, const struct pt_uproc *up), void *ctx)
 {
@@ -97,7 +88,10 @@ bool unwind_maps_each_proc(const struct unwind_maps *um, int limit, struct pt_up
     int err = bpf_map_get_next_key(um->procs_fd, NULL, &next);
     for (; !err && limit > 0; limit--, err = bpf_map_get_next_key(um->procs_fd, &key, &next)) {
         key = next;
-        if (ngone < UNWIND_MAPS_GONE && process_gone(key))
+        /* Gone, not merely exited: a zombie's list stays until it is
+         * reaped, and a pid used again keeps the list (its first wait
+         * asks anew). */
+        if (ngone < UNWIND_MAPS_GONE && procstatus_gone((int)key))
             gone[ngone++] = key;
         else if (bpf_map_lookup_elem(um->procs_fd, &key, scratch) == 0)
             seen(ctx, scratch);

@@ -1,10 +1,8 @@
 #include "procmaps.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,7 +308,7 @@ void procmaps_forget_exited(struct procmaps *pm, uint64_t now_ns)
     int kept = 0;
     for (int i = 0; i < pm->nprocs; i++) {
         struct pm_proc *p = pm->procs[i];
-        if (kill(p->pid, 0) == 0 || errno != ESRCH)
+        if (!procstatus_gone(p->pid))
             p->gone_ns = 0;     /* alive (or a new process under its pid) */
         else if (!p->gone_ns)
             p->gone_ns = now_ns;

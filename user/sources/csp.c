@@ -1,8 +1,6 @@
 #include "csp.h"
 
 #include <dirent.h>
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,7 +251,7 @@ void csp_forget_exited(struct csp *c, uint64_t now)
     for (int i = 0; c->p && i < c->n; i++) {
         struct csp_proc *p = &c->p[i];
         /* Gone for good (reaped): every thread's exit was counted. */
-        if (p->exited || kill(p->pid, 0) == 0 || errno != ESRCH)
+        if (p->exited || !procstatus_gone(p->pid))
             continue;
         uint64_t alive, sleep;
         if (!alive_now(c, p, now, &alive, &sleep))

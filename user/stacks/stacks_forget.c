@@ -3,8 +3,6 @@
  * first). */
 #include "stacks.h"
 
-#include <signal.h>
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +17,7 @@
 #include "unwind.h"
 #include "unwind_tables.h"
 #include "stacks_parts.h"
+#include "procstatus.h"
 
 /* Frees the entries and call-path marks GONE picks (by slot and process),
  * and takes them off the retry list. */
@@ -204,7 +203,7 @@ int stacks_dead_processes(const struct stacks *s, int *tgids, int max)
                 continue;
             seen[k] = e->tgid;
             nseen++;
-            if (kill(e->tgid, 0) && errno == ESRCH)
+            if (procstatus_gone(e->tgid))
                 tgids[n++] = e->tgid;
         }
     return n;
