@@ -90,7 +90,7 @@ static int end_stack_run(struct bpf_map *map, void *key, void *value)
     __u64 now = bpf_ktime_get_ns();
     struct pt_budget *b = budget_at(now);
     if (b)
-        b->left -= now - t0;
+        budget_charge(b, now - t0);
     return 0;
 }
 
@@ -122,7 +122,7 @@ static __always_inline bool end_stack_ask(struct task_struct *waiter, const stru
     }
     struct pt_budget *b = budget_at(bpf_ktime_get_ns());
     if (b)
-        b->left -= PT_END_ASK_NS;
+        budget_charge(b, PT_END_ASK_NS);
     return true;
 }
 

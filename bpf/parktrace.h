@@ -232,6 +232,14 @@ struct pt_park_cache {
     __u64 blocker[2], klass_word[2];
 };
 
+/* A CPU's stack budget (stacks.bpf.h): the ns it may still spend, when
+ * that was last refilled, and all it was charged (--self-stats). */
+struct pt_budget {
+    __s64 left;
+    __u64 last;
+    __u64 spent;
+};
+
 /* Waits left until the next stack taken, the gap as drawn (its waits
  * are counted when it ends) and the odds it was drawn at (stacks.bpf.h). */
 struct pt_gap {

@@ -124,10 +124,6 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
  * waits (charge_wait).
  * A wait in the gap costs one decrement: the clock, the budget and the
  * stack are read only for the waits taken. */
-struct pt_budget {
-    __s64 left;
-    __u64 last;
-};
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, 1);
@@ -274,6 +270,13 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
     return odds;
 }
 
+/* COST ns of stack work, off B: what is left, and what was spent. */
+static __always_inline void budget_charge(struct pt_budget *b, __u64 cost)
+{
+    b->left -= (__s64)cost;
+    b->spent += cost;
+}
+
 /* Stack work begun at START is done: its cost, off the budget. A new
  * blocker's naming stack (NAMING) is charged its timed part only: under
  * churn, the 1.5 us more at each of 12 000 new mutexes a second spent the
@@ -281,7 +284,7 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
 static __always_inline void budget_close(struct pt_budget *b, __u64 start, bool naming)
 {
     if (b)
-        b->left -= bpf_ktime_get_ns() - start + (naming ? 0 : PT_STACK_AFTER_NS);
+        budget_charge(b, bpf_ktime_get_ns() - start + (naming ? 0 : PT_STACK_AFTER_NS));
 }
 
 /* Whether kernel-unwound stack SID is gone from the kernel's table: a

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import subprocess
+import time
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
@@ -668,6 +669,39 @@ def java_mixed_paths_keep_their_shares():
     # had a stratum of their own (a nonfair lock's 400 ms starvations
     # weighed 64 times); since, 0.7 points at most in eight runs.
     check_shares("java, within a budget", want, got)
+
+
+MANY_STACKS = os.path.join(BUILD, "workloads", "many_stacks")
+
+
+@test
+def the_stack_budget_holds_on_every_cpu():
+    """Issue 42, item 3: --stack-budget 0.5 keeps the stacks' BPF time under
+    0.5% of each CPU, and --self-stats says what was spent. Four runs of
+    many_stacks back to back (every wait from a call path of its own, so
+    every stack is a walk: 14 us each, ten times the budget at its rate):
+    the busiest CPU's stack work, as the budget charged it, is at most the
+    budget over the run, plus the second's worth it may save up and the
+    second's worth it may owe (2 x 5 ms), and the budget was binding."""
+    budget = 0.5
+    loop = f"for i in 1 2 3 4; do {MANY_STACKS} -p 32768 -t 2 >/dev/null || exit 1; done"
+    t0 = time.monotonic()
+    p = run_pt(["--self-stats", "-o", "/dev/null", "--stack-budget", f"{budget:g}", "--", "sh", "-c", loop],
+               timeout=120)
+    took = time.monotonic() - t0
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    st = dict(re.findall(r"\b(\w+)=(\d+(?:\.\d+)?)\b", p.stderr))
+    check("stack_budget_spent_pct" in st, f"--self-stats printed no stack_budget_spent_pct: {p.stderr[-600:]}")
+    spent, skips = float(st["stack_budget_spent_pct"]), int(st["stack_budget_skips"])
+    # A second's worth saved and one owed: 2 x budget% of 1 s, over the run.
+    limit = budget + 2 * budget / took
+    print(f"INFO stacks spent {spent:.3f}% of the busiest CPU over {took:.1f} s (limit {limit:.3f}%), "
+          f"{skips} stacks left out, {st.get('unwind_walks')} walks of {st.get('unwind_ns_per_walk')} ns", flush=True)
+    # The premise: the walks would have cost far more than the budget.
+    check(skips > 10 * int(st.get("unwind_walks", 0)), f"the budget was hardly binding: {skips} stacks left out, "
+          f"{st.get('unwind_walks')} walked")
+    check(0 < spent <= limit, f"stacks spent {spent}% of the busiest CPU, budget {budget}% (limit {limit:.3f}% "
+          f"over {took:.1f} s)")
 
 
 if __name__ == "__main__":

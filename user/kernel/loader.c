@@ -318,6 +318,19 @@ void tracer_hot_counts(const struct tracer *t, struct pt_hot_counts *sum)
     free(per);
 }
 
+uint64_t tracer_stack_spent_max(const struct tracer *t)
+{
+    int ncpus = libbpf_num_possible_cpus();
+    struct pt_budget *per = ncpus > 0 ? calloc((size_t)ncpus, sizeof(*per)) : NULL;
+    uint32_t zero = 0;
+    uint64_t most = 0;
+    if (per && bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stack_budget), &zero, per) == 0)
+        for (int c = 0; c < ncpus; c++)
+            most = per[c].spent > most ? per[c].spent : most;
+    free(per);
+    return most;
+}
+
 void tracer_set_run_start(struct tracer *t, uint64_t now)
 {
     __atomic_store_n(&t->skel->bss->run_start_ns, now, __ATOMIC_RELEASE);

@@ -208,6 +208,7 @@ static void read_all(struct self_values *v, struct programs *ps, struct unwind_t
     struct bpf_counters bc;
     bpf_stats_counters(t, &bc);
     read_run(v, ps, h, u, elapsed_s);
+    v->v[SC_STACK_SPENT_PCT].d = elapsed_s > 0 ? 100.0 * (double)tracer_stack_spent_max(t) / 1e9 / elapsed_s : 0;
     read_memory(v, t, sv, stacks, u);
     read_drops(v, t, stacks, h, &bc);
     read_jvms(v, jvm, &bc);
