@@ -64,17 +64,26 @@ struct run {
     bool launched;                 /* the command prepared, not yet released */
     bool outputs_open;             /* opened, neither finished nor discarded */
     int sfd, stats_fd;             /* the signals; --self-stats's BPF statistics */
+    uint64_t started_ns;           /* main()'s first step: --self-stats' CPU share is over the whole life */
     bool pid_gone[PT_MAX_PIDS];
     uint64_t ticks;
     uint64_t housekeeping_every;   /* in ticks */
     char outbuf[1 << 20];          /* the reports' buffer: one write each */
 };
 
+/* --self-stats' spans: parktrace's life, and the time it traced. */
+static struct self_span self_span(const struct run *r)
+{
+    uint64_t now = monotonic_ns();
+    return (struct self_span){.life_s = (double)(now - r->started_ns) / 1e9,
+                              .traced_s = (double)(now - r->c.start_ns) / 1e9};
+}
+
 /* --listen's pages from M, with parktrace's own figures for /metrics. */
 static void serve_pages(struct run *r, const struct pt_model *m)
 {
     struct self_values self = {0};
-    selfstats_read(&self, &r->t, &r->sv, r->stacks, r->jvm, (double)(monotonic_ns() - r->c.start_ns) / 1e9);
+    selfstats_read(&self, &r->t, &r->sv, r->stacks, r->jvm, self_span(r));
     collector_self_values(&r->c, &self);
     fleet_pages_render(&r->snap, m, &self);
 }
@@ -467,7 +476,7 @@ static int finish(struct run *r)
     int rc = finish_outputs(r) ? 2 : 0;
     r->outputs_open = false;
     if (r->o.self_stats) {
-        selfstats_print(stderr, &r->t, &r->sv, r->stacks, r->jvm, (double)(monotonic_ns() - r->c.start_ns) / 1e9);
+        selfstats_print(stderr, &r->t, &r->sv, r->stacks, r->jvm, self_span(r));
         collector_self_stats(&r->c, stderr);
     }
     /* After a failure, its one line is all that is said. */
@@ -509,6 +518,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "parktrace: out of memory\n");
         return 2;
     }
+    r->started_ns = monotonic_ns();
     r->sfd = r->stats_fd = -1;
     int rc = start(r, argc, argv);
     if (rc == 0) {

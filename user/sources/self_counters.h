@@ -30,7 +30,8 @@ struct self_counter {
 #define SELF_COUNTERS(X)                                                                                      \
     X(CPU_S, "cpu_s", "s", SELF_RUN, SELF_FIXED3, "parktrace's own CPU time, user and system",                 \
       "user/sources/selfstats.c")                                                                                            \
-    X(CPU_PCT, "cpu_pct", "%", SELF_RUN, SELF_FIXED3, "the same over the run's wall time", "user/sources/selfstats.c")        \
+    X(CPU_PCT, "cpu_pct", "%", SELF_RUN, SELF_FIXED3, "the same over parktrace's wall time, its start included",   \
+      "user/sources/selfstats.c")                                                                             \
     X(RSS_KB, "rss_kb", "KiB", SELF_RUN, SELF_UINT, "parktrace's peak resident memory (VmHWM)",                \
       "user/sources/selfstats.c")                                                                                    \
     X(PROGRAMS, "PROGRAM", "runs x ns", SELF_RUN, SELF_PROGRAMS,                                              \

@@ -92,13 +92,13 @@ static double seconds(struct timeval tv)
 /* The run line's figures: CPU, memory, the BPF programs' runs, the kernel
  * walks. */
 static void read_run(struct self_values *v, const struct programs *ps, const struct pt_hot_counts *h,
-                     const struct unwind_tables_usage *u, double elapsed_s)
+                     const struct unwind_tables_usage *u, struct self_span span)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double cpu = seconds(ru.ru_utime) + seconds(ru.ru_stime);
     v->v[SC_CPU_S].d = cpu;
-    v->v[SC_CPU_PCT].d = elapsed_s > 0 ? 100 * cpu / elapsed_s : 0;
+    v->v[SC_CPU_PCT].d = span.life_s > 0 ? 100 * cpu / span.life_s : 0;
     long rss = peak_rss_kb();
     v->v[SC_RSS_KB].u = rss > 0 ? (uint64_t)rss : 0;
     uint64_t runs = 0, ns = 0;
@@ -200,27 +200,28 @@ static void read_jvms(struct self_values *v, const struct jvm_tracker *jvm, cons
  * and the programs' parts. */
 static void read_all(struct self_values *v, struct programs *ps, struct unwind_tables_usage *u,
                      struct pt_hot_counts *h, struct tracer *t, const struct pt_services *sv,
-                     const struct stacks *stacks, const struct jvm_tracker *jvm, double elapsed_s)
+                     const struct stacks *stacks, const struct jvm_tracker *jvm, struct self_span span)
 {
     bpf_stats_programs(t, take_program, ps);
     tracer_hot_counts(t, h);
     unwind_tables_usage(sv->tables, u);
     struct bpf_counters bc;
     bpf_stats_counters(t, &bc);
-    read_run(v, ps, h, u, elapsed_s);
-    v->v[SC_STACK_SPENT_PCT].d = elapsed_s > 0 ? 100.0 * (double)tracer_stack_spent_max(t) / 1e9 / elapsed_s : 0;
+    read_run(v, ps, h, u, span);
+    v->v[SC_STACK_SPENT_PCT].d =
+        span.traced_s > 0 ? 100.0 * (double)tracer_stack_spent_max(t) / 1e9 / span.traced_s : 0;
     read_memory(v, t, sv, stacks, u);
     read_drops(v, t, stacks, h, &bc);
     read_jvms(v, jvm, &bc);
 }
 
 void selfstats_read(struct self_values *v, struct tracer *t, const struct pt_services *sv,
-                    const struct stacks *stacks, const struct jvm_tracker *jvm, double elapsed_s)
+                    const struct stacks *stacks, const struct jvm_tracker *jvm, struct self_span span)
 {
     struct unwind_tables_usage u;
     struct pt_hot_counts h;
     struct programs ps = {0};
-    read_all(v, &ps, &u, &h, t, sv, stacks, jvm, elapsed_s);
+    read_all(v, &ps, &u, &h, t, sv, stacks, jvm, span);
 }
 
 /* PARKTRACE_TIME_PARTS: each part's runs and mean, on a line of its own
@@ -247,13 +248,13 @@ static void print_parts(FILE *f, const struct pt_hot_counts *h)
 }
 
 void selfstats_print(FILE *f, struct tracer *t, const struct pt_services *sv, const struct stacks *stacks,
-                     const struct jvm_tracker *jvm, double elapsed_s)
+                     const struct jvm_tracker *jvm, struct self_span span)
 {
     struct self_values v = {0};
     struct unwind_tables_usage u;
     struct pt_hot_counts h;
     struct programs ps = {0};
-    read_all(&v, &ps, &u, &h, t, sv, stacks, jvm, elapsed_s);
+    read_all(&v, &ps, &u, &h, t, sv, stacks, jvm, span);
     for (enum self_line line = SELF_RUN; line < SELF_COLLECTOR; line++)
         self_values_print(f, &v, line, print_programs, &ps);
     print_parts(f, &h);
