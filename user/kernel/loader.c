@@ -303,30 +303,39 @@ uint64_t tracer_drop(const struct tracer *t, int which)
     return __atomic_load_n(&t->skel->bss->drops[which], __ATOMIC_RELAXED);
 }
 
+/* The one entry of per-CPU array MAP, SIZE bytes a CPU, for every possible
+ * CPU (*NCPUS of them): to be freed; NULL when it cannot be read. */
+static void *percpu_entry(const struct bpf_map *map, size_t size, int *ncpus)
+{
+    *ncpus = libbpf_num_possible_cpus();
+    void *per = *ncpus > 0 ? calloc((size_t)*ncpus, size) : NULL;
+    uint32_t zero = 0;
+    if (per && bpf_map_lookup_elem(bpf_map__fd(map), &zero, per) != 0) {
+        free(per);
+        return NULL;
+    }
+    return per;
+}
+
 void tracer_hot_counts(const struct tracer *t, struct pt_hot_counts *sum)
 {
     memset(sum, 0, sizeof(*sum));
-    int ncpus = libbpf_num_possible_cpus();
-    struct pt_hot_counts *per = ncpus > 0 ? calloc((size_t)ncpus, sizeof(*per)) : NULL;
-    uint32_t zero = 0;
-    if (per && bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.hot_counts), &zero, per) == 0) {
-        /* Every field is a __u64: summed word by word. */
-        for (int c = 0; c < ncpus; c++)
-            for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
-                ((__u64 *)sum)[i] += ((const __u64 *)&per[c])[i];
-    }
+    int ncpus;
+    struct pt_hot_counts *per = percpu_entry(t->skel->maps.hot_counts, sizeof(*per), &ncpus);
+    /* Every field is a __u64: summed word by word. */
+    for (int c = 0; per && c < ncpus; c++)
+        for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
+            ((__u64 *)sum)[i] += ((const __u64 *)&per[c])[i];
     free(per);
 }
 
 uint64_t tracer_stack_spent_max(const struct tracer *t)
 {
-    int ncpus = libbpf_num_possible_cpus();
-    struct pt_budget *per = ncpus > 0 ? calloc((size_t)ncpus, sizeof(*per)) : NULL;
-    uint32_t zero = 0;
+    int ncpus;
+    struct pt_budget *per = percpu_entry(t->skel->maps.stack_budget, sizeof(*per), &ncpus);
     uint64_t most = 0;
-    if (per && bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stack_budget), &zero, per) == 0)
-        for (int c = 0; c < ncpus; c++)
-            most = per[c].spent > most ? per[c].spent : most;
+    for (int c = 0; per && c < ncpus; c++)
+        most = per[c].spent > most ? per[c].spent : most;
     free(per);
     return most;
 }

@@ -76,9 +76,10 @@ void tracer_hot_counts(const struct tracer *t, struct pt_hot_counts *sum);
 /* The most stack work (ns) the budget charged one CPU over the run: 0
  * without a budget (--stacks all). */
 uint64_t tracer_stack_spent_max(const struct tracer *t);
-/* Starts a new window at NOW for the kernel's per-window thread counting. */
+
 /* The run's start (CLOCK_MONOTONIC), from which the kernel counts lives. */
 void tracer_set_run_start(struct tracer *t, uint64_t now);
+/* Starts a new window at NOW for the kernel's per-window thread counting. */
 void tracer_start_window(struct tracer *t, uint64_t now);
 
 /* Puts the JVM's uprobes on the libjvm open at FD (LIBJVM is its path, for

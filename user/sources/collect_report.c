@@ -122,8 +122,9 @@ struct slot_read {
 static void reserve_rows(struct collector *c, uint32_t n);
 
 /* Reads every valid slot below NUSED into C->reads, and returns how many;
- * the rows grow to hold them and the retired sites' rows after them. All are read before any row is named (naming a new
- * blocker can read symbol files for milliseconds, more on a loaded CPU):
+ * the rows grow to hold them and the retired sites' rows after them. All
+ * are read before any row is named (naming a new blocker can read symbol
+ * files for milliseconds, more on a loaded CPU):
  * read one by one between namings, a JVM's waits under way were counted
  * milliseconds past NOW, where its threads' life stops, and a starting
  * JVM waited 7% longer than its threads lived in one 100 ms window. */
