@@ -186,6 +186,7 @@ struct pt_slot {
     __u32 reuses;           /* blockers this slot held before (kept by user space) */
     __u32 first_tid_gen;    /* window_gen its first waiter was last counted in
                              * (note_thread), 0: never: no thread_seen entry for it */
+    __u32 waker_named;      /* 1 once a waker's stack was taken for it (note_waker) */
     __u64 hist[PT_HIST_SLOTS] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));   /* each slot's first line its own */
 _Static_assert(__builtin_offsetof(struct pt_slot, parks) == 64 &&
