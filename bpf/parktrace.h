@@ -310,6 +310,7 @@ _Static_assert(__builtin_offsetof(struct pt_wait, last_slot) == 56 &&
 #define PT_WAIT_PARK_TIMED 0x10u  /* that park has a timeout */
 #define PT_WAIT_WAKER_LOST 0x20u  /* its waker's stack was left out (over budget) */
 #define PT_WAIT_END_SEEN 0x40u    /* sched probes: its end was decided by its waking */
+#define PT_WAIT_WAKER_NAMING 0x80u /* its waker names its blocker's (note_waker): kept whole */
 #define PT_ODDS_ONE (1u << 24)
 /* Stacks over the budget: one wait in m takes its stack, m at most
  * PT_GAP_MAX_M; the gaps are geometric (stacks.bpf.h, user/sources/gap_tables.c). */

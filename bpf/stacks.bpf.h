@@ -504,8 +504,10 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
         return;
     /* A blocker waited on many times whose waker was never taken gets one
      * as a new blocker gets its first waiter's: outside the gap, refused
-     * only once the budget is a second in debt. Drawn twice at 1/64 under
-     * a tight budget, HSQLDB's top lock went 917 wakeups without one. */
+     * only once the budget is a second in debt, its wait kept whole
+     * (charge_wait). HSQLDB's top lock, 2.5 ms waits, went 917 wakeups
+     * without one: a long wait's waker was drawn at 1/64 after its start's
+     * stack, and then its end's coin. */
     __u32 idx = w->slot;
     struct pt_slot *s = bpf_map_lookup_elem(&slots, &idx);
     bool naming = s && !s->waker_named && s->parks >= PT_WAKER_NAMING_PARKS;
@@ -521,8 +523,10 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
         return;
     }
     waker_entry(ctx, cur, regs, w, waiter_tgid);
-    if (naming)
+    if (naming && w->waker_stack >= 0) {
         s->waker_named = 1;
+        __sync_fetch_and_or(&w->flags, PT_WAIT_WAKER_NAMING);
+    }
     budget_close(b, start, naming);
 }
 

@@ -7,6 +7,7 @@ own unwind cache in TMP, removed at exit (kept with PT_KEEP_TMP=1)."""
 import atexit
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -179,6 +180,12 @@ def pt_cmd(args):
     if any(a == "--unwind-cache" or a.startswith("--unwind-cache=") for a in own):
         return [PT] + list(args)
     return [PT, "--unwind-cache", UNWIND_CACHE] + list(args)
+
+
+def self_stats(stderr):
+    """--self-stats' counters in parktrace's STDERR, as strings by name."""
+    return dict(re.findall(r"(\w+)=(\d+(?:\.\d+)?)", "\n".join(l for l in stderr.splitlines()
+                                                               if l.startswith("parktrace: self"))))
 
 
 def run_pt(args, timeout=60, **kw):

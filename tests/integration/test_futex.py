@@ -577,5 +577,35 @@ def waker_stacks_show_who_caused_the_wait():
         known_gap("mutex_wait_timeouts", "; ".join(timed_out), timeouts / max(mutex_parks, 1))
 
 
+@test
+def wakers_named_and_bounded_on_a_tight_budget():
+    """Issue 38 (HSQLDB's top lock lost its waker under load): with the
+    stack budget binding, every blocker waited on many times names who
+    woke it (worker()'s unlock, producer()'s signal), waits of 1 ms and
+    more (kept by their own coin as they end) too; and a top waker,
+    weighed by two sampling odds, never claims more wakeups or time than
+    its row had."""
+    wl, reports, p = run_workload_traced(("--stack-budget", "0.03", "--self-stats"), ("-t", "8", "-m", "4", "-s", "3"))
+    final = final_of(reports)
+    st = self_stats(p.stderr)
+    # The premise: most waits went without their stack.
+    check(int(st.get("stack_budget_skips", 0)) > final["totals"]["waits"] // 2,
+          f"the budget hardly bound: {st.get('stack_budget_skips')} stacks left out of {final['totals']['waits']} waits")
+    want = {m["name"]: "worker" for m in wl["mutexes"]}
+    want["queue_nonempty"] = "producer"
+    rows = [b for b in final["blockers"] if b["pid"] == wl["pid"] and b["name"] in want and b["wakeups"] >= 64]
+    check(len(rows) >= len(want), f"rows woken 64 times or more: {[(b['name'], b['wakeups']) for b in rows]}")
+    for b in rows:
+        w = b["top_waker"]
+        print(f"INFO {b['name']} ({b['class']}): {b['wakeups']} wakeups, {b['thread_time_ns'] / 1e6:.0f} ms, "
+              f"{b['avg_park_ns'] / 1e3:.0f} us a wait; top waker {w and (w['top_frame'], w['wakeups'], w['time_ns'])}",
+              flush=True)
+        check(w is not None, f"{b['name']}: {b['wakeups']} wakeups of {b['avg_park_ns'] / 1e3:.0f} us, no waker named")
+        check(w["top_frame"] == want[b["name"]], f"{b['name']}: waker {w['top_frame']}, want {want[b['name']]}")
+        check(w["wakeups"] <= b["wakeups"] and w["time_ns"] <= b["thread_time_ns"],
+              f"{b['name']}: top waker {w['wakeups']} wakeups, {w['time_ns']} ns, more than the row's "
+              f"{b['wakeups']}, {b['thread_time_ns']} ns")
+
+
 if __name__ == "__main__":
     main()

@@ -61,10 +61,6 @@ def stop_jvm(jvm):
             os.unlink(leftover)
 
 
-def self_stats(stderr):
-    return dict(re.findall(r"(\w+)=(\d+(?:\.\d+)?)", "".join(l for l in stderr.splitlines() if "self " in l)))
-
-
 def run_in_time(args, seconds):
     """parktrace ARGS with -d SECONDS: must end within GRACE more seconds."""
     t0 = time.monotonic()

@@ -126,11 +126,6 @@ def epoch_ns(rfc3339):
     return int(t.timestamp()) * 10**9 + t.microsecond * 1000
 
 
-def self_stats(stderr):
-    return dict(re.findall(r"(\w+)=(\d+(?:\.\d+)?)", "\n".join(l for l in stderr.splitlines()
-                                                               if l.startswith("parktrace: self"))))
-
-
 def trace_server(cls):
     """Starts CLS's server, loads it, traces it; what the tests check."""
     java = cls in (Tomcat, ZooKeeper, H2, HSQLDB)

@@ -240,6 +240,7 @@ static void retire_stacks(struct collector *c)
         c->retired_sampled_ns += sw->sampled_ns;
         c->retired_unsampled_ns += sw->unsampled_ns;
     }
+    waker_pairs_bound(woken->keys, woken->vals, woken->n, c->t->slots, used);
     for (int t = 0; t < 2; t++) {
         for (uint32_t i = 0; i < d[t]->n; i++) {
             struct pt_stack_key k = entry_key(d[t], ksz[t], i);

@@ -419,7 +419,7 @@ static void read_wakers(struct collector *c, unsigned what, uint32_t nused, stru
 {
     struct wakers wk;
     *raw = (struct wakers){0};
-    wakers_read(&c->kernel, &wk);
+    wakers_read(&c->kernel, c->t->slots, nused, &wk);
     if (what & MODEL_STACKS) {
         raw->e = malloc((size_t)(wk.n ? wk.n : 1) * sizeof(*raw->e));
         if (raw->e) {

@@ -7,7 +7,37 @@
 #include "stack_maps.h"
 #include "stacks.h"
 
-int wakers_read(const struct stack_maps *kernel, struct wakers *w)
+void waker_pairs_bound(const struct pt_waker_key *keys, struct pt_waker_val *vals, uint32_t n,
+                       const struct pt_slot *slots, uint32_t nslots)
+{
+    struct { uint64_t count, ns; } *sum = n ? calloc(nslots ? nslots : 1, sizeof(*sum)) : NULL;
+    if (!sum)
+        return;     /* out of memory: the pairs as weighed */
+    for (uint32_t i = 0; i < n; i++)
+        if (keys[i].slot < nslots && keys[i].waker_stack >= 0) {
+            sum[keys[i].slot].count += vals[i].count;
+            sum[keys[i].slot].ns += vals[i].ns;
+        }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t slot = keys[i].slot;
+        if (slot >= nslots || keys[i].waker_stack < 0)
+            continue;
+        uint64_t woken = __atomic_load_n(&slots[slot].ends[PT_END_WOKEN], __ATOMIC_RELAXED);
+        uint64_t waited = __atomic_load_n(&slots[slot].thread_ns, __ATOMIC_RELAXED);
+        double f = 1;
+        if (sum[slot].count > woken)
+            f = (double)woken / (double)sum[slot].count;
+        if (sum[slot].ns > waited && (double)waited / (double)sum[slot].ns < f)
+            f = (double)waited / (double)sum[slot].ns;
+        if (f < 1) {
+            vals[i].count = (uint64_t)((double)vals[i].count * f);
+            vals[i].ns = (uint64_t)((double)vals[i].ns * f);
+        }
+    }
+    free(sum);
+}
+
+int wakers_read(const struct stack_maps *kernel, const struct pt_slot *slots, uint32_t nslots, struct wakers *w)
 {
     struct map_dump d = {0};
     memset(w, 0, sizeof(*w));
@@ -21,7 +51,8 @@ int wakers_read(const struct stack_maps *kernel, struct wakers *w)
         return -1;
     }
     const struct pt_waker_key *keys = d.keys;
-    const struct pt_waker_val *vals = d.vals;
+    struct pt_waker_val *vals = d.vals;
+    waker_pairs_bound(keys, vals, d.n, slots, nslots);
     for (uint32_t i = 0; i < d.n; i++)
         if (vals[i].count || vals[i].line_count)
             w->e[w->n++] = (struct waker_entry){keys[i], vals[i].count, vals[i].ns, vals[i].line_count,
