@@ -31,6 +31,20 @@ def run_counts(extra_pt=(), wl_args=()):
     return wl, final_of(json_reports(p.stdout))
 
 
+def within_own_clock(got, words, tol, what, first=0):
+    """GOT (parktrace's thread time) against the waits of futex_counts'
+    WORDS from the FIRST of each on, as the workload timed them around its
+    calls: within TOL of them, or of them less the time the workload's
+    thread spent waiting for a CPU meanwhile (its schedstat), some of it
+    outside the system call parktrace times (under make test-loaded's busy
+    core, 13.7% of a 10 ms word once)."""
+    own = sum(sum(w["each_ns"][first:]) for w in words)
+    queued = sum(sum(w["each_cpu_wait_ns"][first:]) for w in words)
+    lo, hi = (own - queued) * (1 - tol), own * (1 + tol)
+    check(lo <= got <= hi, f"{what}: parktrace {got} ns, the workload {own} ns of which {queued} ns waiting "
+          f"for a CPU: want {lo:.0f} to {hi:.0f}")
+
+
 def rows_at(final, pid, addr):
     return [b for b in final["blockers"] if b["pid"] == pid and b["id"] == addr]
 
@@ -251,8 +265,8 @@ def threshold_options():
         rows = rows_at(final, wl["pid"], w["addr"])
         check(len(rows) == 1 and rows[0]["parks"] == w["waits"], f"--threshold 2: parks of {w['waits']} waits: {rows}")
         # 3%: far less than one 10 ms wait, so timing from the 2nd or 4th fails.
-        within(rows[0]["thread_time_ns"], sum(w["each_ns"][2:]), 0.03,
-               f"--threshold 2: time of the waits after the 2nd on a word waited {w['waits']} times")
+        within_own_clock(rows[0]["thread_time_ns"], [w], 0.03,
+                         f"--threshold 2: time of the waits after the 2nd on a word waited {w['waits']} times", 2)
     # --top 1 keeps the row with the most thread time: the 12-wait word
     # (120 ms; main's longest join is of the 4-wait thread, 40 ms).
     wl, final = run_counts(("--top", "1"), COUNTS)

@@ -13,7 +13,7 @@ from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
 # test_futex's helpers, without its tests: they are that file's to run.
 _own = len(TESTS)
-from test_futex import COUNTS, FC, rows_at, run_counts, run_workload_traced  # noqa: E402
+from test_futex import COUNTS, FC, rows_at, run_counts, run_workload_traced, within_own_clock  # noqa: E402
 del TESTS[_own:]
 
 NW = os.path.join(BUILD, "workloads", "native_waits")
@@ -269,7 +269,7 @@ def default_top_folds_what_would_not_make_it():
           folded[0]["parks"] == sum(w["waits"] for w in small),
           f"want one row of {len(small)} objects and {sum(w['waits'] for w in small)} parks, got "
           f"{[(b['objects'], b['parks']) for b in folded]}")
-    within(folded[0]["thread_time_ns"], sum(sum(w["each_ns"]) for w in small), 0.05, "the folded row's thread time")
+    within_own_clock(folded[0]["thread_time_ns"], small, 0.05, "the folded row's thread time")
     check(final["totals"]["waits"] >= sum(w["waits"] for w in wl["words"]), "totals lost the folded rows' waits")
 
 
@@ -428,7 +428,7 @@ def futex_eagain_is_not_a_wait():
             check(len(rows) == 1 and rows[0]["parks"] == w["waits"],
                   f"{probes}: {w['waits']} waits slept, {w['eagain']} returned EAGAIN: {rows}")
             check(rows[0]["name"] == "counted_words", f"a global word's name {rows[0]['name']}")
-            within(rows[0]["thread_time_ns"], w["wait_ns"], 0.05, f"{probes} thread time beside EAGAIN")
+            within_own_clock(rows[0]["thread_time_ns"], [w], 0.05, f"{probes} thread time beside EAGAIN")
 
 
 @test

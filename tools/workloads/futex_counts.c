@@ -10,7 +10,8 @@
  *
  * usage: futex_counts [-c N1,N2,...] [-w WAIT_MS] [-e EAGAIN] [-k global|heap|stack] [-r REPORT.json]
  * The report holds, per word, its address, the waits that slept and timed
- * out, their total time, each wait's time, and the EAGAIN returns. */
+ * out, their total time, each wait's time and how much of it the thread
+ * spent waiting for a CPU, and the EAGAIN returns. */
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -32,6 +33,7 @@ static struct word {
     uint32_t *addr;
     int count, slept, eagain, other;
     uint64_t wait_ns, each_ns[MAX_WAITS];
+    uint64_t each_cpu_wait_ns[MAX_WAITS];   /* of each, waiting for a CPU (cpu_wait_ns) */
 } words[MAX_WORDS];
 
 static int nwords, eagains, wait_ms = 10;
@@ -54,10 +56,12 @@ static void *waiter(void *arg)
             w->eagain++;
     struct timespec t = {wait_ms / 1000, (wait_ms % 1000) * 1000000L};
     for (int i = 0; i < w->count; i++) {
-        uint64_t t0 = now_ns();
+        uint64_t q0 = cpu_wait_ns(), t0 = now_ns();
         long rc = futex_wait(w->addr, 0, &t);
         uint64_t took = now_ns() - t0;
+        uint64_t queued = cpu_wait_ns() - q0;
         if (rc == -1 && errno == ETIMEDOUT) {
+            w->each_cpu_wait_ns[w->slept] = queued;
             w->each_ns[w->slept++] = took;
             w->wait_ns += took;
         } else {
@@ -118,6 +122,9 @@ int main(int argc, char **argv)
                 i ? "," : "", (void *)w->addr, w->slept, w->other, w->eagain, (unsigned long long)w->wait_ns);
         for (int j = 0; j < w->slept; j++)
             fprintf(f, "%s%llu", j ? "," : "", (unsigned long long)w->each_ns[j]);
+        fputs("],\"each_cpu_wait_ns\":[", f);
+        for (int j = 0; j < w->slept; j++)
+            fprintf(f, "%s%llu", j ? "," : "", (unsigned long long)w->each_cpu_wait_ns[j]);
         fputs("]}", f);
     }
     fputs("]}\n", f);
