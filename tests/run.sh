@@ -74,14 +74,18 @@ rc=$?
 grep -E '^(PASS|FAIL)' <<<"$out"
 tally mutants "$rc" "$(grep -E '^(PASS|FAIL)' <<<"$out")" fuzz
 
+echo "TIME checks, unit, fuzz, mutants $SECONDS s"
 if [ "$(id -u)" != 0 ]; then
     echo "FAIL integration: needs root (real BPF)"
     fail=$((fail + 1))
 else
     for t in tests/integration/test_*.py; do
+        t0=$SECONDS
         out=$(timeout 1200 python3 "$t" 2>&1)
         rc=$?
         echo "$out"
+        # Where the suite's 20 minutes go (issue 38, item 7).
+        echo "TIME $(basename "$t") $((SECONDS - t0)) s"
         tally "$(basename "$t")" "$rc" "$out"
         sed -n "s/^\(PASS\|FAIL\|SKIP\|GAP\) \([A-Za-z0-9_]*\).*/$(basename "$t") \2/p" <<<"$out" >>"$ran"
     done
@@ -109,5 +113,6 @@ if [ "$entries" -gt "$LEDGER_CAP" ]; then
     fail=$((fail + 1))
 fi
 
+echo "TIME all $SECONDS s"
 echo "$pass passed, $fail failed, $skip skipped, $gaps known gaps"
 [ "$fail" -eq 0 ]
