@@ -635,7 +635,7 @@ def java_mixed_shares(extra):
     # nice -10: the workload's lock() time counts a woken thread's wait for
     # a CPU, which a park does not; under make test-loaded's busy core that
     # wait grew and one path's share moved 5.1 points.
-    p = run_pt(["-f", "json", "--top", "0", "--kinds", "jvm-park", *extra, "--collapsed", folded, "--",
+    p = run_pt(["-f", "json", "--top", "0", "--kinds", "jvm-park", "--self-stats", *extra, "--collapsed", folded, "--",
                 "nice", "-n", "-10", "java", "-Xmx128m", "-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,StackLocks::*",
                 "-cp", JAVA_CP, "StackLocks", "4", "1000", "mixed"], timeout=90)
     check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()}")
@@ -650,7 +650,13 @@ def java_mixed_shares(extra):
         for m in want:
             if "StackLocks." + m in frames:
                 got[m] += n
-    return final_of(json_reports(p.stdout))["totals"], want, got
+    totals = final_of(json_reports(p.stdout))["totals"]
+    st = self_stats(p.stderr)
+    print(f"INFO java {' '.join(extra)}: shares (workload %, parktrace %) "
+          f"{ {m: (round(100 * want[m] / sum(want.values()), 1), round(100 * got[m] / max(sum(got.values()), 1), 1)) for m in want} }; "
+          f"stack_samples {totals.get('stack_samples')}, lost {totals.get('stack_samples_lost')}, "
+          f"end_stacks {st.get('end_stacks')}, budget spent {st.get('stack_budget_spent_pct')}%", flush=True)
+    return totals, want, got
 
 
 @test
