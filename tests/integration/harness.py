@@ -418,7 +418,10 @@ def main():
     only = sys.argv[1:]
     chosen = [t for t in TESTS if not only or t.__name__ in only]
     for t in chosen:
+        t0 = time.monotonic()
         t()
+        # Where the suite's time goes (tests/run.sh sums the files').
+        print(f"TIME {t.__name__} {time.monotonic() - t0:.1f} s", flush=True)
     skipped = sum(1 for _, e in results if isinstance(e, SkipTest))
     gaps = sum(1 for _, e in results if isinstance(e, KnownGap))
     failed = sum(1 for _, e in results if e) - skipped - gaps
