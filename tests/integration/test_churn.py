@@ -58,8 +58,8 @@ def churn_by_class_keeps_every_wait():
         # A parktrace bug: on this 6.18 kernel a sched_switch now and then
         # never reaches the program (docs/limits.md); a wait whose switch
         # out is lost is not seen at all. Seen once in 60 000.
-        known_gap("missed_switch_out_uncounted", f"{rows[0]['parks']} parks for {wl['blocked']} blocked lock() calls",
-                  short)
+        known_gap("missed_switch_out_uncounted", f"{rows[0]['parks']} parks for {wl['blocked']} blocked lock() calls "
+                  f"({wl['faulted']} of them faulted too: may have slept there, not in the futex)", short)
     # Once under load 635 of 58 636 were short: the message says where they went.
     others = [(b["class"], b["parks"], b["first_stack"][:4]) for b in final["blockers"]
               if b["pid"] == wl["pid"] and b["class"] != "pthread_mutex"]
@@ -81,7 +81,8 @@ def churn_default_view_shows_the_objects_together():
     if short > 0:
         # 59 509 of 59 510 once under load: as in churn_by_class_keeps_every_wait.
         known_gap("missed_switch_out_uncounted", f"the rows stand for {objects} objects, the workload blocked "
-                  f"on {wl['blocked']}", short)
+                  f"on {wl['blocked']} ({wl['faulted']} of its blocked calls faulted too: may have slept there, "
+                  "not in the futex)", short)
 
 
 @test
