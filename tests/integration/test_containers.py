@@ -7,6 +7,7 @@ its namespace's thread ids, which the host does not use."""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -177,6 +178,7 @@ def a_jvm_in_its_own_user_namespace_has_its_compiled_frames_named():
                                       "--mount-proc", "java", "-Xmx64m", "-XX:+PreserveFramePointer", "-cp", JAVA_CP,
                                       "PingPong", "-s", "30"],
                          cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    jvm = None
     try:
         jvm = child_of(p.pid)
         wait_mapped(jvm, "/libjvm.so")
@@ -185,7 +187,14 @@ def a_jvm_in_its_own_user_namespace_has_its_compiled_frames_named():
         r = run_pt(["-p", str(jvm), "-d", "6s", "-f", "json", "--kinds", "jvm-park", "--collapsed", folded],
                    timeout=120)
     finally:
-        p.kill()
+        # The JVM too: killing unshare leaves its forked child running out
+        # its 30 s, and the test waited for it (31 s of make test's 20 min).
+        for pid in (p.pid, jvm):
+            try:
+                if pid:
+                    os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         err = p.communicate(timeout=30)[1]
     check(r.returncode == 0, f"parktrace exit {r.returncode}: {r.stderr.strip()[-300:]}; the JVM said {err[-300:]}")
     check("perf map" not in r.stderr and "attach" not in r.stderr, f"parktrace: {r.stderr.strip()[-300:]}")
