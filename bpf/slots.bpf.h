@@ -584,13 +584,13 @@ static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker
                                         struct task_struct *waiter)
 {
     __u32 odds = w->odds, pair = w->odds;    /* the waiter line's, and before the waker's own */
-    if (w->flags & PT_WAIT_WAKER_NAMING) {
+    if (waiter && stack_budget_ns && d >= PT_LONG_WAIT_NS && (w->flags & PT_WAIT_WAKER_NAMING)) {
         /* Its waker names the blocker's: kept for certain at weight one, in
-         * place of a long wait's coin (which would keep it with odds p at
-         * weight 1/p: one wait either way, so no stratum moves). Its waker
-         * stack's entry is then never left at zero waits. */
-        if (d >= PT_LONG_WAIT_NS)
-            odds = pair = PT_ODDS_ONE;
+         * place of the long wait's coin below (odds p, weight 1/p: one wait
+         * either way, so no stratum moves). Its waker stack's entry is then
+         * never left at zero waits. Where no coin is thrown, its start's
+         * odds weigh it as any other. */
+        odds = pair = PT_ODDS_ONE;
     } else if (waiter && stack_budget_ns && d >= PT_LONG_WAIT_NS) {
         /* In proportion to its length (the budget's odds at PT_LONG_WAIT_NS):
          * a wait's weight d / p is then at most PT_LONG_WAIT_NS / odds
