@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workload_time.h"
+
 static uint32_t word;
 static _Atomic int interrupted, woken, other, waiter_tid;
 
@@ -59,14 +61,8 @@ static int sleeping(int tid)
 {
     char path[64], buf[256];
     snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
+    if (read_proc_file(path, buf, sizeof(buf)) < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
     char *p = strrchr(buf, ')');
     return p && p[1] == ' ' && p[2] == 'S';
 }
