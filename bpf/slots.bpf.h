@@ -636,7 +636,7 @@ static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker
         struct pt_hot_counts *h = hot();
         if (h) {
             __sync_fetch_and_add(&h->stack_samples, 1);
-            __sync_fetch_and_add(&h->stack_sampled_ns, d);
+            __sync_fetch_and_add(&h->stack_sampled_ns, v.line_ns);
         }
     }
 }

@@ -382,5 +382,16 @@ int main(void)
         render(&o, write_collapsed, PT_REPORT_FINAL, 6, 3, &collapsed[i].o, collapsed[i].lines);
         compare(&o, collapsed[i].file);
     }
+
+    /* The sampled part of the stack time: random walks stand for more than
+     * their own time, an estimate that may overshoot; it is held to the
+     * stack time the stacks hold. */
+    struct pt_totals t = {.stack_time_ns = 1000, .stack_unsampled_ns = 200, .stack_sampled_ns = 400};
+    CHECK(model_stack_sampled_pct(&t) == 40.0, "sampled 400 of 1000 ns: 40%%, got %g", model_stack_sampled_pct(&t));
+    t.stack_sampled_ns = 5000;
+    CHECK(model_stack_sampled_pct(&t) == 80.0, "sampled over the 800 ns the stacks hold: 80%%, got %g",
+          model_stack_sampled_pct(&t));
+    t.stack_time_ns = t.stack_unsampled_ns = 0;
+    CHECK(model_stack_sampled_pct(&t) == 0.0, "no stack time: 0%%, got %g", model_stack_sampled_pct(&t));
     return CHECK_DONE();
 }

@@ -45,6 +45,14 @@ struct pt_model_process *model_add_process(struct pt_model *m)
     MODEL_ADD(m, procs, nprocs, procs_cap);
 }
 
+double model_stack_sampled_pct(const struct pt_totals *t)
+{
+    if (!t->stack_time_ns)
+        return 0;
+    double sampled = (double)t->stack_sampled_ns, held = (double)(t->stack_time_ns - t->stack_unsampled_ns);
+    return 100.0 * (sampled < held ? sampled : held) / (double)t->stack_time_ns;
+}
+
 void model_clear(struct pt_model *m)
 {
     struct pt_model keep = {.phases = m->phases, .phases_cap = m->phases_cap, .stacks = m->stacks,

@@ -165,7 +165,7 @@ struct pt_totals {
     uint64_t phases_forgotten;            /* closed phases let go, the oldest first (phases.h) */
     /* Stacks: taken within stack_budget of each CPU (0: every stack);
      * since the start, waits charged to a stack taken at random over the
-     * budget, their own time, and waits left uncharged (their own stack
+     * budget, the time they stand for (weighed), and waits left uncharged (their own stack
      * left out). With the stacks modelled: the exact wait time of the
      * blockers with stacks, and of those without (every walk left out). */
     double stack_budget;
@@ -208,6 +208,10 @@ struct pt_model_phase *model_add_phase(struct pt_model *m);
 struct pt_model_stack *model_add_stack(struct pt_model *m);
 struct pt_model_waker *model_add_waker(struct pt_model *m);
 struct pt_model_process *model_add_process(struct pt_model *m);
+
+/* The part of the stack time (%) resting on stacks taken at random: their
+ * weighed time is an estimate, so it is held to what the stacks hold. */
+double model_stack_sampled_pct(const struct pt_totals *t);
 
 /* Empties M for the next window, keeping its arrays. */
 void model_clear(struct pt_model *m);

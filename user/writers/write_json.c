@@ -151,7 +151,7 @@ int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
                 t->stack_budget * 100, t->stack_samples, t->stack_samples_lost);
     if (t->stack_time_ns)
         fprintf(f, ",\"stack_time_sampled_pct\":%.2f,\"stack_time_unsampled_pct\":%.2f",
-                100.0 * (double)t->stack_sampled_ns / (double)t->stack_time_ns,
+                model_stack_sampled_pct(t),
                 100.0 * (double)t->stack_unsampled_ns / (double)t->stack_time_ns);
     fputc('}', f);
     fputs(",\"blockers\":[", f);

@@ -85,7 +85,7 @@ int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
         fprintf(f, "  stacks: over the %g%% stack budget, %" PRIu64 " waits charged to stacks taken at random", t->stack_budget * 100,
                 t->stack_samples);
         if (t->stack_time_ns)
-            fprintf(f, " (%.1f%% of the stack time)", 100.0 * (double)t->stack_sampled_ns / (double)t->stack_time_ns);
+            fprintf(f, " (%.1f%% of the stack time)", model_stack_sampled_pct(t));
         fprintf(f, ", %" PRIu64 " left to the others' weights (--stacks all takes every stack)\n", t->stack_samples_lost);
     }
     if (!m->nrows) {
