@@ -195,12 +195,19 @@ int BPF_PROG(thread_exit, struct task_struct *p)
     }
     struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
     if (last) {
+        /* Threads killed together can each read no thread left (each
+         * decremented the count before any reached here): the sum is taken
+         * by one of them, and each adds its own life, none overwrites. */
         __u64 *sum = bpf_map_lookup_elem(&unwatched_life, &tgid);
         if (!pr && (sum || (w && w->last_slot[0]))) {
-            __u64 total = sum ? *sum : 0;
+            __u64 total = sum ? __sync_lock_test_and_set(sum, 0) : 0;
             if (w && w->last_slot[0])
                 total += thread_life(p, now);
-            bpf_map_update_elem(&exited_life, &tgid, &total, BPF_ANY);
+            __u64 *kept = bpf_map_lookup_elem(&exited_life, &tgid);
+            if (!kept && bpf_map_update_elem(&exited_life, &tgid, &total, BPF_NOEXIST))
+                kept = bpf_map_lookup_elem(&exited_life, &tgid);
+            if (kept)
+                __sync_fetch_and_add(kept, total);
         }
         if (sum)
             bpf_map_delete_elem(&unwatched_life, &tgid);

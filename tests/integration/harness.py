@@ -231,6 +231,35 @@ def wait_for(cond, what, timeout=20):
         time.sleep(0.05)
 
 
+def child_of(pid, timeout=10):
+    """The first child of PID, once it has one."""
+    path = f"/proc/{pid}/task/{pid}/children"
+    found = []
+    wait_for(lambda: (found.extend(open(path).read().split()) or found), f"a child of {pid}", timeout)
+    return int(found[0])
+
+
+def kill_descendants(pid):
+    """SIGKILLs every process below PID (not PID itself): ends a traced
+    COMMAND once a test has what it needs, rather than sleeping out its
+    tail; parktrace then ends as when COMMAND exits."""
+    found, todo = [], [pid]
+    while todo and len(found) < 1000:
+        p = todo.pop()
+        try:
+            for t in os.listdir(f"/proc/{p}/task"):
+                kids = [int(k) for k in open(f"/proc/{p}/task/{t}/children").read().split()]
+                found += kids
+                todo += kids
+        except OSError:
+            continue        # gone meanwhile
+    for k in found:
+        try:
+            os.kill(k, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def wait_threads(pid, n, timeout=20):
     """Waits until process PID runs N threads (its workers have started)."""
     def count():

@@ -20,14 +20,6 @@ from jfr_parks import PARK_JFC, jfr_parks  # noqa: E402
 GATE = "TimedParks$Gate"
 
 
-def child_of(pid, timeout=10):
-    """The first child of PID, once it has one."""
-    path = f"/proc/{pid}/task/{pid}/children"
-    found = []
-    wait_for(lambda: (found.extend(open(path).read().split()) or found), f"a child of {pid}", timeout)
-    return int(found[0])
-
-
 JDK = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("java"))))
 
 # A container's root, made inside new mount and PID namespaces: the host's

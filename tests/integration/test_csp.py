@@ -4,6 +4,8 @@ workloads whose CSP is known by construction."""
 import datetime
 import json
 import os
+import signal
+import subprocess
 import time
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
@@ -179,6 +181,36 @@ def late_and_exited_process_keeps_its_csp():
     rows = [b for b in final_of(reports)["blockers"] if b["class"] == "pthread_mutex" and b["pid"] == wl["pid"]]
     check(len(rows) == 1 and rows[0]["csp"] is not None, f"no one mutex row with a CSP for the process: {rows}")
     within(rows[0]["csp"], wl["lock_ns"] / wl["alive_ns"], 0.05, "the late, exited workers' CSP against their share")
+
+
+@test
+def killed_process_keeps_its_threads_lives():
+    """A process killed while its threads wait (SIGKILL, as a container's
+    stop ends one) stays a zombie until it is reaped, its leader still
+    listed in /proc; killed with its parent, until init reaps it. Seen
+    first as a zombie, it was counted as one thread alive and its dead
+    threads' lives were lost: 8 workers' 327 ms of waits against 59 ms
+    lived. Three runs: the mutex workload, under a shell, both killed once
+    its nine threads run, before parktrace's first report; parktrace ends
+    with them, and every report holds its invariants (harness.invariants:
+    no process waits longer than its threads lived), the waits counted."""
+    for run in range(3):
+        p = subprocess.Popen(pt_cmd(["-i", "500ms", "-f", "json", "--top", "0", "--", "sh", "-c",
+                                     f"{MC} -t 8 -m 2 -s 2 -l 2; true"]),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wl = child_of(child_of(p.pid))
+            wait_threads(wl, 9)
+            time.sleep(0.02 * run)
+            kill_descendants(p.pid)
+            out, err = p.communicate(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        check(p.returncode == 0, f"run {run}: parktrace exited {p.returncode}: {err.strip()[-300:]}")
+        procs = [q for q in final_of(json_reports(out))["processes"] if q["pid"] == wl]
+        check(procs and procs[0]["thread_time_ns"] > 0, f"run {run}: the killed workload's waits were not counted: {procs}")
 
 
 @test

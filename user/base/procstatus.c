@@ -71,7 +71,9 @@ int procstatus_read(int pid, struct procstatus *ps)
 }
 
 /* Field 22 of the stat file at PATH. */
-static int stat_start_time(const char *path, uint64_t *start)
+/* Field 22 of the stat file at PATH; EXITED: whether its state (field 3)
+ * says the task has exited. */
+static int stat_start_time(const char *path, uint64_t *start, bool *exited)
 {
     char buf[1024];
     FILE *f = fopen(path, "re");
@@ -85,6 +87,7 @@ static int stat_start_time(const char *path, uint64_t *start)
     if (!p)
         return -1;
     p++;
+    *exited = p[0] == ' ' && (p[1] == 'Z' || p[1] == 'X');
     /* After ')' come field 3 (state) onwards; start time is field 22. */
     for (int field = 3; field < 22; field++) {
         p = strchr(p + 1, ' ');
@@ -104,14 +107,17 @@ int procstatus_start_time(int pid, uint64_t *start)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-    return stat_start_time(path, start);
+    bool exited;
+    return stat_start_time(path, start, &exited);
 }
 
 int procstatus_thread_start_time(int pid, int tid, uint64_t *start)
 {
     char path[96];
     snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-    return stat_start_time(path, start);
+    bool exited;
+    int rc = stat_start_time(path, start, &exited);
+    return rc == 0 && exited ? 1 : rc;
 }
 
 int procstatus_threads(int pid)

@@ -104,7 +104,14 @@ static int64_t count_threads(int pid, uint64_t run_start, uint64_t now, uint64_t
         if (e->d_name[0] == '.')
             continue;
         uint64_t ticks, from = run_start;
-        if (n < CSP_MAX_THREADS && procstatus_thread_start_time(pid, atoi(e->d_name), &ticks) == 0) {
+        int rc = n < CSP_MAX_THREADS ? procstatus_thread_start_time(pid, atoi(e->d_name), &ticks) : -1;
+        /* A killed process's leader stays listed until it is reaped: counted
+         * alive, it hid its threads' lives, which the kernel kept for a
+         * process with none left (watch_exited), and its waits read longer
+         * than its threads lived. */
+        if (rc == 1)
+            continue;
+        if (rc == 0) {
             uint64_t ns = ticks * tc.tick_ns, born = ns > tc.asleep_ns ? ns - tc.asleep_ns : 0;
             from = born > from ? born : from;
         }
