@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -137,7 +138,11 @@ class Traced:
         wait_for(lambda: self.reports() >= n + 2, "two interval reports after the workload's end", 10)
         return json.load(open(self.wl_report))
 
-    def finish(self):
+    def finish(self, stop=False):
+        """Waits for parktrace's end; with STOP, ends the workload first
+        (its idle tail only served what the test has already read)."""
+        if stop:
+            kill_descendants(self.p.pid)
         _, err = self.p.communicate(timeout=60)
         self.err = err
         check(self.p.returncode == 0, f"parktrace exited {self.p.returncode}: {err.strip()[-300:]}")
@@ -238,7 +243,7 @@ def metrics_serve_every_self_stats_figure():
         t.wait_workload()
         text = get(t.base + "/metrics")[1].decode()
     finally:
-        t.finish()
+        t.finish(stop=True)
     pc = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
     check(pc.returncode == 0, f"promtool check metrics: {pc.stdout}{pc.stderr}")
     served = self_figures(text)
@@ -277,7 +282,7 @@ def pprof_endpoints_read_by_go_tool_pprof():
             check(top.returncode == 0, f"go tool pprof -top /debug/pprof/{ep}: {top.stderr.strip()[-300:]}")
             traces[ep] = go_pprof("-traces", prof).stdout
     finally:
-        t.finish()
+        t.finish(stop=True)
     # Go's mutex profile charges the delay to the stack that released the
     # lock (cli.md): the unlockers' stacks, where /debug/pprof/block keeps
     # the waiters'.
@@ -397,7 +402,7 @@ def get_only_one_address_and_bad_addresses():
         lines = p.stderr.strip().splitlines()
         check(p.returncode == 2 and len(lines) == 1 and "cannot listen on" in lines[0], f"port in use: {p}")
     finally:
-        t.finish()
+        t.finish(stop=True)
     for bad in ("9465", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "localhost:9465", "::1:9465",
                 "[::1]", "127.0.0.1:94x5", ":9465"):
         p = run_pt(["-d", "1s", "--listen", bad])
@@ -427,7 +432,7 @@ def a_stalled_client_does_not_stall_the_tracer():
     finally:
         for c in stalled:
             c.close()
-        t.finish()
+        t.finish(stop=True)
 
 
 # nobody holds as many connections as it can from two loopback addresses,
@@ -459,6 +464,24 @@ while time.time() < until:
 """
 
 
+def trickle_request(port, out):
+    """Sends a request a byte a second; OUT gets whether the server closed
+    it and when."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=20)
+    t0 = time.monotonic()
+    out["closed"] = False
+    try:
+        for ch in b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"x" * 30:
+            c.sendall(bytes([ch]))
+            time.sleep(1)
+            if time.monotonic() - t0 > 16:
+                break
+    except OSError:
+        out["closed"] = True
+    out["took"] = round(time.monotonic() - t0, 1)
+    c.close()
+
+
 @test
 def the_endpoint_answers_only_its_owner():
     """Issue 39: without a token, stacks are refused, a Host header that
@@ -468,9 +491,13 @@ def the_endpoint_answers_only_its_owner():
     one byte every 2 s, no longer locks root's scraper out; and a request
     that trickles is cut at its 10 s deadline."""
     t = Traced(tail_s=20)
-    holder = None
+    holder, trickled = None, {}
     try:
         wait_for(lambda: answers(t.base + "/metrics"), "/metrics", 20)
+        # A request that trickles a byte a second is cut at its deadline:
+        # alongside the rest, which its 10 s would otherwise add to.
+        trickle = threading.Thread(target=trickle_request, args=(t.port, trickled), daemon=True)
+        trickle.start()
         status, body = get(t.base + "/debug/pprof/mutex")
         check(status == 403 and b"--listen-token" in body, f"/debug/pprof/mutex without a token: HTTP {status} {body!r}")
         status, _ = get(t.base + "/metrics", headers={"Host": f"attacker.example:{t.port}"})
@@ -496,25 +523,13 @@ def the_endpoint_answers_only_its_owner():
         holder.kill()
         holder.wait()
         holder = None
-        # A request that trickles a byte a second is cut at its deadline.
-        c = socket.create_connection(("127.0.0.1", t.port), timeout=20)
-        t0 = time.monotonic()
-        closed = False
-        try:
-            for ch in b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"x" * 30:
-                c.sendall(bytes([ch]))
-                time.sleep(1)
-                if time.monotonic() - t0 > 16:
-                    break
-        except OSError:
-            closed = True
-        took = time.monotonic() - t0
-        c.close()
-        check(closed and took < 14, f"a request trickling a byte a second was not cut at 10 s ({took:.0f} s)")
+        trickle.join(timeout=20)
+        check(trickled.get("closed") and trickled["took"] < 14,
+              f"a request trickling a byte a second was not cut at 10 s ({trickled})")
     finally:
         if holder:
             holder.kill()
-        t.finish()
+        t.finish(stop=True)
     # Only loopback without a token; a token file others can read is refused.
     p = run_pt(["-d", "1s", "--listen", "0.0.0.0:9"])
     lines = p.stderr.strip().splitlines()
@@ -544,7 +559,7 @@ def a_token_is_asked_of_every_request():
         status, _ = get(t.base + "/debug/pprof/block", headers={"Authorization": f"Bearer {token}"})
         check(status == 200, f"/debug/pprof/block with the token: HTTP {status}")
     finally:
-        t.finish()
+        t.finish(stop=True)
 
 
 # nobody's client: GETs each request of argv[2] (JSON: [path, headers])
@@ -589,7 +604,7 @@ def the_endpoint_refuses_nobody_as_it_refuses_anyone():
         got = nobody_gets(t.base, [("/metrics", {}, "its Host"), *((p, {}, "no token") for p in pages),
                                    *((p, forged, "a forged Host") for p in ("/metrics", *pages))])
     finally:
-        t.finish()
+        t.finish(stop=True)
     want = {("/metrics", "its Host"): 200, **{(p, "no token"): 403 for p in pages},
             **{(p, "a forged Host"): 403 for p in ("/metrics", *pages)}}
     check(got == want, f"nobody without a token: {got}, want {want}")
@@ -603,7 +618,7 @@ def the_endpoint_refuses_nobody_as_it_refuses_anyone():
                  "the token": {"Authorization": f"Bearer {token}"}}
         got = nobody_gets(t.base, [(p, h, what) for p in ("/metrics", *pages) for what, h in tries.items()])
     finally:
-        t.finish()
+        t.finish(stop=True)
     want = {(p, what): 200 if what == "the token" else 401 for p in ("/metrics", *pages) for what in tries}
     check(got == want, f"nobody with --listen-token: {got}, want {want}")
 
