@@ -319,9 +319,16 @@ def start_pt_ready(args, timeout=30):
     return p, first
 
 
-def finish_pt(started, timeout=60):
-    """Waits for a parktrace from start_pt_ready to end; (reports, stderr)."""
+def finish_pt(started, timeout=60, stop=False):
+    """Waits for a parktrace from start_pt_ready to end; (reports, stderr).
+    With STOP, once what the test ran is over: three more reports (its
+    last waits named and counted), then Ctrl-C, rather than waiting out
+    its -d."""
     p, lines = started
+    if stop:
+        seen = len(lines)
+        wait_for(lambda: len(lines) >= seen + 3 or p.poll() is not None, "three more reports", 10)
+        p.send_signal(signal.SIGINT)
     try:
         p.wait(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -120,7 +120,7 @@ def cgroup_filter_keeps_exactly_its_cgroups():
         procs = [cg.run(a, mc(reports["a"])), cg.run(b, mc(reports["b"])), cg.run(late, mc(reports["late"]))]
         for q in procs:
             q.wait(timeout=30)
-        got, err = finish_pt(pt)
+        got, err = finish_pt(pt, stop=True)
         check(pt[0].returncode == 0, f"parktrace exited {pt[0].returncode}: {err[-400:]}")
         final = final_of(got)
         wl = {n: json.load(open(r)) for n, r in reports.items()}

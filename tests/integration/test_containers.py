@@ -146,7 +146,7 @@ def system_wide_finds_a_jvm_started_later_in_its_own_root():
     pt = start_pt_ready(["-d", "8", "--top", "0"])
     p, jvm = start_timed_parks(3, True, own_root=True)
     out = p.communicate(timeout=60)[0]
-    reports, _ = finish_pt(pt)
+    reports, _ = finish_pt(pt, stop=True)
     check(pt[0].returncode == 0, f"parktrace exit {pt[0].returncode}")
     wl = json.loads(out.splitlines()[-1])
     rows = [b for b in final_of(reports)["blockers"] if b["pid"] == jvm]

@@ -749,11 +749,12 @@ def a_users_tables_of_exited_programs_make_room():
     slow_cfi_lib(first, 2)
     libs = nobodys_copies(first, 600)
     mapper = build_mapper(d)
-    pt = start_pt_ready(["-d", "20", "--top", "3", "--self-stats", "--unwind-cache", "none"])
+    pt = start_pt_ready(["-d", "40", "--top", "3", "--self-stats", "--unwind-cache", "none"])
     for k in range(10):
         proc = start_nobody([mapper, "x", *libs[60 * k:60 * k + 60]], d, threads=3)
         time.sleep(1.2)           # its tables built, one child after another
         stop([proc])
+    pt[0].send_signal(signal.SIGINT)    # as Ctrl-C: the ten programs have been and gone
     _, err = finish_pt(pt)
     unwind = [l for l in err.splitlines() if "unwind_" in l]
     print(f"INFO 600 of nobody's libraries: builds {self_stat(err, 'unwind_build_s')} s (the owner's budget 8 s), "

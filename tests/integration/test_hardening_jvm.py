@@ -153,7 +153,7 @@ def many_fake_jvms_do_not_hide_a_real_one():
         pt = start_pt_ready(["-d", "8s", "--top", "0", "--self-stats"])
         w = subprocess.run(["java", "-Xmx64m", "-cp", JAVA_CP, "TimedParks", "3"], capture_output=True, text=True,
                            timeout=60)
-        reports, err = finish_pt(pt, timeout=8 + GRACE)
+        reports, err = finish_pt(pt, timeout=8 + GRACE, stop=True)
         check(pt[0].returncode == 0, f"parktrace exit {pt[0].returncode}: {err[-300:]}")
         wl = json.loads(w.stdout.splitlines()[-1])
         final = final_of(reports)

@@ -153,7 +153,7 @@ def system_wide_finds_a_jvm_started_later():
     pt = start_pt_ready(["-d", "7", "--top", "0"])
     w = subprocess.run(["java", "-Xmx128m", "-cp", JAVA_CP, "TimedParks", "3"], capture_output=True, text=True,
                        timeout=60)
-    reports, _ = finish_pt(pt)
+    reports, _ = finish_pt(pt, stop=True)
     check(pt[0].returncode == 0, f"parktrace exit {pt[0].returncode}")
     wl = json.loads(w.stdout.splitlines()[-1])
     final = final_of(reports)

@@ -374,6 +374,7 @@ def without_interval_pages_renew_every_10s():
         within(series(get(base + "/metrics")[1].decode())[key], mutex_seconds(wl), 0.05,
                "parktrace_wait_seconds_total without -i")
     finally:
+        kill_descendants(p.pid)         # its idle tail, no longer needed
         _, err = p.communicate(timeout=60)
     check(p.returncode == 0, f"parktrace exited {p.returncode}: {err.strip()[-300:]}")
     types = [r["type"] for r in json_reports(open(out).read())]
