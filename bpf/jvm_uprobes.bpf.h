@@ -105,9 +105,9 @@ int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
     note_klass(s, &key);
     wait_start(s, idx, w, now, PT_END_WOKEN, PT_WAIT_UPROBE | (time ? PT_WAIT_PARK_TIMED : 0));
     w->nvcsw = task->nvcsw;
-    bool naming;
-    if (!wait_stack_skipped(s, w, pid_tgid, &naming))
-        take_wait_stack(ctx, s, idx, w, pid_tgid, ctx, naming);
+    bool naming, for_waker;
+    if (!wait_stack_skipped(s, idx, w, pid_tgid, &naming, &for_waker))
+        take_wait_stack(ctx, s, idx, w, pid_tgid, ctx, naming, for_waker);
     return 0;
 }
 

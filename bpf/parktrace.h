@@ -172,7 +172,8 @@ struct pt_slot {
     __u64 win_first_ts;     /* first event since user space last reset it */
     __u32 first_tgid;
     __s32 first_stack;      /* user stack id of the first waiter's first wait */
-    __u64 first_uaddr;      /* the address the first waiter passed */
+    __u32 waker_named;      /* 1 once a waker's stack was taken for it (note_waker) */
+    __u32 pad2;
     /* Line 3, cold. */
     union {
         __u64 klass;        /* a Java blocker's Klass*, for its class name */
@@ -186,7 +187,7 @@ struct pt_slot {
     __u32 reuses;           /* blockers this slot held before (kept by user space) */
     __u32 first_tid_gen;    /* window_gen its first waiter was last counted in
                              * (note_thread), 0: never: no thread_seen entry for it */
-    __u32 waker_named;      /* 1 once a waker's stack was taken for it (note_waker) */
+    __u64 first_uaddr;      /* the address the first waiter passed */
     __u64 hist[PT_HIST_SLOTS] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));   /* each slot's first line its own */
 _Static_assert(__builtin_offsetof(struct pt_slot, parks) == 64 &&
@@ -294,6 +295,9 @@ struct pt_wait {
     __u32 wake_seen_tgid;            /* of the last waker entry made */
     __s32 wake_seen_sid;
     __u32 wake_seen_slot;            /* its slot + 1, 0: none */
+    __u32 waker_naming_slot;         /* slot + 1 whose waker is due to be named, where
+                                      * this thread's wait had no stack to name it by:
+                                      * its next wait there takes one (wait_finish) */
     __u64 nvcsw;           /* --probes uprobes: voluntary switches when the park began */
     /* This thread's last two stacks when it waits, and when it wakes
      * another: a thread alternating between two call paths walks neither
@@ -311,6 +315,9 @@ _Static_assert(__builtin_offsetof(struct pt_wait, last_slot) == 56 &&
 #define PT_WAIT_WAKER_LOST 0x20u  /* its waker's stack was left out (over budget) */
 #define PT_WAIT_END_SEEN 0x40u    /* sched probes: its end was decided by its waking */
 #define PT_WAIT_WAKER_NAMING 0x80u /* its waker names its blocker's (note_waker): kept whole */
+/* Waits a blocker has had before its waker is named outside the gap: a
+ * per-transaction object, waited on once or twice, never is. */
+#define PT_WAKER_NAMING_PARKS 16
 #define PT_ODDS_ONE (1u << 24)
 /* Stacks over the budget: one wait in m takes its stack, m at most
  * PT_GAP_MAX_M; the gaps are geometric (stacks.bpf.h, user/sources/gap_tables.c). */

@@ -287,9 +287,9 @@ static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_str
     wait_start(s, idx, w, now, end, seen);
     part_done(PT_PART_START, t0);
     t0 = part_clock();
-    bool naming;
-    if (!wait_stack_skipped(s, w, pid_tgid, &naming))
-        take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming);
+    bool naming, for_waker;
+    if (!wait_stack_skipped(s, idx, w, pid_tgid, &naming, &for_waker))
+        take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming, for_waker);
     /* What note_waker would leave alone (no stack, or untimed under --threshold). */
     note_quiet((__u32)pid_tgid, !timed && (w->stack_id < 0 || !(w->flags & PT_WAIT_TIMED)));
     part_done(PT_PART_STACK, t0);

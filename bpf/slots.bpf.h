@@ -672,6 +672,16 @@ static __always_inline void wait_finish(struct pt_slot *s, const struct pt_wait_
     t0 = part_clock();
     charge_wait(w, waker, tgid, d, end == PT_END_INTERRUPTED ? NULL : waiter);
     part_done(PT_PART_END_CHARGE, t0);
+    /* Its waker is due to name the blocker's (note_waker), but a waiter
+     * without a stack has no waker taken: under a tight budget, waits that
+     * take their start's stack at 1/64 left a condition waited on 150
+     * times unnamed one run in eight. So the thread's next wait here takes
+     * its stack outside the gap (at weight one, as a naming stack), one
+     * wait in PT_WAKER_NAMING_PARKS: a blocker no futex call wakes walks
+     * no more than that. */
+    if (stack_budget_ns && w->stack_id < 0 && end == PT_END_WOKEN && live && !s->waker_named &&
+        s->parks >= PT_WAKER_NAMING_PARKS && !(s->parks & (PT_WAKER_NAMING_PARKS - 1)))
+        live->waker_naming_slot = w->slot + 1;
 }
 
 /* A record still active when its thread sleeps again, or exits, lost the

@@ -393,23 +393,30 @@ static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, 
     return sid;
 }
 
-/* Whether wait W on slot S skips its stack (in its thread's gap); *NAMING:
- * its stack names the blocker, as its first waiter's (a thread idle all run
- * long is named too, not only once a wait of it completes). Asked before
- * the registers are read, so a wait in the gap costs a decrement. */
-static __always_inline bool wait_stack_skipped(struct pt_slot *s, struct pt_wait *w, __u64 pid_tgid, bool *naming)
+/* Whether wait W on slot S (index IDX) skips its stack (in its thread's
+ * gap); *NAMING: its stack names the blocker, as its first waiter's (a
+ * thread idle all run long is named too, not only once a wait of it
+ * completes), or, outside the gap as well, it is taken so that its waker
+ * can name the blocker's (waker_naming_slot, set by wait_finish). Asked
+ * before the registers are read, so a wait in the gap costs a decrement. */
+static __always_inline bool wait_stack_skipped(struct pt_slot *s, __u32 idx, struct pt_wait *w, __u64 pid_tgid,
+                                               bool *naming, bool *for_waker)
 {
     /* first_tid first: first_stack is on a line a wait's start need not read */
     *naming = (__u32)pid_tgid == s->first_tid && s->first_stack < 0;
-    return !(w->flags & PT_WAIT_TIMED) || stack_skipped(&w->wait_gap, *naming);
+    *for_waker = w->waker_naming_slot == idx + 1;
+    if (*for_waker)
+        w->waker_naming_slot = 0;
+    return !(w->flags & PT_WAIT_TIMED) || stack_skipped(&w->wait_gap, *naming || *for_waker);
 }
 
 /* As wait W on slot S (index IDX) begins, in its thread, and not skipped:
- * its stack. REGS: its user registers. */
+ * its stack, outside the gap where NAMING or FOR_WAKER. REGS: its user
+ * registers. */
 static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 idx, struct pt_wait *w,
-                                            __u64 pid_tgid, struct pt_regs *regs, bool naming)
+                                            __u64 pid_tgid, struct pt_regs *regs, bool naming, bool for_waker)
 {
-    w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs, naming);
+    w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs, naming || for_waker);
     if (!naming)
         return;
     if (w->stack_id >= 0)
@@ -477,10 +484,6 @@ static __always_inline void waker_entry(void *ctx, struct task_struct *cur, stru
     w->waker_stack = sid;
     w->waker_tgid = pid_tgid >> 32;
 }
-
-/* Waits a blocker has had before its waker is named outside the gap: a
- * per-transaction object, waited on once or twice, never is. */
-#define PT_WAKER_NAMING_PARKS 16
 
 /* The thread waking a waiter from its own FUTEX_WAKE (an unlock, a signal,
  * an Unsafe.unpark) is where the contention was caused. Its stack is taken
