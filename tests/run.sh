@@ -62,7 +62,7 @@ done
 
 # Every fuzz target for a few seconds under ASan and UBSan: one PASS or FAIL
 # line each (make fuzz runs them longer).
-out=$(make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-4}" 2>&1)
+out=$(make -s -j"$(nproc)" fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-4}" 2>&1)
 rc=$?
 echo "$out"
 tally fuzz "$rc" "$out" fuzz
