@@ -6,7 +6,7 @@
  * one waiter for 400 ms while its others wait 0.6 ms): one such wait weighed
  * 64 times decided a lock's path shares. So a wait of PT_LONG_WAIT_NS or
  * more is kept or left out as it ends, by a coin with the odds the budget
- * gives then (charge_wait, slots.bpf.h: while the budget is healthy, every
+ * gives then (charge_wait, wait_end.bpf.h: while the budget is healthy, every
  * one, at its own weight), and if its stack was left out at its start, the
  * stack is taken as it ends: the waiter is still inside its futex call when it is switched back
  * in, so the user stack it will return to is its wait's. The switch runs in

@@ -11,7 +11,7 @@
  *
  * Shared: uses jvm_layouts and java_threads (jvm.bpf.h), stacks (stacks.bpf.h),
  * waits, slots and slot_index (slots.bpf.h); its waits make their own
- * waker_time entries (slots.bpf.h wait_finish). */
+ * waker_time entries (wait_end.bpf.h wait_finish). */
 #ifndef PT_JVM_UPROBES_BPF_H
 #define PT_JVM_UPROBES_BPF_H
 

@@ -60,6 +60,7 @@ const volatile bool time_parts = false;
 const volatile bool time_runs = false;
 
 #include "slots.bpf.h"
+#include "wait_end.bpf.h"
 #include "futex.bpf.h"
 #include "jvm.bpf.h"
 #include "stacks.bpf.h"

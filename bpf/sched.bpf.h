@@ -196,13 +196,60 @@ static __always_inline void switch_in(struct task_struct *next)
     }
 }
 
+/* PREV, switched out asleep in a futex call on UADDR (PRIVATE, TIMED), its
+ * wait record W: the wait opens on its blocker's slot, with its stack. */
+static __always_inline void futex_wait_opens(__u64 *ctx, struct task_struct *prev, struct pt_wait *w, __u64 uaddr,
+                                             bool private, bool timed, __u64 now, __u64 pid_tgid)
+{
+    __u32 idx;
+    struct pt_blocker_key key;
+    __u64 t0 = part_clock();
+    if (!trace_java || !java_wait_key(&key, uaddr, pid_tgid, w)) {
+        if (!trace_futex)
+            return;
+        futex_key(&key, uaddr, pid_tgid >> 32, private);
+    }
+    part_done(PT_PART_KEY, t0);
+    t0 = part_clock();
+    bool again;
+    struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now, w->last_slot, &again);
+    if (!s)
+        return;
+    /* A blocker this thread waited on lately had its class read then (its
+     * line of the slot is one a wait need not touch). */
+    if (!again)
+        note_klass(s, &key);
+    part_done(PT_PART_SLOT, t0);
+    t0 = part_clock();
+    /* A timed wait's end when no waking reaches the program: its timeout.
+     * The kernel now and then switches a timed-out waiter back in with no
+     * sched_waking seen for it (about 1 in 10 000 of many_stacks' 100 us
+     * waits, the task storage and recursion counters clean), and a
+     * wakeup's default read those timeouts as wakeups. Decided before the
+     * wait opens: a waking from now on is its own. */
+    __u32 end = timed ? PT_END_TIMEOUT : PT_END_WOKEN, seen = 0;
+    /* This switch is counted already: a waking one switch ago woke this wait. */
+    if (w->early_sw + 1 == prev->nvcsw + prev->nivcsw) {
+        end = w->early_end;
+        seen = PT_WAIT_END_SEEN;
+    }
+    wait_start(s, idx, w, now, end, seen);
+    part_done(PT_PART_START, t0);
+    t0 = part_clock();
+    bool naming, for_waker;
+    if (!wait_stack_skipped(s, idx, w, pid_tgid, &naming, &for_waker))
+        take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming, for_waker);
+    /* What note_waker would leave alone (no stack, or untimed under --threshold). */
+    note_quiet((__u32)pid_tgid, !timed && (w->stack_id < 0 || !(w->flags & PT_WAIT_TIMED)));
+    part_done(PT_PART_STACK, t0);
+}
+
 /* PREV stops running: a futex wait, or an idle sleep, begins. */
 static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_struct *prev, unsigned int prev_state)
 {
     __u64 now = 0, uaddr;
     struct pt_wait *w;
     bool private, timed;
-    __u32 idx;
     if (prev->flags & PF_KTHREAD)
         return;
     if (preempt || !(prev_state & TASK_INTERRUPTIBLE)) {
@@ -253,46 +300,7 @@ static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_str
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     if (!now)
         now = bpf_ktime_get_ns();
-    struct pt_blocker_key key;
-    __u64 t0 = part_clock();
-    if (!trace_java || !java_wait_key(&key, uaddr, pid_tgid, w)) {
-        if (!trace_futex)
-            return;
-        futex_key(&key, uaddr, pid_tgid >> 32, private);
-    }
-    part_done(PT_PART_KEY, t0);
-    t0 = part_clock();
-    bool again;
-    struct pt_slot *s = slot_get(&key, &idx, uaddr, pid_tgid, now, w->last_slot, &again);
-    if (!s)
-        return;
-    /* A blocker this thread waited on lately had its class read then (its
-     * line of the slot is one a wait need not touch). */
-    if (!again)
-        note_klass(s, &key);
-    part_done(PT_PART_SLOT, t0);
-    t0 = part_clock();
-    /* A timed wait's end when no waking reaches the program: its timeout.
-     * The kernel now and then switches a timed-out waiter back in with no
-     * sched_waking seen for it (about 1 in 10 000 of many_stacks' 100 us
-     * waits, the task storage and recursion counters clean), and a
-     * wakeup's default read those timeouts as wakeups. Decided before the
-     * wait opens: a waking from now on is its own. */
-    __u32 end = timed ? PT_END_TIMEOUT : PT_END_WOKEN, seen = 0;
-    /* This switch is counted already: a waking one switch ago woke this wait. */
-    if (w->early_sw + 1 == prev->nvcsw + prev->nivcsw) {
-        end = w->early_end;
-        seen = PT_WAIT_END_SEEN;
-    }
-    wait_start(s, idx, w, now, end, seen);
-    part_done(PT_PART_START, t0);
-    t0 = part_clock();
-    bool naming, for_waker;
-    if (!wait_stack_skipped(s, idx, w, pid_tgid, &naming, &for_waker))
-        take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming, for_waker);
-    /* What note_waker would leave alone (no stack, or untimed under --threshold). */
-    note_quiet((__u32)pid_tgid, !timed && (w->stack_id < 0 || !(w->flags & PT_WAIT_TIMED)));
-    part_done(PT_PART_STACK, t0);
+    futex_wait_opens(ctx, prev, w, uaddr, private, timed, now, pid_tgid);
 }
 
 SEC("tp_btf/sched_switch")
