@@ -81,15 +81,12 @@ static int end_stack_run(struct bpf_map *map, void *key, void *value)
             __sync_fetch_and_add(&sv->count, count);
             __sync_fetch_and_add(&sv->ns, weighed);
             struct pt_hot_counts *h = hot();
-            if (h) {
+            if (h)
                 __sync_fetch_and_add(&h->end_stacks, 1);
-                /* A random walk too: counted with charge_wait's, or the
-                 * sampled share of the stack time reads a tenth of itself. */
-                if (e->odds < PT_ODDS_ONE) {
-                    __sync_fetch_and_add(&h->stack_samples, 1);
-                    __sync_fetch_and_add(&h->stack_sampled_ns, weighed);
-                }
-            }
+            /* A random walk too, or the sampled share of the stack time
+             * reads a tenth of itself. */
+            if (e->odds < PT_ODDS_ONE)
+                count_random_walk(h, weighed);
         } else {
             HOT_ADD(end_stacks_lost, 1);
         }

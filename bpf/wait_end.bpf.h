@@ -4,7 +4,8 @@
  * parktrace.bpf.c right after slots.bpf.h, whose tables and wait records
  * it writes.
  *
- * Owns: charge_stack, weigh, charge_wait, wait_finish, end_stale_wait.
+ * Owns: charge_stack, weigh, count_random_walk, charge_wait, wait_finish,
+ * end_stale_wait.
  *
  * Shared: slots, stack_time, waker_time and hot_counts with slots.bpf.h;
  * the long waits' end stacks with end_stacks.bpf.h (end_stack_ask,
@@ -65,6 +66,17 @@ static __always_inline void weigh(__u64 odds, __u64 d, __u64 *count, __u64 *ns)
         odds = 1;
     *count = (PT_ODDS_ONE + bpf_get_prandom_u32() % odds) / odds;
     *ns = d < (1ull << 39) ? (d << 24) / odds : (d / odds) << 24;
+}
+
+/* A stack taken at odds below one has been charged NS (weighed) to its
+ * lines: stack_samples and stack_time_sampled_pct count it, whether
+ * charge_wait or a long wait's end stack (end_stack_run) charged it. */
+static __always_inline void count_random_walk(struct pt_hot_counts *h, __u64 ns)
+{
+    if (h) {
+        __sync_fetch_and_add(&h->stack_samples, 1);
+        __sync_fetch_and_add(&h->stack_sampled_ns, ns);
+    }
 }
 
 /* Charges wait W of D ns to its stacks, each weighed by the odds it was
@@ -140,13 +152,8 @@ static __always_inline void charge_wait(const struct pt_wait_end *w, __s32 waker
         v.ns = v.line_ns;
     }
     if (charge_stack(w->slot, w->stack_id, tgid, waker, w->waker_tgid, &v) &&
-        (odds < PT_ODDS_ONE || (waker >= 0 && w->waker_odds < PT_ODDS_ONE))) {
-        struct pt_hot_counts *h = hot();
-        if (h) {
-            __sync_fetch_and_add(&h->stack_samples, 1);
-            __sync_fetch_and_add(&h->stack_sampled_ns, v.line_ns);
-        }
-    }
+        (odds < PT_ODDS_ONE || (waker >= 0 && w->waker_odds < PT_ODDS_ONE)))
+        count_random_walk(hot(), v.line_ns);
 }
 
 /* A wait that slept has ended: everything but the live part is done here.

@@ -4,7 +4,6 @@ workloads whose CSP is known by construction."""
 import datetime
 import json
 import os
-import signal
 import subprocess
 import time
 
