@@ -207,7 +207,9 @@ static __always_inline bool budget_spent(const struct pt_budget *b)
 
 /* The odds a stack is taken with at budget B: certain while more than half
  * of what it saves is left, falling with what is left below that down to
- * 1/PT_GAP_MAX_M, 0 once it is spent. */
+ * 1/PT_GAP_MAX_M, 0 once it is spent. A long wait's coin as it ends
+ * (long_wait_odds) goes on at the floor in debt: at 0 it would be weighed
+ * by its start's odds, the bias its stratum removes. */
 static __always_inline __u32 budget_odds(const struct pt_budget *b)
 {
     __s64 half = PT_BUDGET_SAVED(stack_budget_ns) >> 1, left = b->left;
@@ -245,8 +247,12 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
      * taken even then, the stacks' cost would follow the rate of new
      * blockers. A futex's class is then read off its waiter's ip
      * (take_wait_stack). */
-    if (naming)
-        return budget_spent(b) ? 0 : PT_ODDS_ONE;
+    if (naming) {
+        if (!budget_spent(b))
+            return PT_ODDS_ONE;
+        HOT_ADD(naming_refused, 1);
+        return 0;
+    }
     if (g->drawn) {
         struct pt_hot_counts *h = hot();
         if (h) {
@@ -256,7 +262,13 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
         }
     }
     __u32 odds = g->odds ? g->odds : PT_ODDS_ONE;
-    __u32 next = budget_odds(b);
+    /* The gaps' walks stop once the bucket is empty: the second of debt
+     * below is the naming stacks'. Going on at the floor down to it, a
+     * load whose floor outran the refill (HSQLDB: 60 000 waits a second)
+     * held the bucket at that line, and a thousand new blockers' naming
+     * stacks were refused in 8 s, a JVM's idle service threads among
+     * them, ranked as contention with no stack. */
+    __u32 next = b->left > 0 ? budget_odds(b) : 0;
     if (!next) {
         odds = 0;
         next = PT_ODDS_FLOOR;
