@@ -70,9 +70,10 @@ int procstatus_read(int pid, struct procstatus *ps)
     return 0;
 }
 
-/* Field 22 of the stat file at PATH. */
+#define PF_EXITING 0x4ul
+
 /* Field 22 of the stat file at PATH; EXITED: whether its state (field 3)
- * says the task has exited. */
+ * or its flags (field 9) say the task has exited or is exiting. */
 static int stat_start_time(const char *path, uint64_t *start, bool *exited)
 {
     char buf[1024];
@@ -93,6 +94,11 @@ static int stat_start_time(const char *path, uint64_t *start, bool *exited)
         p = strchr(p + 1, ' ');
         if (!p)
             return -1;
+        /* Field 9, the task's flags: PF_EXITING from the start of its exit,
+         * before the kernel's exit tracepoint, and so before its state
+         * says so. */
+        if (field == 8 && (strtoul(p + 1, NULL, 10) & PF_EXITING))
+            *exited = true;
     }
     char *end;
     errno = 0;

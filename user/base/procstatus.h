@@ -28,8 +28,8 @@ int procstatus_read(int pid, struct procstatus *ps);
 int procstatus_start_time(int pid, uint64_t *start);
 
 /* The same for thread TID of process PID; 1 when that thread has exited
- * (a zombie, or dead: a killed process's leader stays listed until it is
- * reaped, and is no thread alive). */
+ * or is exiting (a zombie, dead, or PF_EXITING: a killed process's leader
+ * stays listed until it is reaped, and is no thread alive). */
 int procstatus_thread_start_time(int pid, int tid, uint64_t *start);
 
 /* How many threads PID has now (from its task directory's link count), or

@@ -125,18 +125,51 @@ static int64_t count_threads(int pid, uint64_t run_start, uint64_t now, uint64_t
 
 /* PID ended before it was watched (its blockers named after its end,
  * the loop held up): what the kernel kept of its threads that waited is
- * its alive time, none of it known idle. Nothing kept: no entry. */
-static void watch_exited(struct csp *c, int pid, struct csp_proc *seen, uint64_t now)
+ * its alive time, none of it known idle. Nothing kept: no entry; false. */
+static bool take_exited(struct csp *c, int pid, struct csp_proc *seen, uint64_t now)
 {
     uint64_t lived;
     if (!proc_lives_take_exited(&c->lives, pid, &lived))
-        return;
+        return false;
     struct csp_proc *p = entry_for(c, pid, seen);
     if (!p)
-        return;
+        return true;
     p->final_alive = lived;
     p->exited = true;
     p->exited_ns = now;
+    return true;
+}
+
+/* The same, for a process listed with no thread alive: one still exiting
+ * (PF_EXITING, before the kernel's exit tracepoint) adds its life, and the
+ * dead ones', as it passes it. Until then it is looked at again. */
+static void watch_exited(struct csp *c, int pid, struct csp_proc *seen, uint64_t now)
+{
+    if (take_exited(c, pid, seen, now) || procstatus_gone(pid) || c->nlate >= CSP_LATE)
+        return;
+    c->late[c->nlate] = pid;
+    c->late_tries[c->nlate++] = 0;
+}
+
+/* The processes watch_exited left for later: done once watched again,
+ * once their lives are kept, once reaped (read before the last look: by
+ * then every exit has passed the tracepoint), or after CSP_LATE_TRIES. */
+static void retry_late(struct csp *c, uint64_t now)
+{
+    for (int i = 0; i < c->nlate;) {
+        int pid = c->late[i];
+        struct csp_proc *seen = find(c, pid);
+        bool gone = procstatus_gone(pid);
+        bool done = (seen && !seen->exited) || take_exited(c, pid, seen, now) || gone ||
+                    ++c->late_tries[i] >= CSP_LATE_TRIES;
+        if (!done) {
+            i++;
+            continue;
+        }
+        c->nlate--;
+        c->late[i] = c->late[c->nlate];
+        c->late_tries[i] = c->late_tries[c->nlate];
+    }
 }
 
 void csp_watch(struct csp *c, int pid, uint64_t now)
@@ -222,6 +255,7 @@ static bool alive_at(const struct csp *c, struct csp_proc *p, uint64_t now)
 
 void csp_read_at(struct csp *c, uint64_t now)
 {
+    retry_late(c, now);
     for (int i = 0; i < c->n; i++)
         alive_at(c, &c->p[i], now);
 }

@@ -12,6 +12,8 @@
 
 #define CSP_MAX_PROCS 8192
 #define CSP_BUCKETS 4096
+#define CSP_LATE 64
+#define CSP_LATE_TRIES 8
 
 struct csp_proc {
     int pid;
@@ -36,6 +38,12 @@ struct csp {
     struct csp_proc *p;
     int n;
     int head[CSP_BUCKETS];   /* hash chains by pid (index + 1) */
+    /* Processes found with every thread exiting and no life kept yet: the
+     * last thread's exit had not reached the kernel's tracepoint. Looked
+     * at again at the next reads, a few times (retry_late). */
+    int late[CSP_LATE];
+    uint8_t late_tries[CSP_LATE];
+    int nlate;
     uint64_t evicted;        /* exited processes let go for new ones (their rows lose CSP) */
     uint64_t refused;        /* processes not watched: the table held live ones only */
 };
