@@ -109,13 +109,25 @@ static __always_inline __u64 klass_word(__u64 obj, __u32 off, bool compressed)
 
 /* A Java blocker's Klass*, decoded once from its key's klass word, when
  * its slot has none yet (Java keys are owned by their tgid). */
-static __always_inline void note_klass(struct pt_slot *s, const struct pt_blocker_key *key)
+static __always_inline __u64 note_klass(struct pt_slot *s, const struct pt_blocker_key *key, struct pt_wait *w)
 {
     if (s->klass || !key->ino || (key->kind & 0xff) == PT_KIND_FUTEX)
-        return;
+        return 0;
     struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &key->owner);
-    if (l)
-        s->klass = l->compressed_klass ? l->klass_base + (key->ino << l->klass_shift) : key->ino;
+    if (!l)
+        return 0;
+    __u64 klass = l->compressed_klass ? l->klass_base + (key->ino << l->klass_shift) : key->ino;
+    s->klass = klass;
+    /* User space names a class from the JVM's memory, at its next tick:
+     * a main thread's joins in the last 100 ms of a JVM's life (ParkMix's)
+     * were read after it had exited, "<unknown class>". A class new to this
+     * thread's blockers is returned, for the caller to wake it now
+     * (ask_klass_name); a thread making a new object of one class at each
+     * wait (H2's transactions) asks once. */
+    if (w->klass_posted == klass)
+        return 0;
+    w->klass_posted = klass;
+    return klass;
 }
 
 /* A Java thread sleeping outside its Parker but with a monitor pending is

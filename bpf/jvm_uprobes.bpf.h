@@ -102,7 +102,7 @@ int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
     struct pt_slot *s = slot_get(&key, &idx, key.addr, pid_tgid, now, w->last_slot, &again);
     if (!s)
         return 0;
-    note_klass(s, &key);
+    ask_klass_name(key.owner, note_klass(s, &key, w));
     wait_start(s, idx, w, now, PT_END_WOKEN, PT_WAIT_UPROBE | (time ? PT_WAIT_PARK_TIMED : 0));
     w->nvcsw = task->nvcsw;
     bool naming, for_waker;

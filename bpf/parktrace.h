@@ -305,6 +305,7 @@ struct pt_wait {
      * again, read only when a stack is taken. */
     struct pt_stack_cache wait_st[2];
     struct pt_stack_cache wake_st[2];
+    __u64 klass_posted;    /* the last class this thread asked user space to name (note_klass) */
 };
 _Static_assert(__builtin_offsetof(struct pt_wait, last_slot) == 56 &&
                __builtin_offsetof(struct pt_wait, park) == 120, "pt_wait's lines moved");
@@ -395,12 +396,14 @@ enum pt_ready_what {
     PT_READY_SAMPLE = 0,    /* a new stack copy waits in `samples` */
     PT_READY_UNWIND = 1,    /* the process waits for its unwind tables */
     PT_READY_STACK = 2,     /* a new kernel-unwound stack with Java frames, to name now */
+    PT_READY_KLASS = 3,     /* a Java class new to a thread's blockers, to name while its JVM runs */
 };
 struct pt_ready {
     __u32 what;
     __u32 tgid;
     __s32 stack_id;         /* PT_READY_STACK */
     __u32 pad;
+    __u64 klass;            /* PT_READY_KLASS: its Klass* */
 };
 
 /* A process's threads, for the thread time it was alive: at time t,

@@ -218,7 +218,7 @@ static __always_inline void futex_wait_opens(__u64 *ctx, struct task_struct *pre
     /* A blocker this thread waited on lately had its class read then (its
      * line of the slot is one a wait need not touch). */
     if (!again)
-        note_klass(s, &key);
+        ask_klass_name(key.owner, note_klass(s, &key, w));
     part_done(PT_PART_SLOT, t0);
     t0 = part_clock();
     /* A timed wait's end when no waking reaches the program: its timeout.

@@ -53,6 +53,15 @@ struct {
     __type(value, struct pt_sample);
 } sample_scratch SEC(".maps");
 
+/* Wakes user space to name class KLASS of JVM TGID now (note_klass). */
+static __always_inline void ask_klass_name(__u32 tgid, __u64 klass)
+{
+    if (klass) {
+        struct pt_ready ev = { .what = PT_READY_KLASS, .tgid = tgid, .klass = klass };
+        bpf_ringbuf_output(&sample_ready, &ev, sizeof(ev), 0);
+    }
+}
+
 /* Copies the user stack once per (blocker, process, stack id) for CFI unwinding in
  * user space. Reads in chunks so a stack shorter than the copy still fits. */
 static __always_inline void take_sample(__u32 idx, __u32 tgid, __u32 tid, __s32 stack_id)

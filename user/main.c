@@ -143,6 +143,14 @@ static void ready_stack(void *ctx, int tgid, int stack_id)
     stacks_name_kernel_stack(((struct run *)ctx)->stacks, tgid, stack_id);
 }
 
+/* A class new to a thread's blockers: named now, while its JVM runs (the
+ * tracker keeps it for the blockers' naming). */
+static void ready_klass(void *ctx, int tgid, uint64_t klass)
+{
+    char name[256], supers[512];
+    jvm_tracker_class(((struct run *)ctx)->jvm, tgid, klass, name, sizeof(name), supers, sizeof(supers));
+}
+
 /* Java frames are named by the JVM tracker. */
 static bool name_java_frame(void *ctx, int pid, uint64_t pc, uint64_t fp, const struct pt_sample *smp, char *out,
                             size_t len)
@@ -404,7 +412,7 @@ static int start_tracing(struct run *r)
     struct stack_maps sm = stack_maps_of(&r->t);
     if (!(r->stacks = stacks_new(&sm, &namer, &r->sv)))
         return -1;
-    r->ready = (struct tracer_ready){.ctx = r, .unwind = ready_unwind, .stack = ready_stack};
+    r->ready = (struct tracer_ready){.ctx = r, .unwind = ready_unwind, .stack = ready_stack, .klass = ready_klass};
     /* A named JVM is recognised first: building its unwind tables (libjvm's
      * take a few hundred ms) before would leave its parks of that time as
      * plain futex waits. */

@@ -602,5 +602,23 @@ def jvm_without_symbols_is_one_line_and_futex_rows():
           f"the JVM's parks were not traced as futex waits: {parks} of {wl['gate_parks'] + wl['free_parks']}")
 
 
+@test
+def classes_named_of_waits_just_before_the_jvm_exits():
+    """ParkMix's main joins its threads in its last 100 ms, and the JVM
+    exits: classes were named from the JVM's memory at parktrace's next
+    housekeeping (200 ms), after the exit, and its joins read
+    "<unknown class>". A class new to a thread's blockers now wakes user
+    space to name it while the JVM runs: every Java row has its class."""
+    for run in range(2):
+        _, final = run_java("ParkMix", "3", "600")
+        rows = [b for b in final["blockers"] if b["kind"].startswith("jvm-")]
+        unknown = [(b["kind"], b["top_frame"], b["parks"], b["thread_time_ns"]) for b in rows
+                   if b["class"].startswith("<") and b["class"] != "<no blocker>"]
+        check(rows and not unknown, f"run {run}: Java rows with no class: {unknown}")
+        joins = [b for b in rows if b["kind"] == "jvm-wait" and b["top_frame"] == "ParkMix.main"]
+        check(joins and all(b["class"] == "java.lang.Thread" for b in joins),
+              f"run {run}: main's joins {[(b['class'], b['parks']) for b in joins]}")
+
+
 if __name__ == "__main__":
     main()

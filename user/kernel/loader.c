@@ -53,6 +53,8 @@ static int on_ready(void *ctx, void *data, size_t size)
         on->unwind(on->ctx, (int)ev->tgid);
     else if (ev->what == PT_READY_STACK && on->stack)
         on->stack(on->ctx, (int)ev->tgid, ev->stack_id);
+    else if (ev->what == PT_READY_KLASS && on->klass)
+        on->klass(on->ctx, (int)ev->tgid, ev->klass);
     return 0;
 }
 

@@ -97,6 +97,9 @@ struct tracer_ready {
     /* A new kernel-unwound stack of TGID: name its Java frames now, while
      * the JVM runs. */
     void (*stack)(void *ctx, int tgid, int stack_id);
+    /* A Java class (its Klass*) new to a thread's blockers in JVM TGID:
+     * name it now, while the JVM runs. */
+    void (*klass)(void *ctx, int tgid, uint64_t klass);
 };
 
 /* A descriptor that polls readable when new stack samples wait, and the
