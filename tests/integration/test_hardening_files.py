@@ -288,6 +288,38 @@ def a_containers_absolute_link_stays_in_the_container():
     check(not leaked, f"the host's root-only file named the container's frames: {leaked[:2]}")
 
 
+@test
+def a_containers_debug_package_names_its_frames():
+    """A container's stripped binary whose debug file only the container
+    has, where its debug package puts it (/usr/lib/debug/.build-id/ of its
+    own root): read there, through /proc/PID/root, its build id checked,
+    the frames are named; the host's /usr/lib/debug has no such file."""
+    root = trap_dir()
+    os.makedirs(os.path.join(root, "bin"))
+    app = os.path.join(root, "bin", "app")
+    cc(app, CFI_LOCKS, "-static", "-Wl,--build-id")
+    bid = build_id_of(app)
+    debug = os.path.join(root, "usr", "lib", "debug", ".build-id", bid[:2])
+    os.makedirs(debug)
+    subprocess.run(["objcopy", "--only-keep-debug", app, os.path.join(debug, bid[2:] + ".debug")], check=True)
+    subprocess.run(["strip", "-s", app], check=True)
+    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", root], check=True)
+    check(not os.path.exists(f"/usr/lib/debug/.build-id/{bid[:2]}/{bid[2:]}.debug"), "the host has the debug file")
+    p = subprocess.Popen(["chroot", f"--userspec={NOBODY}:{NOBODY}", root, "/bin/app", "-t", "4", "-s",
+                          str(TRACE_S + 8)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_threads(p.pid, WORKLOAD_THREADS)
+    try:
+        check(p.poll() is None, f"the chrooted workload exited with {p.returncode}")
+        final, lines, _ = trace([p.pid])
+        check_reports_waits(final, p.pid, "chrooted app")
+    finally:
+        stop([p])
+    mine = [l for l in lines if l.startswith("app;")]
+    unnamed = [l for l in mine if "[app+0x" in l]
+    check(mine and not unnamed and any(";flush_thread;" in l for l in mine),
+          f"the container's frames unnamed: {(unnamed or mine)[:3]}")
+
+
 def build_id_of(path):
     out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
     m = re.search(r"Build ID: ([0-9a-f]+)", out)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/fsuid.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -221,6 +222,20 @@ int safe_cwd_of(int pid)
 int safe_openat_here(int dir, const char *name, int flags, unsigned mode)
 {
     return safe_openat2(dir, name, (uint64_t)flags, mode, RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS);
+}
+
+int safe_create_here_as(int dir, const char *name, int flags, unsigned mode, uid_t uid, gid_t gid)
+{
+    int fd = safe_openat_here(dir, name, flags, mode);
+    if (fd >= 0 || errno != EOVERFLOW)
+        return fd;
+    int old_gid = setfsgid(gid), old_uid = setfsuid(uid);
+    fd = safe_openat_here(dir, name, flags, mode);
+    int err = errno;
+    setfsuid((uid_t)old_uid);
+    setfsgid((gid_t)old_gid);
+    errno = err;
+    return fd;
 }
 
 int safe_lstat_here(int dir, const char *name, struct stat *st)

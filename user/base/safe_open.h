@@ -44,6 +44,13 @@ int safe_cwd_of(int pid);
  * call their process can stall). -1 with errno. */
 int safe_openat_here(int dir, const char *name, int flags, unsigned mode);
 
+/* NAME made in DIR as safe_openat_here makes it (FLAGS with O_CREAT |
+ * O_EXCL). A filesystem a user namespace mounted (a rootless container's
+ * tmpfs) takes no file whose owner it cannot map (EOVERFLOW), and root
+ * has no mapping there: the file is then made as UID and GID (another
+ * process's, whom it maps), this thread's fsuid for the one call. */
+int safe_create_here_as(int dir, const char *name, int flags, unsigned mode, uid_t uid, gid_t gid);
+
 /* lstat(2) of NAME in DIR, reached as safe_openat_here does. */
 int safe_lstat_here(int dir, const char *name, struct stat *st);
 

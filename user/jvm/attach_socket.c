@@ -189,7 +189,8 @@ static int trigger_create(struct trigger *tr, const struct target *t, char *err,
     if (dir < 0)
         return fail(err, errlen, "dup: %s", strerror(errno));
     /* O_EXCL: never through a symlink planted under that name. */
-    int fd = safe_openat_here(dir, tr->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    int fd = safe_create_here_as(dir, tr->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600, t->ps.euid,
+                                 t->ps.egid);
     if (fd >= 0) {
         /* Root's file is nobody's in a user namespace that does not map
          * our root: the JVM's own (HotSpot printed a thread dump instead). */

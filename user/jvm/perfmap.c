@@ -346,7 +346,8 @@ static int prepare_at(int dir, const char *name, const struct procstatus *ps, co
         return fail(err, errlen, path, strerror(errno));
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
         return fail(err, errlen, path, "its directory is writable by others and not sticky: not asking the JVM");
-    int fd = safe_openat_here(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, 0600);
+    int fd = safe_create_here_as(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, 0600,
+                                 ps->euid, ps->egid);
     if (fd >= 0) {
         int rc = fchown(fd, ps->euid, ps->egid) == 0 && fstat(fd, &st) == 0 ? 1 : -1;
         int saved = errno;

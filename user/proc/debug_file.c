@@ -72,6 +72,19 @@ static const char *debuglink_name(Elf *elf)
     return NULL;
 }
 
+/* Whether process PID has a root of its own (a container's, a chroot):
+ * its debug packages are then its root's, not the host's. */
+static bool own_root(int pid)
+{
+    struct stat mine, theirs;
+    int dir = pid > 0 ? safe_dir_in_root(pid, "/") : -1;
+    bool own = dir >= 0 && fstat(dir, &theirs) == 0 && stat("/", &mine) == 0 &&
+               (mine.st_dev != theirs.st_dev || mine.st_ino != theirs.st_ino);
+    if (dir >= 0)
+        close(dir);
+    return own;
+}
+
 Elf *debug_file_open(Elf *elf, const struct file_ref *f, debug_file_wanted wanted, int *fd)
 {
     char cand[PATH_MAX];
@@ -79,12 +92,20 @@ Elf *debug_file_open(Elf *elf, const struct file_ref *f, debug_file_wanted wante
     size_t idlen = build_id_read(elf, id);
     Elf *d;
     *fd = -1;
+    bool inside = own_root(f->pid);
     if (idlen) {
         char hex[2 * BUILD_ID_MAX + 1];
         build_id_hex(id, idlen, hex);
         if ((size_t)snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s.debug", debug_root, hex, hex + 2) <
                 sizeof(cand) &&
             (d = accept_candidate(safe_open(cand), f, id, idlen, wanted, fd)))
+            return d;
+        /* The container's own debug package: the build id proves it is
+         * this binary's, whatever the container put there. */
+        if (inside &&
+            (size_t)snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2) <
+                sizeof(cand) &&
+            (d = accept_candidate(safe_open_in_root(f->pid, cand), f, id, idlen, wanted, fd)))
             return d;
     }
     const char *link = debuglink_name(elf);
@@ -98,6 +119,10 @@ Elf *debug_file_open(Elf *elf, const struct file_ref *f, debug_file_wanted wante
         if ((size_t)snprintf(cand, sizeof(cand), near[i], dirlen, f->name, link) < sizeof(cand) &&
             (d = accept_candidate(safe_open_in_root(f->pid, cand), f, id, idlen, wanted, fd)))
             return d;
+    if (inside && (size_t)snprintf(cand, sizeof(cand), "/usr/lib/debug%.*s/%s", dirlen, f->name, link) <
+                      sizeof(cand) &&
+        (d = accept_candidate(safe_open_in_root(f->pid, cand), f, id, idlen, wanted, fd)))
+        return d;
     if ((size_t)snprintf(cand, sizeof(cand), "%s%.*s/%s", debug_root, dirlen, f->name, link) < sizeof(cand))
         return accept_candidate(safe_open(cand), f, id, idlen, wanted, fd);
     return NULL;
