@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import time
+import urllib.request
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
@@ -106,29 +107,35 @@ def rows_and_processes_carry_their_cgroup_and_container():
 
 @test
 def cgroup_filter_keeps_exactly_its_cgroups():
-    """System-wide with --cgroup A: of three workloads, the one in A and the
-    one in a child of A made after parktrace started are traced, wholly
-    (their blocked lock() time, as they timed it); the one in B, a sibling,
-    not at all; nor any other process of the machine."""
+    """System-wide with --cgroup A,C: of four workloads, the ones in A and
+    C and the one in a child of A made after parktrace started are traced,
+    wholly (their blocked lock() time, as they timed it); the one in B, a
+    sibling, not at all; nor any other process of the machine: neither
+    among the rows nor among the processes."""
     cg = Cgroups()
     procs = []
     try:
-        a, b = cg.make(f"{cg.top}/a"), cg.make(f"{cg.top}/b")
-        pt = start_pt_ready(["--cgroup", a, "-d", "5", "--top", "0"])
+        a, b, c = cg.make(f"{cg.top}/a"), cg.make(f"{cg.top}/b"), cg.make(f"{cg.top}/c")
+        pt = start_pt_ready(["--cgroup", f"{a},{c}", "-d", "5", "--top", "0"])
         late = cg.make(f"{a}/late")
-        reports = {n: os.path.join(TMP, f"cgf-{n}.json") for n in ("a", "b", "late")}
-        procs = [cg.run(a, mc(reports["a"])), cg.run(b, mc(reports["b"])), cg.run(late, mc(reports["late"]))]
+        where = {"a": a, "b": b, "c": c, "late": late}
+        reports = {n: os.path.join(TMP, f"cgf-{n}.json") for n in where}
+        procs = [cg.run(path, mc(reports[n])) for n, path in where.items()]
         for q in procs:
             q.wait(timeout=30)
         got, err = finish_pt(pt, stop=True)
         check(pt[0].returncode == 0, f"parktrace exited {pt[0].returncode}: {err[-400:]}")
         final = final_of(got)
         wl = {n: json.load(open(r)) for n, r in reports.items()}
+        want = {wl[n]["pid"] for n in ("a", "c", "late")}
         pids = {b_["pid"] for b_ in final["blockers"]}
-        check(pids == {wl["a"]["pid"], wl["late"]["pid"]},
-              f"rows of pids {sorted(pids)}: want only a's {wl['a']['pid']} and late's {wl['late']['pid']} "
+        check(pids == want,
+              f"rows of pids {sorted(pids)}: want only a's, c's and late's {sorted(want)} "
               f"(b's is {wl['b']['pid']}); cgroups {sorted({str(x['cgroup']) for x in final['blockers']})}")
-        for n, path in (("a", a), ("late", late)):
+        listed = {q["pid"] for q in final["processes"]}
+        check(listed == want, f"processes {sorted(listed)}: want {sorted(want)}")
+        for n in ("a", "c", "late"):
+            path = where[n]
             rows = [x for x in workload_rows(final, wl[n]["pid"]) if x["class"] == "pthread_mutex"]
             check(rows and all(x["cgroup"] == path for x in rows), f"{n}: rows {[(x['class'], x['cgroup']) for x in rows]}")
             within(sum(x["thread_time_ns"] for x in rows), wl[n]["mutexes"][0]["blocked_ns"], 0.05,
@@ -189,6 +196,59 @@ def text_report_has_a_cgroup_column_for_several_cgroups():
         cell = plain if len(plain) <= 24 else "~" + plain[-23:]
         check(CONTAINER[:12] in two.stdout and cell in two.stdout, f"cells (want {cell!r}):\n{two.stdout[:1200]}")
     finally:
+        cg.close()
+
+
+@test
+def live_view_has_a_cgroup_column_for_several_cgroups():
+    """The live view, as the text report: a CGROUP column once its rows
+    come from two cgroups, a container's short id in its cells."""
+    cg = Cgroups()
+    try:
+        plain, scope = cg.make(f"{cg.top}/live"), cg.make(f"{cg.top}/docker-{CONTAINER}.scope")
+        script = " & ".join(" ".join(f"'{x}'" for x in cg.argv(path, mc(os.path.join(TMP, f"live-{i}.json"), "3")))
+                            for i, path in enumerate((plain, scope))) + " & wait"
+        screen = run_on_terminal([PT, "-i", "1s", "--", "sh", "-c", script], timeout=60).decode(errors="replace")
+        check(re.search(r"KIND +PID +COMM +CGROUP ", screen), f"no CGROUP column in the live view:\n{screen[-1500:]}")
+        check(CONTAINER[:12] in screen, f"no container id in the live view:\n{screen[-1500:]}")
+    finally:
+        cg.close()
+
+
+@test
+def metrics_label_a_containers_series_with_its_id():
+    """/metrics: a workload in a container's cgroup has its series labelled
+    container="<its id>" (series per comm and container are bounded,
+    docs/fleet.md); Prometheus' own
+    parser (promtool check metrics) takes the page."""
+    cg = Cgroups()
+    port = free_port()
+    scope = cg.make(f"{cg.top}/docker-{CONTAINER}.scope")
+    report = os.path.join(TMP, "metrics-ctr.json")
+    p = subprocess.Popen(pt_cmd(["--listen", f"127.0.0.1:{port}", "-i", "500ms", "-o", "/dev/null", "--",
+                                 *cg.argv(scope, [MC, "-t", "4", "-m", "1", "-s", "2", "-r", report, "-l", "30"])]),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}/metrics"
+
+        def page():
+            try:
+                with urllib.request.urlopen(url, timeout=5) as r:
+                    return r.read().decode()
+            except OSError:
+                return ""
+        wait_for(lambda: os.path.exists(report) and os.path.getsize(report) > 0, "the workload's report", 30)
+        wait_for(lambda: f'container="{CONTAINER}"' in page(), "a series with the container's id", 10)
+        text = page()
+        mine = [l for l in text.splitlines() if f'container="{CONTAINER}"' in l]
+        check(any(l.startswith("parktrace_wait_seconds_total{") and 'class="pthread_mutex"' in l for l in mine),
+              f"no mutex wait series of the container: {mine[:4]}")
+        promtool = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True,
+                                  timeout=60)
+        check(promtool.returncode == 0, f"promtool: {promtool.stdout[-300:]} {promtool.stderr[-300:]}")
+    finally:
+        kill_descendants(p.pid)
+        p.communicate(timeout=60)
         cg.close()
 
 
