@@ -51,7 +51,7 @@ struct pt_hot_counts {
     /* Long waits given their stack as they ended (end_stacks.bpf.h), and
      * those that could not be (no stack, no budget, no task work). */
     __u64 end_stacks, end_stacks_lost;
-    __u64 naming_refused;       /* new blockers' naming stacks refused, the budget a second in debt */
+    __u64 naming_refused;       /* naming stacks refused, the budget two seconds in debt */
     __u64 part_runs[PT_PART_COUNT], part_ns[PT_PART_COUNT];   /* PARKTRACE_TIME_PARTS */
 };
 #define PT_COMM_LEN 16

@@ -214,11 +214,23 @@ static __always_inline bool budget_spent(const struct pt_budget *b)
     return b && b->left <= -PT_BUDGET_SAVED(stack_budget_ns);
 }
 
+/* Whether B is too deep in debt for even a naming stack: a second more
+ * than budget_spent. At the same line, a load whose floor walks outran the
+ * refill (HSQLDB: 60 000 waits a second) held the bucket there, and a
+ * thousand new blockers' naming stacks were refused in 8 s, a JVM's idle
+ * service threads among them, ranked as contention with no stack. (Gap
+ * walks stopped at an empty bucket instead left the naming stacks that
+ * second, but then odds 0 came often under any binding budget, and
+ * which waits met them leaned on what the CPU had just walked: a Java
+ * two-path lock's shares moved 7 points at 0.1%.) */
+static __always_inline bool naming_spent(const struct pt_budget *b)
+{
+    return b && b->left <= -2 * PT_BUDGET_SAVED(stack_budget_ns);
+}
+
 /* The odds a stack is taken with at budget B: certain while more than half
  * of what it saves is left, falling with what is left below that down to
- * 1/PT_GAP_MAX_M, 0 once it is spent. A long wait's coin as it ends
- * (long_wait_odds) goes on at the floor in debt: at 0 it would be weighed
- * by its start's odds, the bias its stratum removes. */
+ * 1/PT_GAP_MAX_M, 0 once it is spent. */
 static __always_inline __u32 budget_odds(const struct pt_budget *b)
 {
     __s64 half = PT_BUDGET_SAVED(stack_budget_ns) >> 1, left = b->left;
@@ -252,12 +264,12 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
     *bp = b;
     if (!b)
         return PT_ODDS_ONE;
-    /* A naming stack is refused only once the budget is a second in debt:
+    /* A naming stack is refused only once the budget is two seconds in debt:
      * taken even then, the stacks' cost would follow the rate of new
      * blockers. A futex's class is then read off its waiter's ip
      * (take_wait_stack). */
     if (naming) {
-        if (!budget_spent(b))
+        if (!naming_spent(b))
             return PT_ODDS_ONE;
         HOT_ADD(naming_refused, 1);
         return 0;
@@ -271,13 +283,7 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
         }
     }
     __u32 odds = g->odds ? g->odds : PT_ODDS_ONE;
-    /* The gaps' walks stop once the bucket is empty: the second of debt
-     * below is the naming stacks'. Going on at the floor down to it, a
-     * load whose floor outran the refill (HSQLDB: 60 000 waits a second)
-     * held the bucket at that line, and a thousand new blockers' naming
-     * stacks were refused in 8 s, a JVM's idle service threads among
-     * them, ranked as contention with no stack. */
-    __u32 next = b->left > 0 ? budget_odds(b) : 0;
+    __u32 next = budget_odds(b);
     if (!next) {
         odds = 0;
         next = PT_ODDS_FLOOR;
@@ -528,7 +534,7 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
         return;
     /* A blocker waited on many times whose waker was never taken gets one
      * as a new blocker gets its first waiter's: outside the gap, refused
-     * only once the budget is a second in debt, its wait kept whole
+     * only once the budget is two seconds in debt, its wait kept whole
      * (charge_wait). HSQLDB's top lock, 2.5 ms waits, went 917 wakeups
      * without one: a long wait's waker was drawn at 1/64 after its start's
      * stack, and then its end's coin. */

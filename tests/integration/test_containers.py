@@ -60,14 +60,16 @@ exec "$@"
 IN_ROOT_JAVA = ["/opt/jdk/bin/java", "-Xmx64m", "-cp", "/app"]
 
 
-def start_timed_parks(seconds, in_namespaces, own_root=False):
+def start_timed_parks(seconds, in_namespaces, own_root=False, rootless=False):
     """TimedParks run for SECONDS, in new PID and mount namespaces (unshare)
-    or not, and then in a container's own root (OWN_ROOT) or not: (the
+    or not, and then in a container's own root (OWN_ROOT) or not, that
+    container nobody's, in a user namespace of its own (ROOTLESS): (the
     process, the JVM's host pid), once its four threads park."""
     cmd = ["java", "-Xmx64m", "-cp", JAVA_CP, "TimedParks", str(seconds)]
     if own_root:
-        root = tempfile.mkdtemp(prefix="pt-ctr-", dir=TMP)
-        cmd = ["unshare", "--pid", "--fork", "--mount", "--propagation", "private", "sh", "-c", CONTAINER, "sh",
+        root = nobody_dir("pt-ctr-") if rootless else tempfile.mkdtemp(prefix="pt-ctr-", dir=TMP)
+        user = [*AS_NOBODY, "unshare", "--user", "--map-root-user"] if rootless else ["unshare"]
+        cmd = [*user, "--pid", "--fork", "--mount", "--propagation", "private", "sh", "-c", CONTAINER, "sh",
                root, JDK, JAVA_CP, *IN_ROOT_JAVA, "TimedParks", str(seconds)]
     elif in_namespaces:
         cmd = ["unshare", "--pid", "--fork", "--mount", "--mount-proc", *cmd]
@@ -158,6 +160,24 @@ def system_wide_finds_a_jvm_started_later_in_its_own_root():
     gate = sum(b["parks"] for b in rows if b["kind"] == "jvm-park" and b["class"] == GATE)
     check(gate >= 0.85 * wl["gate_parks"], f"{gate} of {wl['gate_parks']} parks seen as {GATE}'s, rows "
           f"{sorted({(b['kind'], b['class']) for b in rows})}")
+
+
+@test
+def system_wide_finds_a_jvm_started_later_in_a_rootless_container():
+    """As above, the container nobody's, in its own user namespace too (root
+    inside mapped to nobody outside): found by its exec, attached to from
+    inside its user namespace, its parks charged to their class."""
+    pt = start_pt_ready(["-d", "8", "--top", "0"])
+    p, jvm = start_timed_parks(3, True, own_root=True, rootless=True)
+    out = p.communicate(timeout=60)[0]
+    reports, err = finish_pt(pt, stop=True)
+    check(pt[0].returncode == 0, f"parktrace exit {pt[0].returncode}: {err[-300:]}")
+    wl = json.loads(out.splitlines()[-1])
+    rows = [b for b in final_of(reports)["blockers"] if b["pid"] == jvm]
+    gate = sum(b["parks"] for b in rows if b["kind"] == "jvm-park" and b["class"] == GATE)
+    check(gate >= 0.85 * wl["gate_parks"], f"{gate} of {wl['gate_parks']} parks seen as {GATE}'s, rows "
+          f"{sorted({(b['kind'], b['class']) for b in rows})}")
+    check(all(b.get("ns_pid") for b in rows), f"rows without the JVM's ns_pid: {[b['class'] for b in rows][:5]}")
 
 
 @test

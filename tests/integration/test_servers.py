@@ -12,7 +12,7 @@ Each server is started, loaded and traced once (8 s, JSON, every row,
     file; Debian's binaries are stripped), and no row with a stack has
     [unknown] as its top frame; every row has a stack (a new blocker's
     first stack is refused only when new blockers alone put the stack
-    budget a second in debt: none did on these servers);
+    budget two seconds in debt: none did on these servers);
   - <server>_matches_jfr (Java servers): park time and parks per blocker
     class within 5% of JDK Flight Recorder's jdk.ThreadPark events recorded
     in the same JVM over the same window;
@@ -301,9 +301,10 @@ def frames_named(cls):
           f"frames in their first stacks: {named} named, {by_addr} shown by address "
           f"(outside every symbol of their binary, which Debian ships stripped)"
           + (f"; modules not mapped any more: {sorted(missed)}" if missed else ""), flush=True)
-    # Until 2026-11-30 sampled walks went on down to the naming stacks'
-    # line of debt, and held the bucket there: 20-27 of HSQLDB's rows had no
-    # stack, and an idle Service Thread's wait under way ranked third.
+    # Until 2026-11-30 naming stacks were refused at the line of debt
+    # where sampled walks stop, which held the bucket there: 20-27 of
+    # HSQLDB's rows had no stack, and an idle Service Thread's wait under
+    # way ranked third.
     check(no_stack == 0 and refused == "0",
           f"{cls.name}: {no_stack} rows without a stack, naming_stacks_refused {refused}: "
           + "; ".join(f"{b['kind']} {b['class']} {b['id']} ({b['parks']} parks, thread {b['first_thread']})"

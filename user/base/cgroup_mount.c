@@ -30,9 +30,8 @@ static bool mount_field(const char *line, int n, char *out, size_t len)
     return !*s || *s == ' ' || *s == '\n';
 }
 
-bool cgroup_v2_mount(char *out, size_t len)
+bool cgroup_v2_mount_in(FILE *f, char *out, size_t len)
 {
-    FILE *f = fopen("/proc/self/mountinfo", "re");
     char *line = NULL;
     size_t cap = 0;
     bool found = false;
@@ -42,6 +41,13 @@ bool cgroup_v2_mount(char *out, size_t len)
         found = dash && strncmp(dash + 3, "cgroup2 ", 8) == 0 && mount_field(line, 4, out, len);
     }
     free(line);
+    return found;
+}
+
+bool cgroup_v2_mount(char *out, size_t len)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    bool found = cgroup_v2_mount_in(f, out, len);
     if (f)
         fclose(f);
     return found;

@@ -49,7 +49,7 @@ struct self_counter {
     X(END_STACKS_LOST, "end_stacks_lost", "stacks", SELF_RUN, SELF_UINT,                                      \
       "long waits whose stack could not be taken as they ended", "bpf/stacks.bpf.h")                          \
     X(NAMING_REFUSED, "naming_stacks_refused", "stacks", SELF_RUN, SELF_UINT,                                 \
-      "new blockers' first stacks refused, the budget a second in debt", "bpf/stacks.bpf.h")                 \
+      "naming stacks refused, the budget two seconds in debt", "bpf/stacks.bpf.h")                           \
     X(STACK_SPENT_PCT, "stack_budget_spent_pct", "%", SELF_RUN, SELF_FIXED3,                                  \
       "stack work charged to --stack-budget on the busiest CPU, over the run's wall time", "bpf/stacks.bpf.h") \
     X(UNWIND_BINARIES, "unwind_binaries", "binaries", SELF_RUN, SELF_UINT, "binaries with an unwind table",    \
