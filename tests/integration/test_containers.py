@@ -144,31 +144,13 @@ def a_jvm_in_its_own_root_with_its_jdk_elsewhere_is_a_jvm():
           f"in its own root: no TimedParks frame in {[b['first_stack'][:8] for b in gate]}")
 
 
-@test
-def system_wide_finds_a_jvm_started_later_in_its_own_root():
-    # Started in a container once parktrace traces the whole machine: found
-    # by its exec and its mappings (by the container's paths), its parks
-    # charged to their class from its first ones on, as outside a container
-    # (test_jvm.py's system_wide_finds_a_jvm_started_later).
+def found_system_wide(rootless):
+    """TimedParks started in a container (nobody's, in a user namespace of
+    its own too, when ROOTLESS) once parktrace traces the whole machine:
+    its gate's parks charged to their class from its first ones on; the
+    JVM's rows."""
     pt = start_pt_ready(["-d", "8", "--top", "0"])
-    p, jvm = start_timed_parks(3, True, own_root=True)
-    out = p.communicate(timeout=60)[0]
-    reports, _ = finish_pt(pt, stop=True)
-    check(pt[0].returncode == 0, f"parktrace exit {pt[0].returncode}")
-    wl = json.loads(out.splitlines()[-1])
-    rows = [b for b in final_of(reports)["blockers"] if b["pid"] == jvm]
-    gate = sum(b["parks"] for b in rows if b["kind"] == "jvm-park" and b["class"] == GATE)
-    check(gate >= 0.85 * wl["gate_parks"], f"{gate} of {wl['gate_parks']} parks seen as {GATE}'s, rows "
-          f"{sorted({(b['kind'], b['class']) for b in rows})}")
-
-
-@test
-def system_wide_finds_a_jvm_started_later_in_a_rootless_container():
-    """As above, the container nobody's, in its own user namespace too (root
-    inside mapped to nobody outside): found by its exec, attached to from
-    inside its user namespace, its parks charged to their class."""
-    pt = start_pt_ready(["-d", "8", "--top", "0"])
-    p, jvm = start_timed_parks(3, True, own_root=True, rootless=True)
+    p, jvm = start_timed_parks(3, True, own_root=True, rootless=rootless)
     out = p.communicate(timeout=60)[0]
     reports, err = finish_pt(pt, stop=True)
     check(pt[0].returncode == 0, f"parktrace exit {pt[0].returncode}: {err[-300:]}")
@@ -177,6 +159,24 @@ def system_wide_finds_a_jvm_started_later_in_a_rootless_container():
     gate = sum(b["parks"] for b in rows if b["kind"] == "jvm-park" and b["class"] == GATE)
     check(gate >= 0.85 * wl["gate_parks"], f"{gate} of {wl['gate_parks']} parks seen as {GATE}'s, rows "
           f"{sorted({(b['kind'], b['class']) for b in rows})}")
+    return rows
+
+
+@test
+def system_wide_finds_a_jvm_started_later_in_its_own_root():
+    # Started in a container once parktrace traces the whole machine: found
+    # by its exec and its mappings (by the container's paths), its parks
+    # charged to their class from its first ones on, as outside a container
+    # (test_jvm.py's system_wide_finds_a_jvm_started_later).
+    found_system_wide(rootless=False)
+
+
+@test
+def system_wide_finds_a_jvm_started_later_in_a_rootless_container():
+    """As above, the container nobody's, in its own user namespace too (root
+    inside mapped to nobody outside): found by its exec, attached to from
+    inside its user namespace, its parks charged to their class."""
+    rows = found_system_wide(rootless=True)
     check(all(b.get("ns_pid") for b in rows), f"rows without the JVM's ns_pid: {[b['class'] for b in rows][:5]}")
 
 

@@ -2,6 +2,7 @@
 
 #include <gelf.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -85,45 +86,59 @@ static bool own_root(int pid)
     return own;
 }
 
-Elf *debug_file_open(Elf *elf, const struct file_ref *f, debug_file_wanted wanted, int *fd)
+/* What debug_file_open looks for: F's debug file (build id ID, IDLEN
+ * bytes, 0: none), one WANTED takes; its descriptor goes to *FD. */
+struct sought {
+    const struct file_ref *f;
+    const uint8_t *id;
+    size_t idlen;
+    debug_file_wanted wanted;
+    int *fd;
+};
+
+/* The candidate at the path FMT makes, as F's process sees it (IN_ROOT)
+ * or as parktrace does; NULL when it is none, or the path too long. */
+__attribute__((format(printf, 3, 4))) static Elf *try_path(const struct sought *w, bool in_root, const char *fmt, ...)
 {
     char cand[PATH_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(cand, sizeof(cand), fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof(cand))
+        return NULL;
+    int fd = in_root ? safe_open_in_root(w->f->pid, cand) : safe_open(cand);
+    return accept_candidate(fd, w->f, w->id, w->idlen, w->wanted, w->fd);
+}
+
+Elf *debug_file_open(Elf *elf, const struct file_ref *f, debug_file_wanted wanted, int *fd)
+{
     uint8_t id[BUILD_ID_MAX];
-    size_t idlen = build_id_read(elf, id);
+    char hex[2 * BUILD_ID_MAX + 1];
+    struct sought w = {.f = f, .id = id, .idlen = build_id_read(elf, id), .wanted = wanted, .fd = fd};
     Elf *d;
     *fd = -1;
-    bool inside = own_root(f->pid);
-    if (idlen) {
-        char hex[2 * BUILD_ID_MAX + 1];
-        build_id_hex(id, idlen, hex);
-        if ((size_t)snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s.debug", debug_root, hex, hex + 2) <
-                sizeof(cand) &&
-            (d = accept_candidate(safe_open(cand), f, id, idlen, wanted, fd)))
-            return d;
-        /* The container's own debug package: the build id proves it is
-         * this binary's, whatever the container put there. */
-        if (inside &&
-            (size_t)snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2) <
-                sizeof(cand) &&
-            (d = accept_candidate(safe_open_in_root(f->pid, cand), f, id, idlen, wanted, fd)))
+    if (w.idlen) {
+        build_id_hex(id, w.idlen, hex);
+        if ((d = try_path(&w, false, "%s/.build-id/%.2s/%s.debug", debug_root, hex, hex + 2)))
             return d;
     }
+    /* A container's own debug package: by build id after the host's (the
+     * id proves it is this binary's, whatever the container put there),
+     * by debug link before it (the host's file at that path may be another
+     * binary's). */
+    bool inside = own_root(f->pid);
+    if (w.idlen && inside && (d = try_path(&w, true, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2)))
+        return d;
     const char *link = debuglink_name(elf);
     const char *slash = f->name ? strrchr(f->name, '/') : NULL;
     if (!link || !slash)
         return NULL;
     int dirlen = (int)(slash - f->name);
     /* Next to the file and in its .debug/, as the process sees them. */
-    const char *near[] = {"%.*s/%s", "%.*s/.debug/%s"};
-    for (int i = 0; i < 2; i++)
-        if ((size_t)snprintf(cand, sizeof(cand), near[i], dirlen, f->name, link) < sizeof(cand) &&
-            (d = accept_candidate(safe_open_in_root(f->pid, cand), f, id, idlen, wanted, fd)))
-            return d;
-    if (inside && (size_t)snprintf(cand, sizeof(cand), "/usr/lib/debug%.*s/%s", dirlen, f->name, link) <
-                      sizeof(cand) &&
-        (d = accept_candidate(safe_open_in_root(f->pid, cand), f, id, idlen, wanted, fd)))
+    if ((d = try_path(&w, true, "%.*s/%s", dirlen, f->name, link)) ||
+        (d = try_path(&w, true, "%.*s/.debug/%s", dirlen, f->name, link)) ||
+        (inside && (d = try_path(&w, true, "/usr/lib/debug%.*s/%s", dirlen, f->name, link))))
         return d;
-    if ((size_t)snprintf(cand, sizeof(cand), "%s%.*s/%s", debug_root, dirlen, f->name, link) < sizeof(cand))
-        return accept_candidate(safe_open(cand), f, id, idlen, wanted, fd);
-    return NULL;
+    return try_path(&w, false, "%s%.*s/%s", debug_root, dirlen, f->name, link);
 }

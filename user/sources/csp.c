@@ -147,8 +147,8 @@ static void watch_exited(struct csp *c, int pid, struct csp_proc *seen, uint64_t
 {
     if (take_exited(c, pid, seen, now) || procstatus_gone(pid) || c->nlate >= CSP_LATE)
         return;
-    c->late[c->nlate] = pid;
-    c->late_tries[c->nlate++] = 0;
+    c->late[c->nlate].pid = pid;
+    c->late[c->nlate++].tries = 0;
 }
 
 /* The processes watch_exited left for later: done once watched again,
@@ -157,18 +157,16 @@ static void watch_exited(struct csp *c, int pid, struct csp_proc *seen, uint64_t
 static void retry_late(struct csp *c, uint64_t now)
 {
     for (int i = 0; i < c->nlate;) {
-        int pid = c->late[i];
+        int pid = c->late[i].pid;
         struct csp_proc *seen = find(c, pid);
         bool gone = procstatus_gone(pid);
         bool done = (seen && !seen->exited) || take_exited(c, pid, seen, now) || gone ||
-                    ++c->late_tries[i] >= CSP_LATE_TRIES;
+                    ++c->late[i].tries >= CSP_LATE_TRIES;
         if (!done) {
             i++;
             continue;
         }
-        c->nlate--;
-        c->late[i] = c->late[c->nlate];
-        c->late_tries[i] = c->late_tries[c->nlate];
+        c->late[i] = c->late[--c->nlate];
     }
 }
 

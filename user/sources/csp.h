@@ -41,8 +41,10 @@ struct csp {
     /* Processes found with every thread exiting and no life kept yet: the
      * last thread's exit had not reached the kernel's tracepoint. Looked
      * at again at the next reads, a few times (retry_late). */
-    int late[CSP_LATE];
-    uint8_t late_tries[CSP_LATE];
+    struct {
+        int pid;
+        uint8_t tries;
+    } late[CSP_LATE];
     int nlate;
     uint64_t evicted;        /* exited processes let go for new ones (their rows lose CSP) */
     uint64_t refused;        /* processes not watched: the table held live ones only */
