@@ -113,10 +113,17 @@ static __always_inline __u64 note_klass(struct pt_slot *s, const struct pt_block
 {
     if (s->klass || !key->ino || (key->kind & 0xff) == PT_KIND_FUTEX)
         return 0;
-    struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &key->owner);
-    if (!l)
-        return 0;
-    __u64 klass = l->compressed_klass ? l->klass_base + (key->ino << l->klass_shift) : key->ino;
+    /* The thread's own JVM, whose layout its park cache holds while current. */
+    const struct pt_park_cache *pc = &w->park;
+    __u64 klass;
+    if (pc->jt && pc->gen == layouts_gen) {
+        klass = pc->compressed_klass ? pc->klass_base + (key->ino << pc->klass_shift) : key->ino;
+    } else {
+        struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &key->owner);
+        if (!l)
+            return 0;
+        klass = l->compressed_klass ? l->klass_base + (key->ino << l->klass_shift) : key->ino;
+    }
     s->klass = klass;
     /* User space names a class from the JVM's memory, at its next tick:
      * a main thread's joins in the last 100 ms of a JVM's life (ParkMix's)
@@ -132,34 +139,35 @@ static __always_inline __u64 note_klass(struct pt_slot *s, const struct pt_block
 
 /* A Java thread sleeping outside its Parker but with a monitor pending is
  * entering a contended `synchronized` (jvm-monitor); with a monitor it waits
- * on, it is in Object.wait (jvm-wait). Either is keyed by the monitor's object. */
-static __always_inline bool monitor_key(const struct pt_jvm_layout *l, __u64 jt, __u32 tgid,
+ * on, it is in Object.wait (jvm-wait). Either is keyed by the monitor's object.
+ * PC: the thread's park cache, filled for JavaThread JT. */
+static __always_inline bool monitor_key(const struct pt_park_cache *pc, __u64 jt, __u32 tgid,
                                         struct pt_blocker_key *key)
 {
     __u64 mon = 0, handle = 0, obj = 0;
     __u32 kind = PT_KIND_JVM_MONITOR;
-    if (!l->pending_monitor)
+    if (!pc->pending_monitor)
         return false;
     /* Object.wait first: getting the monitor back at its end is still
      * inside wait() (the waiting monitor stays set until it returns). */
     if (trace_jvm_wait) {
-        bpf_probe_read_user(&mon, sizeof(mon), (void *)(jt + l->waiting_monitor));
+        bpf_probe_read_user(&mon, sizeof(mon), (void *)(jt + pc->waiting_monitor));
         kind = PT_KIND_JVM_WAIT;
     }
     if (!mon && trace_jvm_monitor) {
-        bpf_probe_read_user(&mon, sizeof(mon), (void *)(jt + l->pending_monitor));
+        bpf_probe_read_user(&mon, sizeof(mon), (void *)(jt + pc->pending_monitor));
         kind = PT_KIND_JVM_MONITOR;
     }
     if (!mon)
         return false;
     /* ObjectMonitor::_object is a weak handle: a pointer to the oop's slot. */
-    bpf_probe_read_user(&handle, sizeof(handle), (void *)(mon + l->monitor_object));
+    bpf_probe_read_user(&handle, sizeof(handle), (void *)(mon + pc->monitor_object));
     if (handle)
         bpf_probe_read_user(&obj, sizeof(obj), (void *)handle);
     if (!obj)
         return false;
     key->addr = obj;
-    key->ino = klass_word(obj, l->klass, l->compressed_klass);
+    key->ino = klass_word(obj, pc->klass, pc->compressed_klass);
     key->owner = tgid;
     key->kind = kind;
     return true;
@@ -181,9 +189,15 @@ static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uadd
     bool parks = trace_jvm_park && !park_uprobes;
     struct pt_park_cache *pc = &w->park;
     __u64 jt = pc->jt;
-    if (parks && jt && pc->handle && pc->gen == layouts_gen && uaddr >= jt && uaddr < jt + pc->thread_size) {
-        park_key_by_cache(pc, tgid, key);
-        return true;
+    bool monitors = trace_jvm_monitor || trace_jvm_wait;
+    if (jt && pc->gen == layouts_gen) {
+        bool own = uaddr >= jt && uaddr < jt + pc->thread_size;
+        if (!own)
+            return monitors && monitor_key(pc, jt, tgid, key);
+        if (parks && pc->handle) {
+            park_key_by_cache(pc, tgid, key);
+            return true;
+        }
     }
     struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
     if (!l)
@@ -191,8 +205,12 @@ static __always_inline bool java_wait_key(struct pt_blocker_key *key, __u64 uadd
     __u64 *known = bpf_map_lookup_elem(&java_threads, &tid);
     if (known) {
         jt = *known;
-        if (uaddr < jt || uaddr >= jt + l->thread_size)
-            return (trace_jvm_monitor || trace_jvm_wait) && monitor_key(l, jt, tgid, key);
+        if (uaddr < jt || uaddr >= jt + l->thread_size) {
+            if (!monitors)
+                return false;
+            park_cache_fill(pc, l, jt);
+            return monitor_key(pc, jt, tgid, key);
+        }
         if (!parks)
             return false;
         learn_park_offset(l, uaddr - jt);
@@ -226,6 +244,11 @@ static __always_inline void park_cache_fill(struct pt_park_cache *pc, const stru
     pc->klass = l->klass;
     pc->compressed_klass = l->compressed_klass;
     pc->stable_oops = l->stable_oops;
+    pc->klass_base = l->klass_base;
+    pc->klass_shift = l->klass_shift;
+    pc->pending_monitor = (__u32)l->pending_monitor;
+    pc->waiting_monitor = (__u32)l->waiting_monitor;
+    pc->monitor_object = (__u32)l->monitor_object;
     pc->thread_oop = 0;     /* nothing kept yet */
 }
 

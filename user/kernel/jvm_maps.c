@@ -31,14 +31,22 @@ void jvm_maps_set_thread(struct tracer *t, int tid, uint64_t thread)
     uint32_t key = (uint32_t)tid;
     uint64_t old;
     /* Written only when it changed: a refresh lists every thread. */
-    if (bpf_map_lookup_elem(t->java_threads_fd, &key, &old) || old != thread)
-        bpf_map_update_elem(t->java_threads_fd, &key, &thread, BPF_ANY);
+    bool known = bpf_map_lookup_elem(t->java_threads_fd, &key, &old) == 0;
+    if (known && old == thread)
+        return;
+    bpf_map_update_elem(t->java_threads_fd, &key, &thread, BPF_ANY);
+    /* A thread attached again has another JavaThread: the one its park
+     * cache holds (jvm.bpf.h java_wait_key) must not be read any more. */
+    if (known)
+        tracer_layouts_changed(t);
 }
 
 void jvm_maps_drop_thread(struct tracer *t, int tid)
 {
     uint32_t key = (uint32_t)tid;
-    bpf_map_delete_elem(t->java_threads_fd, &key);
+    /* Detached, its thread may wait again as a native one: as above. */
+    if (bpf_map_delete_elem(t->java_threads_fd, &key) == 0)
+        tracer_layouts_changed(t);
 }
 
 bool jvm_maps_next_traced(struct tracer *t, const uint32_t *prev, uint32_t *next)
