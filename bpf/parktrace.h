@@ -189,11 +189,14 @@ struct pt_slot {
     __u32 first_tid_gen;    /* window_gen its first waiter was last counted in
                              * (note_thread), 0: never: no thread_seen entry for it */
     __u64 first_uaddr;      /* the address the first waiter passed */
+    __u32 second_tid;       /* the second thread to wait, counted here too */
+    __u32 second_tid_gen;   /* as first_tid_gen, for it */
     __u64 hist[PT_HIST_SLOTS] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));   /* each slot's first line its own */
 _Static_assert(__builtin_offsetof(struct pt_slot, parks) == 64 &&
                __builtin_offsetof(struct pt_slot, max_ns) == 128 &&
-               __builtin_offsetof(struct pt_slot, klass) == 192, "pt_slot's lines moved");
+               __builtin_offsetof(struct pt_slot, klass) == 192 &&
+               __builtin_offsetof(struct pt_slot, hist) == 256, "pt_slot's lines moved");
 
 /* A thread's last user stack id and the registers it was taken with: the
  * same call site with the same frame gives the same stack, so the kernel's

@@ -315,6 +315,21 @@ static __always_inline struct pt_slot *slot_get(struct pt_blocker_key *key, __u3
     return bpf_map_lookup_elem(&slots, &idx);
 }
 
+/* Counts a thread whose record is in the slot itself (its tid in the slot,
+ * GEN_SEEN the window it was last counted in, 0: never). Only that thread
+ * writes it. */
+static __always_inline void count_inline_thread(struct pt_slot *s, __u32 *gen_seen, __u32 gen, bool in_window)
+{
+    __u32 was = *gen_seen;
+    if (was == gen)
+        return;
+    *gen_seen = gen;
+    if (!was)
+        __sync_fetch_and_add(&s->threads, 1);
+    if (in_window)
+        __sync_fetch_and_add(&s->threads_win, 1);
+}
+
 /* Counts the thread once per window and once per run. A wait that began
  * before the window was already counted when user space opened it. LIVE,
  * the thread's own record, remembers the last two slots counted in this
@@ -335,18 +350,21 @@ static __always_inline void note_thread(struct pt_slot *s, __u32 idx, __u32 tid,
     }
     live->counted_slot[1] = live->counted_slot[0];
     live->counted_slot[0] = idx + 1;
-    /* The first waiter is counted in the slot itself: a blocker most
-     * threads meet once (a database's row lock on each new transaction
-     * object) cost a hash insert at each wait. Only that thread writes it. */
+    /* The first two waiters are counted in the slot itself: a blocker most
+     * threads meet once or twice (a database's row lock on each new
+     * transaction object) cost a hash insert, the dearest part of a wait's
+     * end, for each. The second claims its place once. */
     if (tid == s->first_tid) {
-        __u32 was = s->first_tid_gen;
-        if (was == gen)
-            return;
-        s->first_tid_gen = gen;
-        if (!was)
-            __sync_fetch_and_add(&s->threads, 1);
-        if (in_window)
-            __sync_fetch_and_add(&s->threads_win, 1);
+        count_inline_thread(s, &s->first_tid_gen, gen, in_window);
+        return;
+    }
+    __u32 second = s->second_tid;
+    if (!second) {
+        second = __sync_val_compare_and_swap(&s->second_tid, 0, tid);
+        second = second ? second : tid;
+    }
+    if (tid == second) {
+        count_inline_thread(s, &s->second_tid_gen, gen, in_window);
         return;
     }
     __u32 *seen = bpf_map_lookup_elem(&thread_seen, &tk);
