@@ -31,7 +31,7 @@ enum pt_part {
     PT_PART_WAKE,        /* waking: the woken wait found and its end decided */
     PT_PART_WAKER,       /* waking: the waker's stack and entry (note_waker) */
     /* Within the parts above, for their share: */
-    PT_PART_SLOT_NEW,    /* slot: a blocker new to the table (index, free queue, fill) */
+    PT_PART_SLOT_NEW,    /* slot: a blocker new to the table (index, free ring, fill) */
     PT_PART_END_THREADS, /* in_end: its thread counted for the blocker (note_thread) */
     PT_PART_END_CHARGE,  /* in_end: its time charged to its stack and waker (charge_wait) */
     PT_PART_COUNT
@@ -52,6 +52,8 @@ struct pt_hot_counts {
      * those that could not be (no stack, no budget, no task work). */
     __u64 end_stacks, end_stacks_lost;
     __u64 naming_refused;       /* naming stacks refused, the budget two seconds in debt */
+    __u32 spare_slot;           /* slot + 1 taken for a blocker another CPU made first, 0: none */
+    __u32 pad_spare;
     __u64 part_runs[PT_PART_COUNT], part_ns[PT_PART_COUNT];   /* PARKTRACE_TIME_PARTS */
 };
 #define PT_COMM_LEN 16

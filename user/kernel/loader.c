@@ -73,7 +73,7 @@ static void set_constants(struct parktrace_bpf *skel, const struct pt_options *o
     skel->rodata->trace_java = options_trace_java(o);
     bpf_map__set_max_entries(skel->maps.slots, o->max_blockers);
     bpf_map__set_max_entries(skel->maps.slot_index, o->max_blockers);
-    bpf_map__set_max_entries(skel->maps.free_slots, o->max_blockers);
+    bpf_map__set_max_entries(skel->maps.free_ring, o->max_blockers);
     /* With the kernel's CFI walk, frame-pointer stacks are only a process's
      * first waits: a quarter of the table (4 MiB instead of 16). */
     if (o->unwind == PT_UNWIND_CFI)
@@ -136,6 +136,14 @@ static int map_table(struct tracer *t, uint32_t nslots)
      * zeros (a slot never handed out is not valid) and costs no memory. */
     t->slots = mmap(NULL, t->slots_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     t->slots_fd = bpf_map__fd(t->skel->maps.slots);
+    /* The ring of slots given back, a word a slot, mapped whole. */
+    t->free_ring_len = ((size_t)nslots * sizeof(uint64_t) + 4095) & ~(size_t)4095;
+    t->free_ring = mmap(NULL, t->free_ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+                        bpf_map__fd(t->skel->maps.free_ring), 0);
+    if (t->free_ring == MAP_FAILED) {
+        t->free_ring = NULL;
+        return -1;
+    }
     if (t->slots != MAP_FAILED && tracer_map_slots(t, 1))
         return 0;
     if (t->slots == MAP_FAILED)
@@ -431,6 +439,8 @@ void tracer_close(struct tracer *t)
         bpf_link__destroy(t->links[i]);
     if (t->slots)
         munmap(t->slots, t->slots_len);
+    if (t->free_ring)
+        munmap(t->free_ring, t->free_ring_len);
     if (t->skel)
         parktrace_bpf__destroy(t->skel);
     memset(t, 0, sizeof(*t));

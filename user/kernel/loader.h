@@ -25,6 +25,8 @@ struct tracer {
     int slots_fd;
     unsigned slots_map_failed;
     uint32_t nslots;
+    uint64_t *free_ring;       /* the kernel's ring of slots given back, mmapped */
+    size_t free_ring_len;
     /* --probes uprobes: the probes on each distinct libjvm */
     struct bpf_link *links[TRACER_MAX_LINKS];
     int nlinks;

@@ -1,5 +1,5 @@
 /* The kernel's blocker table as the collector recycles it: a blocker's key
- * taken out of the index (slot_index), a slot given back (free_slots), and
+ * taken out of the index (slot_index), a slot given back (free_ring), and
  * the counters that say when to look (process_exits, stack_entries_made).
  * The slots themselves are read through the tracer's mapping (loader.h). */
 #ifndef PT_SLOT_TABLE_H

@@ -50,7 +50,7 @@ void collector_unpublish(struct collector *c, uint32_t i, uint64_t now)
  * waits on it take a new slot), then, a grace period later and still with
  * no waiter, what it counted goes to its site in c->retired, its entries in
  * the stack, waker, thread and sample tables go (their stacks to the
- * retired ones), and its zeroed slot goes back to the kernel's free_slots. */
+ * retired ones), and its zeroed slot goes back to the kernel's free_ring. */
 /* Blockers leave only as the table fills: those with no event for 2 s once
  * a quarter of it is taken, for 100 ms once half is. 100 ms is short
  * enough that a server making 15 000 lock objects a second (a tick is
