@@ -72,7 +72,7 @@ static int end_stack_run(struct bpf_map *map, void *key, void *value)
     __s32 sid = w ? cached_stackid(NULL, w->wait_st, &w->wait_mru, (struct pt_regs *)bpf_task_pt_regs(cur), &c,
                                    slot + 1) : -1;
     if (sid >= 0) {
-        note_stack(slot, sid, ((__u64)cur->tgid << 32) | cur->pid);
+        note_stack(slot, sid, ((__u64)cur->tgid << 32) | cur->pid, false);
         struct pt_stack_key sk = { .slot = slot, .stack_id = sid, .tgid = e->tgid };
         struct pt_stack_val *sv = bpf_map_lookup_elem(&stack_time, &sk);
         if (sv) {

@@ -171,7 +171,7 @@ int BPF_KPROBE(unsafe_unpark, void *env, void *unsafe, void *jthread)
         park_blocker_key(l, jt, tgid, &key);
         __u32 *idx = bpf_map_lookup_elem(&slot_index, &key);
         if (idx)
-            note_stack(*idx, pw.stack_id, pid_tgid);
+            note_stack(*idx, pw.stack_id, pid_tgid, false);
     } else {
         count_drop(PT_DROP_STACKS);
     }

@@ -99,12 +99,16 @@ static __always_inline void take_sample(__u32 idx, __u32 tgid, __u32 tid, __s32 
  * tally of stacks only when it has new ones. */
 __u64 stack_entries_made = 0;
 
-static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid)
+/* The entry of stack STACK_ID of slot IDX, made if new. NAMING: the
+ * blocker's first stack, whose entry is as good as never there: made
+ * without looking first (EEXIST is harmless), one hash lookup less for
+ * each new blocker (H2 makes one at most waits). */
+static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid, bool naming)
 {
     struct pt_stack_key k = { .slot = idx, .stack_id = stack_id, .tgid = pid_tgid >> 32 };
     struct pt_stack_val zero = {};
 
-    if (stack_id < 0 || bpf_map_lookup_elem(&stack_time, &k))
+    if (stack_id < 0 || (!naming && bpf_map_lookup_elem(&stack_time, &k)))
         return;
     long err = bpf_map_update_elem(&stack_time, &k, &zero, BPF_NOEXIST);
     if (!err) {
@@ -396,12 +400,13 @@ static __always_inline struct pt_regs *user_regs(void)
 }
 
 /* Takes the waiter's user stack, at the end of its thread's gap
- * (stack_skipped); only valid while the waiter is current. W is its own
+ * (stack_skipped), or outside it (NAMING); FIRST: the blocker's first
+ * stack (note_stack); only valid while the waiter is current. W is its own
  * record; REGS its user registers as the stack walk sees them. Its own
  * clock read: the wait's came before a new blocker's slot was made, which
  * the budget does not pay for. */
 static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, struct pt_wait *w,
-                                          struct pt_regs *regs, bool naming)
+                                          struct pt_regs *regs, bool naming, bool first)
 {
     __u64 start = stack_budget_ns ? bpf_ktime_get_ns() : 0;
     struct pt_budget *b;
@@ -414,7 +419,7 @@ static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, 
      * bookkeeping, as its slot is: under churn, thousands a second. */
     budget_close(b, start, naming);
     if (sid >= 0 && c->noted_slot != idx + 1) {
-        note_stack(idx, sid, pid_tgid);
+        note_stack(idx, sid, pid_tgid, first);
         c->noted_slot = idx + 1;
     }
     return sid;
@@ -443,7 +448,7 @@ static __always_inline bool wait_stack_skipped(struct pt_slot *s, __u32 idx, str
 static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 idx, struct pt_wait *w,
                                             __u64 pid_tgid, struct pt_regs *regs, bool naming, bool for_waker)
 {
-    w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs, naming || for_waker);
+    w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs, naming || for_waker, naming);
     if (!naming)
         return;
     if (w->stack_id >= 0)

@@ -6,9 +6,21 @@
 #include "loader.h"
 #include "parktrace.skel.h"
 
-bool slot_table_unpublish(struct tracer *t, const struct pt_blocker_key *key)
+void slot_table_unpublish(struct tracer *t, const struct pt_blocker_key *keys, uint32_t n, bool *gone)
 {
-    return bpf_map_delete_elem(bpf_map__fd(t->skel->maps.slot_index), key) == 0;
+    LIBBPF_OPTS(bpf_map_batch_opts, opts);
+    int fd = bpf_map__fd(t->skel->maps.slot_index);
+    /* A batch stops at the first key it cannot delete: that one was not
+     * there, and the rest go on in the next call. */
+    for (uint32_t done = 0; done < n;) {
+        uint32_t count = n - done;
+        int err = bpf_map_delete_batch(fd, keys + done, &count, &opts);
+        for (uint32_t i = 0; i < count && done + i < n; i++)
+            gone[done + i] = true;
+        done += count;
+        if (err && done < n)
+            gone[done++] = false;
+    }
 }
 
 /* Into the ring the programs take new blockers' slots from (free_ring,

@@ -10,8 +10,9 @@
 
 struct tracer;
 
-/* Takes KEY out of the index: false when it was not there. */
-bool slot_table_unpublish(struct tracer *t, const struct pt_blocker_key *key);
+/* Takes the N KEYS out of the index, GONE[i] saying whether KEYS[i] was
+ * there: as few system calls as the keys missing allow. */
+void slot_table_unpublish(struct tracer *t, const struct pt_blocker_key *keys, uint32_t n, bool *gone);
 /* Gives slot IDX back to the kernel's free list: false when refused. */
 bool slot_table_give_back(struct tracer *t, uint32_t idx);
 

@@ -338,6 +338,7 @@ static void forget_dead_processes(struct collector *c, uint64_t now)
                 collector_unpublish(c, i, now);
         }
     }
+    collector_unpublish_flush(c, now);
     for (int j = 0; j < n; j++)
         if (!named[j]) {
             stacks_forget_process(c->stacks, dead[j]);

@@ -32,6 +32,7 @@ void collector_note_slow(const struct collector *c, uint64_t *max, const char *p
 
 /* collect_recycle.c */
 void collector_unpublish(struct collector *c, uint32_t i, uint64_t now);
+void collector_unpublish_flush(struct collector *c, uint64_t now);
 void collector_recycle_at(struct collector *c, uint64_t now);
 
 /* collect_report.c */

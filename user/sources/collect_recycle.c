@@ -27,21 +27,48 @@
 #include "wakers.h"
 #include "collect_parts.h"
 
-/* Takes slot I's blocker out of the kernel's index: a new wait on it
- * starts a new blocker, and the slot is retired once the CPUs that found
- * it before are surely done with it (recycle). */
+/* Takes the blockers marked by collector_unpublish out of the kernel's
+ * index. */
+void collector_unpublish_flush(struct collector *c, uint64_t now)
+{
+    uint32_t n = c->nunpublishing;
+    if (!n)
+        return;
+    struct pt_blocker_key keys[UNPUBLISH_BATCH];
+    bool gone[UNPUBLISH_BATCH];
+    for (uint32_t k = 0; k < n; k++)
+        keys[k] = c->t->slots[c->unpublishing[k]].key;
+    slot_table_unpublish(c->t, keys, n, gone);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = c->unpublishing[k];
+        if (gone[k]) {
+            c->retiring[i] = 1;
+            c->retiring_since[i] = now;
+            c->unpublished_total++;
+        } else {
+            __atomic_store_n(&c->t->slots[i].valid, 1, __ATOMIC_RELEASE);
+        }
+    }
+    c->nunpublishing = 0;
+}
+
+/* Takes slot I's blocker out of the kernel's index (at the next flush,
+ * which the caller makes): a new wait on it starts a new blocker, and the
+ * slot is retired once the CPUs that found it before are surely done with
+ * it (recycle). */
 void collector_unpublish(struct collector *c, uint32_t i, uint64_t now)
 {
     struct pt_slot *s = &c->t->slots[i];
+    if (__atomic_load_n(&s->valid, __ATOMIC_ACQUIRE) == 2)
+        return;     /* marked already */
     /* Valid 2 first: a thread whose last wait was on this slot takes it
-     * again without the index only while it is 1 (last_slot). */
+     * again without the index only while it is 1 (last_slot). A wait that
+     * finds it through the index before it leaves holds it back as any
+     * wait in its grace does (parked_now). */
     __atomic_store_n(&s->valid, 2, __ATOMIC_RELEASE);
-    if (slot_table_unpublish(c->t, &s->key)) {
-        c->retiring[i] = 1;
-        c->retiring_since[i] = now;
-    } else {
-        __atomic_store_n(&s->valid, 1, __ATOMIC_RELEASE);
-    }
+    c->unpublishing[c->nunpublishing++] = i;
+    if (c->nunpublishing == UNPUBLISH_BATCH)
+        collector_unpublish_flush(c, now);
 }
 
 /* ---- Recycling slots (metrics.md, "Blockers that come and go") ----------
@@ -377,6 +404,7 @@ void collector_recycle_at(struct collector *c, uint64_t now)
     }
     c->scanned_ns = now;
     uint32_t live = 0, occupied = 0, unpublished = 0;
+    uint64_t unpublished_before = c->unpublished_total;
     /* Three quarters taken, every blocker whose grace is over folds now,
      * however long the pass: a batch per tick is a ceiling on the slots
      * given back a second, and on a loaded machine, with ticks 0.7-1.1 s
@@ -409,11 +437,11 @@ void collector_recycle_at(struct collector *c, uint64_t now)
             continue;
         live++;
         uint64_t last = s->last_ts;
-        if (idle_ns && last && last + idle_ns < now && __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE) == 0) {
+        if (idle_ns && last && last + idle_ns < now && __atomic_load_n(&s->parked_now, __ATOMIC_ACQUIRE) == 0)
             collector_unpublish(c, i, now);
-            unpublished += c->retiring[i] == 1;
-        }
     }
+    collector_unpublish_flush(c, now);
+    unpublished += (uint32_t)(c->unpublished_total - unpublished_before);
     c->live_blockers = live;
     c->occupied = occupied;
     c->unpublished = unpublished;
