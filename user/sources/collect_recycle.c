@@ -337,6 +337,18 @@ void collector_poll_samples(struct collector *c)
  * gone: those tables are read whole, so this runs at most every
  * ENTRIES_EVERY_NS while the table has room, for all such slots at once. */
 #define ENTRIES_EVERY_NS 250000000ULL
+/* While less than a quarter of the table is taken, once a second: each
+ * pass reads the stack and waker tables whole, and at H2's 7 000 new
+ * blockers a second four passes a second were a quarter of parktrace's
+ * CPU. A second's folded slots wait meanwhile, a tenth of the table at
+ * that rate. */
+#define ENTRIES_SPARSE_NS 1000000000ULL
+
+/* How long folded slots may wait to go back, with OCCUPIED of NSLOTS taken. */
+static uint64_t entries_every(uint32_t occupied, uint32_t nslots)
+{
+    return occupied < nslots / 4 ? ENTRIES_SPARSE_NS : ENTRIES_EVERY_NS;
+}
 /* While less than three quarters of the table is taken, at most this many
  * blockers fold at a tick, and their slots go back then:
  * a pass over 18 830 took 0.4 s on a loaded machine, the table filling
@@ -398,7 +410,7 @@ void collector_recycle_at(struct collector *c, uint64_t now)
     bool cold = !idle_ns || idle_ns == RECYCLE_COLD_NS;
     uint64_t every = n < nslots / 8 * 3 ? RECYCLE_SCAN_SPARSE_NS : RECYCLE_SCAN_COLD_NS;
     if (cold && !c->flush && !c->unpublished && now - c->scanned_ns < every) {
-        if (c->folded && now - c->entries_ns >= ENTRIES_EVERY_NS)
+        if (c->folded && now - c->entries_ns >= entries_every(c->occupied, nslots))
             return_slots(c, n);
         return;
     }
@@ -448,9 +460,9 @@ void collector_recycle_at(struct collector *c, uint64_t now)
     collector_note_slow(c, &c->slow.fold_ns, "recycling's scan and folds", monotonic_ns() - now);
     /* Folded slots go back together: at once when a report is due (its
      * rows must not count them twice) or the table is three quarters
-     * taken, else every ENTRIES_EVERY_NS. */
+     * taken, else every ENTRIES_EVERY_NS (entries_every). */
     if (c->folded && (c->flush || c->folded >= batch || occupied >= nslots / 4 * 3 ||
-                      now - c->entries_ns >= ENTRIES_EVERY_NS))
+                      now - c->entries_ns >= entries_every(occupied, nslots)))
         return_slots(c, n);
     c->flush = false;
 }
