@@ -1,5 +1,6 @@
 #include "classify.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static const struct rule {
@@ -142,9 +143,47 @@ static int known_role(const char *name, size_t len)
     return -1;
 }
 
+/* The roles of the classes met last, by name and superclasses: a JVM
+ * making a new lock object at each wait (H2's transactions, 7 000 a
+ * second) classified the same class with 32 substring searches each time.
+ * Names too long for an entry are not kept. */
+#define ROLE_MEMO 8
+static struct role_memo {
+    char cls[128], supers[256];
+    bool used, wait;
+} memo[ROLE_MEMO];
+
+static struct role_memo *memo_of(const char *cls)
+{
+    uint32_t h = 2166136261u;
+    for (const char *p = cls; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    return &memo[h % ROLE_MEMO];
+}
+
+static bool classify_java_uncached(const char *cls, const char *supers);
+
 void classify_java(const char *cls, const char *supers, struct pt_class *out)
 {
     out->cls = cls;
+    const char *sup = supers ? supers : "";
+    struct role_memo *m = memo_of(cls);
+    if (m->used && strcmp(m->cls, cls) == 0 && strcmp(m->supers, sup) == 0) {
+        out->wait = m->wait;
+        return;
+    }
+    out->wait = classify_java_uncached(cls, supers);
+    if (strlen(cls) < sizeof(m->cls) && strlen(sup) < sizeof(m->supers)) {
+        strcpy(m->cls, cls);
+        strcpy(m->supers, sup);
+        m->wait = out->wait;
+        m->used = true;
+    }
+}
+
+/* Whether class CLS, of superclasses SUPERS (';'-separated), is a wait. */
+static bool classify_java_uncached(const char *cls, const char *supers)
+{
     int role = known_role(cls, strlen(cls));
     /* A class of the program's own takes the role of the nearest known
      * superclass: class MyLock extends ReentrantLock is a lock. */
@@ -156,7 +195,7 @@ void classify_java(const char *cls, const char *supers, struct pt_class *out)
     }
     if (role < 0)
         role = !strstr(cls, "Lock") && !strstr(cls, "Sync");
-    out->wait = role == 1;
+    return role == 1;
 }
 
 void classify_override(const struct pt_options *o, const char *cls, bool *wait)

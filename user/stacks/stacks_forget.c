@@ -20,8 +20,11 @@
 #include "procstatus.h"
 
 /* Frees the entries and call-path marks GONE picks (by slot and process),
- * and takes them off the retry list. */
-static void forget(struct stacks *s, bool (*gone)(const void *ctx, uint32_t slot, int tgid), const void *ctx)
+ * and takes them off the retry list. TEMPLATES: whether GONE can pick a
+ * process's templates (KSTACK_TEMPLATE), which then take a pass of their
+ * own; recycling's, by slot, cannot, and the table is 32 768 buckets. */
+static void forget(struct stacks *s, bool (*gone)(const void *ctx, uint32_t slot, int tgid), const void *ctx,
+                   bool templates_too)
 {
     int kept = 0;
     for (int i = 0; i < s->nretry; i++)
@@ -29,7 +32,7 @@ static void forget(struct stacks *s, bool (*gone)(const void *ctx, uint32_t slot
             s->retry[kept++] = s->retry[i];
     s->nretry = kept;
     /* Blockers' entries first: they hold references to the templates. */
-    for (int templates = 0; templates < 2; templates++)
+    for (int templates = 0; templates < 1 + templates_too; templates++)
         for (int h = 0; h < BUCKETS; h++)
             for (struct entry **p = &s->table[h], *e; (e = *p);) {
                 if ((e->slot == KSTACK_TEMPLATE) == templates && gone(ctx, e->slot, e->tgid)) {
@@ -66,7 +69,7 @@ static bool slot_gone(const void *ctx, uint32_t slot, int tgid)
 void stacks_forget_slots(struct stacks *s, bool (*gone)(void *ctx, uint32_t slot), void *ctx)
 {
     const struct slot_filter f = {gone, ctx};
-    forget(s, slot_gone, &f);
+    forget(s, slot_gone, &f, false);
 }
 
 static bool process_gone(const void *ctx, uint32_t slot, int tgid)
@@ -77,7 +80,7 @@ static bool process_gone(const void *ctx, uint32_t slot, int tgid)
 
 void stacks_forget_process(struct stacks *s, int tgid)
 {
-    forget(s, process_gone, &tgid);
+    forget(s, process_gone, &tgid, true);
 }
 
 /* A process's template of a kernel-unwound stack that no blocker's entry
