@@ -178,12 +178,19 @@ static __always_inline __u32 geometric_gap(__u32 m)
     frac &= PT_GAP_FRAC - 1;
     /* -ln(u / 2^32) = ln 2 * (32 - log2 u), Q16 */
     __u64 e = (((32ull - top) << 16) - gap_log2_frac[frac]) * 45426 >> 16;
-    asm volatile("" : "+r"(m));
-    __u64 g = e * gap_scale[m & (PT_GAP_SCALES - 1)] >> 32;
+    /* -1 / ln(1 - 1/m), Q16: past the table, m - 1/2 to within 1e-5 */
+    __u64 scale = ((__u64)m << 16) - (1u << 15);
+    if (m < PT_GAP_SCALES) {
+        __u32 i = m;
+        asm volatile("" : "+r"(i));     /* masked here, where the verifier sees it */
+        scale = gap_scale[i & (PT_GAP_SCALES - 1)];
+    }
+    __u64 g = e * scale >> 32;
     return g < 64ull * m ? (__u32)g : 64 * m;
 }
 
-/* The bucket saves up to a second's budget, and goes as far into debt.
+/* The bucket saves up to a second's budget, and goes as far into debt
+ * (a second more for naming stacks). It starts full, lent (budget_at).
  * Saving an eighth of a second let a JVM's start-up walks put every
  * thread's gap at the floor's odds, and a thread that then waited a few
  * dozen times took no stack (nor its waker's) all run long. */
@@ -206,8 +213,21 @@ static __always_inline struct pt_budget *budget_at(__u64 now)
     if (!b)
         return NULL;
     __s64 cap = PT_BUDGET_SAVED(stack_budget_ns);
+    if (!b->last) {
+        /* Full at the start, so that a JVM's start-up walks leave its
+         * threads' gaps at full odds; but lent: half of the refill pays it
+         * back, so the stacks' time over a run of a few seconds or more is
+         * within the budget (H2 spent 0.55% of a CPU in 10 s at 0.5%). */
+        b->left = b->lent = cap;
+        b->last = now;
+        return b;
+    }
     __u64 dt = now - b->last;
-    __s64 left = dt >= 1000000000ull ? cap : b->left + (__s64)(dt * stack_budget_ns / 1000000000ull);
+    dt = dt < 4000000000ull ? dt : 4000000000ull;   /* from two seconds' debt to full, and more */
+    __s64 add = (__s64)(dt * stack_budget_ns / 1000000000ull), repay = add / 2;
+    repay = repay < b->lent ? repay : b->lent;
+    b->lent -= repay;
+    __s64 left = b->left + add - repay;
     b->left = left < cap ? left : cap;
     b->last = now;
     return b;

@@ -81,7 +81,7 @@ static void set_constants(struct parktrace_bpf *skel, const struct pt_options *o
     /* --stacks sampled: stack walks within a budget per CPU. */
     skel->rodata->stack_budget_ns = o->stacks_all ? 0 : (uint64_t)(o->stack_budget * 1e9);
     gap_tables_fill((uint32_t *)skel->rodata->gap_log2_frac, PT_GAP_FRAC, (uint32_t *)skel->rodata->gap_scale,
-                    PT_GAP_MAX_M);
+                    PT_GAP_SCALES - 1);
     skel->rodata->time_runs = o->self_stats;
     /* A diagnostic for tools/bench, not an option: every part of the hot
      * programs timed, its clock reads in the figures (docs/self-stats.md). */
