@@ -6,7 +6,9 @@
  *
  * Owns: the maps unwind_bins (one table per binary), unwind_procs (tgid ->
  * mappings with tables), unwind_asked, ustacks (stack id -> unwound stack),
- * ustack_scratch, check_span; umap_find, urow_find, fp_step, unwind_step, ustack_store,
+ * ustack_scratch, check_span, stack_window, row_cache (and unwind_gen);
+ * stack_word, umap_find, urow_find,
+ * fp_step, unwind_step, ustack_store,
  * unwind_user, ustack_cache_holds. Java frames: unwind_java.bpf.h.
  *
  * Shared: unwind_procs and unwind_asked with lifetimes.bpf.h (cleared at exec
@@ -86,6 +88,28 @@ struct {
 __u64 drop_stacks_table = 0, drop_stacks_fp = 0;
 __s64 drop_stacks_table_err = 0, drop_stacks_fp_err = 0;
 
+/* A window on the walked thread's stack: its 1 KiB chunks from the walk's
+ * first sp up are copied as the walk first reads a word in each, and later
+ * words come from the copy. A read of user memory is a helper call of some
+ * 200 ns here (the CPUs' safe-return mitigation), and a frame reads two
+ * words: H2's walks of 24 frames took 20 us. GEN tells a walk its window
+ * from one a program that interrupted it (a task work's walk) reset. */
+#define PT_WIN_SHIFT 10
+#define PT_WIN_CHUNKS 16
+#define PT_WIN_BYTES (PT_WIN_CHUNKS << PT_WIN_SHIFT)
+struct stack_window {
+    __u64 base;             /* the first chunk's address */
+    __u32 loaded;           /* bit k: chunk k copied */
+    __u32 gen;
+    __u8 buf[PT_WIN_BYTES + 8];
+};
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct stack_window);
+} stack_window SEC(".maps");
+
 /* Walk state, on the caller's stack for bpf_loop's callback. */
 struct uwalk {
     __u64 ip, sp, bp;
@@ -96,7 +120,32 @@ struct uwalk {
     struct pt_jvm_layout *jvm;     /* the process's JVM, once its code is met */
     __u32 java_frames;             /* Java frames walked so far */
     __u32 tid;
+    struct stack_window *win;      /* NULL: every word read from the stack itself */
+    __u32 win_gen;
 };
+
+/* The word at ADDR of the walked thread's stack into *OUT: 0, or the
+ * read's error. Through the window when it covers ADDR. */
+static __always_inline long stack_word(struct uwalk *w, __u64 addr, __u64 *out)
+{
+    struct stack_window *win = w->win;
+    if (win && win->gen == w->win_gen && !(addr & 7) && addr >= win->base && addr - win->base < PT_WIN_BYTES) {
+        __u64 off = addr - win->base;
+        __u32 k = (__u32)(off >> PT_WIN_SHIFT) & (PT_WIN_CHUNKS - 1);
+        if (win->loaded & (1u << k)) {
+            *out = *(__u64 *)(win->buf + (off & (PT_WIN_BYTES - 1)));
+            return 0;
+        }
+        __u32 at = k << PT_WIN_SHIFT;
+        if (!bpf_probe_read_user(win->buf + at, 1u << PT_WIN_SHIFT, (void *)(win->base + at))) {
+            win->loaded |= 1u << k;
+            *out = *(__u64 *)(win->buf + (off & (PT_WIN_BYTES - 1)));
+            return 0;
+        }
+        /* A chunk past the stack's last mapped page: the word alone. */
+    }
+    return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+}
 
 #define UNWIND_MAP_STEPS 7     /* log2(PT_UNWIND_MAPS) + 1 */
 #define UNWIND_ROW_STEPS 13    /* a 4 KiB page holds at most 4096 rows */
@@ -123,28 +172,48 @@ __noinline int umap_find(const struct pt_uproc *p, __u64 pc)
     return lo - 1;
 }
 
-/* The row in force at file address PC of binary BIN (kind PT_CFA_NONE when
- * no row covers it) into *OUT. A global function: the verifier checks its
- * binary search once, not once per caller and path. */
-__noinline int urow_find(__u32 bin, __u32 pc, struct pt_urow *out)
+/* Bumped by user space at each change of the tables (unwind_bins): the
+ * row cache holds under one count only. */
+__u32 unwind_gen = 1;
+
+/* The rows found last on this CPU, by (binary, pc): the search below is
+ * some 15 lookups in a binary's table, each a helper call (its map is
+ * one of many, so none is inlined), 370 ns a frame on H2; the walks that
+ * miss a thread's stack cache mostly take the same paths again. */
+#define PT_ROW_CACHE 512
+struct row_cached {
+    __u32 bin, pc, gen, pad;
+    struct pt_urow row;
+};
+struct row_cache {
+    struct row_cached e[PT_ROW_CACHE];
+};
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct row_cache);
+} row_cache SEC(".maps");
+
+/* The row in force at file address PC of binary BIN into *OUT, found in
+ * its table (kind PT_CFA_NONE when no row covers it). */
+static __always_inline void urow_search(__u32 bin, __u32 pc, struct pt_urow *out)
 {
-    if (!out)
-        return 0;
     out->kind = PT_CFA_NONE;
     void *t = bpf_map_lookup_elem(&unwind_bins, &bin);
     if (!t)
-        return 0;
+        return;
     __u32 k = 0;
     struct pt_utable_head *h = bpf_map_lookup_elem(t, &k);
     if (!h)
-        return 0;
+        return;
     __u32 page = pc >> PT_UNWIND_PAGE_SHIFT, first = h->first_page, npages = h->npages;
     if (page < first || page - first >= npages)
-        return 0;
+        return;
     k = 1 + page - first;
     struct pt_upage *pg = bpf_map_lookup_elem(t, &k);
     if (!pg)
-        return 0;
+        return;
     __u32 lo = pg->lo, hi = pg->hi, base = 1 + npages;
     /* Last row with row.pc <= pc, in [lo, hi]. */
     for (int i = 0; i < UNWIND_ROW_STEPS && lo < hi; i++) {
@@ -152,7 +221,7 @@ __noinline int urow_find(__u32 bin, __u32 pc, struct pt_urow *out)
         k = base + mid;
         struct pt_urow *r = bpf_map_lookup_elem(t, &k);
         if (!r)
-            return 0;
+            return;
         __u32 right = 1 - above(r->pc, pc);     /* branch-free, as in umap_find */
         lo += right * (mid - lo);
         hi -= (1 - right) * (hi - mid + 1);
@@ -161,6 +230,35 @@ __noinline int urow_find(__u32 bin, __u32 pc, struct pt_urow *out)
     struct pt_urow *r = bpf_map_lookup_elem(t, &k);
     if (r && r->pc <= pc)
         *out = *r;
+}
+
+/* The row in force at file address PC of binary BIN (kind PT_CFA_NONE when
+ * no row covers it) into *OUT: from this CPU's row cache, else searched
+ * (and cached under the tables' count as read before the search). A
+ * global function: the verifier checks its binary search once, not once
+ * per caller and path. */
+__noinline int urow_find(__u32 bin, __u32 pc, struct pt_urow *out)
+{
+    if (!out)
+        return 0;
+    __u32 zero = 0, gen = *(volatile __u32 *)&unwind_gen;
+    struct row_cache *rc = bpf_map_lookup_elem(&row_cache, &zero);
+    struct row_cached *c = NULL;
+    if (rc) {
+        __u32 i = (bin * 0x9E3779B1u) ^ pc ^ (pc >> 11);
+        c = &rc->e[i & (PT_ROW_CACHE - 1)];
+        if (c->gen == gen && c->bin == bin && c->pc == pc) {
+            *out = c->row;
+            return 0;
+        }
+    }
+    urow_search(bin, pc, out);
+    if (c) {
+        c->bin = bin;
+        c->pc = pc;
+        c->row = *out;
+        c->gen = gen;
+    }
     return 0;
 }
 
@@ -194,8 +292,8 @@ static __always_inline void remember_check(struct uwalk *w, __u32 nr, __u64 addr
 static __always_inline bool fp_step(struct uwalk *w)
 {
     __u64 fr[2];
-    if (w->bp <= w->sp || w->bp - w->sp > UNWIND_FP_SPAN ||
-        bpf_probe_read_user(fr, sizeof(fr), (void *)w->bp))
+    if (w->bp <= w->sp || w->bp - w->sp > UNWIND_FP_SPAN || stack_word(w, w->bp, &fr[0]) ||
+        stack_word(w, w->bp + 8, &fr[1]))
         return false;
     w->sp = w->bp + 16;
     w->bp = fr[0];
@@ -252,13 +350,13 @@ static long unwind_step(__u32 i, void *ctx)
     else    /* PT_CFA_PLT */
         cfa = w->sp + 8 + ((w->ip & 15) >= 11 ? 8 : 0);
     __u64 ra;
-    if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+    if (stack_word(w, cfa - 8, &ra)) {
         st->flags |= PT_USTACK_TRUNCATED;
         return 1;
     }
     if (r.rbp_words) {
         __u64 bp;
-        if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + 8ll * r.rbp_words))) {
+        if (stack_word(w, cfa + 8ll * r.rbp_words, &bp)) {
             st->flags |= PT_USTACK_TRUNCATED;
             return 1;
         }
@@ -330,7 +428,13 @@ __noinline int unwind_user(__u64 ip, __u64 sp, __u64 bp, struct pt_stack_cache *
         .ip = ip, .sp = sp, .bp = bp,
         .hash = 0xcbf29ce484222325ull, .proc = p, .st = st, .cache = c,
         .tid = (__u32)bpf_get_current_pid_tgid(),
+        .win = bpf_map_lookup_elem(&stack_window, &zero),
     };
+    if (w.win) {
+        w.win->base = sp & ~((1ull << PT_WIN_SHIFT) - 1);
+        w.win->loaded = 0;
+        w.win_gen = ++w.win->gen;
+    }
     __u64 t0 = bpf_ktime_get_ns();
     bpf_loop(PT_MAX_FRAMES + 1, unwind_step, &w, 0);
     /* Walks are rare (the thread's cache serves repeats): timing each one

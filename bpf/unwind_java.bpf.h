@@ -3,7 +3,8 @@
  * step over an interpreted or compiled frame. Included by unwind.bpf.h,
  * between fp_step and unwind_step.
  *
- * Owns: java_anchor, java_code, blob_frame_words, java_step. No maps.
+ * Owns: java_anchor, java_code, blob_frame_words, the map blob_cache and
+ * blob_words, java_step.
  *
  * Shared: reads jvm_layouts and java_threads (jvm.bpf.h); uses struct uwalk
  * and fp_step (unwind.bpf.h). */
@@ -23,7 +24,7 @@ static __always_inline bool java_anchor(struct uwalk *w, const struct pt_jvm_lay
         bpf_probe_read_user(&fp, sizeof(fp), (void *)(*jt + l->anchor_fp)))
         return false;
     /* No recorded pc: the return address just below the frame is it. */
-    if (!pc && bpf_probe_read_user(&pc, sizeof(pc), (void *)(sp - 8)))
+    if (!pc && stack_word(w, sp - 8, &pc))
         return false;
     w->sp = sp;
     w->ip = pc;
@@ -92,6 +93,46 @@ __noinline int blob_frame_words(const struct pt_jvm_layout *l, __u64 pc)
     return 0;
 }
 
+/* The frame sizes of compiled code found last on this CPU, by (process,
+ * return address), each under the safepoint count it was read at: a
+ * compiled frame's size costs three or four reads of the JVM's memory
+ * (700 ns a frame on H2), and code is freed only once a safepoint has
+ * seen it on no stack. Kept only for JVMs whose safepoints are probed
+ * (stable_oops). */
+#define PT_BLOB_CACHE 256
+struct blob_cached {
+    __u64 pc;
+    __u32 tgid, gen;
+    __s32 words, pad;
+};
+struct blob_cache {
+    struct blob_cached e[PT_BLOB_CACHE];
+};
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct blob_cache);
+} blob_cache SEC(".maps");
+
+/* blob_frame_words through this CPU's blob cache. */
+static __always_inline __s32 blob_words(const struct pt_jvm_layout *l, __u64 pc)
+{
+    __u32 zero = 0, gen = *(volatile __u32 *)&safepoint_gen, tgid = bpf_get_current_pid_tgid() >> 32;
+    struct blob_cache *bc = l->stable_oops ? bpf_map_lookup_elem(&blob_cache, &zero) : NULL;
+    if (!bc)
+        return blob_frame_words(l, pc);
+    struct blob_cached *c = &bc->e[((__u32)pc ^ (__u32)(pc >> 12) ^ tgid) & (PT_BLOB_CACHE - 1)];
+    if (c->gen == gen && c->pc == pc && c->tgid == tgid)
+        return c->words;
+    __s32 words = blob_frame_words(l, pc);
+    c->pc = pc;
+    c->tgid = tgid;
+    c->words = words;
+    c->gen = gen;
+    return words;
+}
+
 /* One Java frame at w->ip. Interpreted frames keep rbp and their Method*;
  * compiled ones keep rbp only with -XX:+PreserveFramePointer, and are
  * otherwise stepped over by their code blob's frame size; the call stub
@@ -104,42 +145,38 @@ static __always_inline long java_step(struct uwalk *w, const struct pt_jvm_layou
     if (w->java_frames++ == 0)
         java_anchor(w, l);
     if (w->ip >= l->interp_lo && w->ip < l->interp_hi && l->method_slot < 0 && l->method_slot > -16) {
-        /* Method*, ..., sender sp, saved rbp, return address: fp + 8 * [slot .. 1]. */
-        __u64 fr[16];
+        /* Method*, ..., sender sp, saved rbp, return address: fp + 8 * [slot .. 1];
+         * four of those words are read (through the stack's window). */
         __s32 slot = l->method_slot;
-        __u64 base = w->bp + 8ll * slot;
-        __u32 words = 2 - slot;
-        if (w->bp <= w->sp || w->bp - w->sp > UNWIND_FP_SPAN || words > 16 ||
-            bpf_probe_read_user(fr, words * 8, (void *)base)) {
+        __u64 base = w->bp + 8ll * slot, method, sender_sp, sender_bp, ra;
+        if (w->bp <= w->sp || w->bp - w->sp > UNWIND_FP_SPAN || stack_word(w, base, &method) ||
+            stack_word(w, w->bp - 8, &sender_sp) || stack_word(w, w->bp, &sender_bp) ||
+            stack_word(w, w->bp + 8, &ra)) {
             st->flags |= PT_USTACK_TRUNCATED;
             return 1;
         }
-        __u64 method = fr[0];
         if (nr < PT_MAX_FRAMES)
             st->ip[nr] = method | PT_FRAME_METHOD;
         w->hash = (w->hash ^ method) * 0x9E3779B97F4A7C15ull;
-        __u32 j = words - 3;
-        if (j > 13)
-            return 1;
-        w->sp = fr[j];          /* fp - 8: the sender's sp */
-        w->bp = fr[j + 1];
-        w->ip = fr[j + 2];
+        w->sp = sender_sp;
+        w->bp = sender_bp;
+        w->ip = ra;
         /* Its caller's return address is the interpreter's whatever the
          * call site: its Method* tells which method this frame runs. */
         remember_check(w, nr, base, method, true);
-        remember_check(w, nr, base + 8ull * (j + 2), w->ip, true);
+        remember_check(w, nr, base + 8ull * (1 - slot), w->ip, true);
         return 0;
     }
     if ((l->preserve_fp || w->ip == l->call_stub_ra) && fp_step(w)) {
         remember_check(w, nr, w->sp - 8, w->ip, true);
         return 0;
     }
-    __s32 words = blob_frame_words(l, w->ip);
+    __s32 words = blob_words(l, w->ip);
     if (words > 1 && words < 65536) {
         /* The sender's sp is past the frame; the return address and the
          * caller's rbp are its last two words. */
         __u64 sender = w->sp + 8ull * words, fr[2];
-        if (!bpf_probe_read_user(fr, sizeof(fr), (void *)(sender - 16))) {
+        if (!stack_word(w, sender - 16, &fr[0]) && !stack_word(w, sender - 8, &fr[1])) {
             w->sp = sender;
             w->bp = fr[0];
             w->ip = fr[1];

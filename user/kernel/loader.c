@@ -455,3 +455,8 @@ volatile uint32_t *tracer_procs_gen(struct tracer *t)
 {
     return &t->skel->data->procs_gen;
 }
+
+volatile uint32_t *tracer_unwind_gen(struct tracer *t)
+{
+    return t->skel ? &t->skel->data->unwind_gen : NULL;
+}

@@ -11,7 +11,15 @@
 
 struct unwind_maps unwind_maps_of(struct tracer *t)
 {
-    return (struct unwind_maps){.bins_fd = t->unwind_bins_fd, .procs_fd = t->unwind_procs_fd};
+    return (struct unwind_maps){
+        .bins_fd = t->unwind_bins_fd, .procs_fd = t->unwind_procs_fd, .tables_gen = tracer_unwind_gen(t)};
+}
+
+/* After the tables changed: rows the programs cached before are stale. */
+static void tables_changed(struct unwind_maps *um)
+{
+    if (um->tables_gen)
+        __atomic_add_fetch(um->tables_gen, 1, __ATOMIC_RELEASE);
 }
 
 /* Takes BIN out of the pending tables, if it is there. */
@@ -40,6 +48,7 @@ void unwind_maps_flush(struct unwind_maps *um)
     for (int i = 0; i < um->npending; i++)
         close(um->pending_fd[i]);    /* the outer map holds them now */
     um->npending = 0;
+    tables_changed(um);
 }
 
 int unwind_maps_set_table(struct unwind_maps *um, uint32_t bin, const uint64_t *rows, size_t n, size_t *bytes)
@@ -71,6 +80,7 @@ void unwind_maps_drop_table(struct unwind_maps *um, uint32_t bin)
 {
     unpend(um, bin);
     bpf_map_delete_elem(um->bins_fd, &bin);
+    tables_changed(um);
 }
 
 int unwind_maps_set_proc(struct unwind_maps *um, int tgid, const struct pt_uproc *up)

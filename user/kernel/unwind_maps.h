@@ -19,6 +19,9 @@ struct tracer;
 
 struct unwind_maps {
     int bins_fd, procs_fd;
+    /* Bumped at each change of the tables (the programs' row cache holds
+     * only under one count); NULL: no programs to tell. */
+    volatile uint32_t *tables_gen;
     int npending;
     uint32_t pending_bin[UNWIND_MAPS_PENDING];
     int pending_fd[UNWIND_MAPS_PENDING];
