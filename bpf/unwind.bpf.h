@@ -124,12 +124,15 @@ struct uwalk {
     __u32 win_gen;
 };
 
-/* The word at ADDR of the walked thread's stack into *OUT: 0, or the
- * read's error. Through the window when it covers ADDR. */
-static __always_inline long stack_word(struct uwalk *w, __u64 addr, __u64 *out)
+/* The word at ADDR of a walked thread's stack into *OUT: 0, or the read's
+ * error. Through WIN, the walk's window (of count GEN), when it covers
+ * ADDR. A global function: checked once, not at each of the walk's reads
+ * (inlined, they tripled the verifier's work at every start). */
+__noinline int window_word(struct stack_window *win, __u32 gen, __u64 addr, __u64 *out)
 {
-    struct stack_window *win = w->win;
-    if (win && win->gen == w->win_gen && !(addr & 7) && addr >= win->base && addr - win->base < PT_WIN_BYTES) {
+    if (!out)
+        return -1;
+    if (win && win->gen == gen && !(addr & 7) && addr >= win->base && addr - win->base < PT_WIN_BYTES) {
         __u64 off = addr - win->base;
         __u32 k = (__u32)(off >> PT_WIN_SHIFT) & (PT_WIN_CHUNKS - 1);
         if (win->loaded & (1u << k)) {
@@ -145,6 +148,11 @@ static __always_inline long stack_word(struct uwalk *w, __u64 addr, __u64 *out)
         /* A chunk past the stack's last mapped page: the word alone. */
     }
     return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+}
+
+static __always_inline long stack_word(struct uwalk *w, __u64 addr, __u64 *out)
+{
+    return window_word(w->win, w->win_gen, addr, out);
 }
 
 #define UNWIND_MAP_STEPS 7     /* log2(PT_UNWIND_MAPS) + 1 */
