@@ -254,6 +254,9 @@ struct pt_budget {
     __u64 last;
     __u64 spent;
     __s64 lent;     /* of the full bucket it started with, what the refill has not paid back */
+    __u32 floor_m;  /* the lowest odds are 1 / floor_m (0: PT_GAP_FLOOR_M) */
+    __u32 pad;
+    __u64 floor_at; /* when floor_m last changed */
 };
 
 /* Waits left until the next stack taken, the gap as drawn (its waits
@@ -334,11 +337,14 @@ _Static_assert(__builtin_offsetof(struct pt_wait, last_slot) == 56 &&
  * per-transaction object, waited on once or twice, never is. */
 #define PT_WAKER_NAMING_PARKS 16
 #define PT_ODDS_ONE (1u << 24)
-/* Stacks over the budget: one wait in m takes its stack, m at most
- * PT_GAP_MAX_M; the gaps are geometric (stacks.bpf.h, user/sources/gap_tables.c).
- * At 1/64, a load of 37 000 waits a second a CPU (HSQLDB's) outran a 0.5%
- * budget with its floor's stacks alone, sat at the budget's debt line, and
- * spent 10% over it; at 1/4096 sampling alone meets any budget. */
+/* Stacks over the budget: one wait in m takes its stack, m at most the
+ * CPU's floor, PT_GAP_FLOOR_M, raised (doubled, up to PT_GAP_MAX_M) while
+ * the budget is in debt; the gaps are geometric (stacks.bpf.h,
+ * user/sources/gap_tables.c). At 1/64 alone, a load of 37 000 waits a
+ * second a CPU (HSQLDB's) outran a 0.5% budget, sat a second in debt and
+ * spent 10% over it; a fixed 1/4096 gave weights so uneven that a Java
+ * two-path lock's shares at 0.1% swung 20 points. */
+#define PT_GAP_FLOOR_M 64
 #define PT_GAP_MAX_M 4096
 /* Waits this long or longer are kept by a coin thrown as they end, their
  * stack taken then if their start left it out (slots.bpf.h, end_stacks.bpf.h). */

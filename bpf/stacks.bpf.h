@@ -144,7 +144,6 @@ struct {
     __type(value, struct pt_budget);
 } stack_budget SEC(".maps");
 
-#define PT_ODDS_FLOOR (PT_ODDS_ONE / PT_GAP_MAX_M)
 
 /* The most significant bit of V (V > 0). */
 static __always_inline __u32 msb32(__u32 v)
@@ -230,6 +229,21 @@ static __always_inline struct pt_budget *budget_at(__u64 now)
     __s64 left = b->left + add - repay;
     b->left = left < cap ? left : cap;
     b->last = now;
+    /* The floor follows the debt: raised while the stacks at the floor's
+     * odds outrun the refill (the bucket half a second's worth in debt: a
+     * start-up's burst takes it below zero, and weights raised then moved
+     * a Java two-path lock's shares 15 points), at most every 50 ms,
+     * and lowered back once half of it is saved again, at most every
+     * second. A load that never outruns 1/64 keeps it, and its weights. */
+    __u32 fm = b->floor_m ? b->floor_m : PT_GAP_FLOOR_M;
+    __u64 since = now - b->floor_at;
+    if (b->left <= -(cap >> 1) && fm < PT_GAP_MAX_M && since >= 50000000ull) {
+        b->floor_m = fm * 2;
+        b->floor_at = now;
+    } else if (b->left >= cap >> 1 && fm > PT_GAP_FLOOR_M && since >= 1000000000ull) {
+        b->floor_m = fm / 2;
+        b->floor_at = now;
+    }
     return b;
 }
 
@@ -254,7 +268,13 @@ static __always_inline bool naming_spent(const struct pt_budget *b)
 
 /* The odds a stack is taken with at budget B: certain while more than half
  * of what it saves is left, falling with what is left below that down to
- * 1/PT_GAP_MAX_M, 0 once it is spent. */
+ * the CPU's floor (budget_at), 0 once it is spent. */
+static __always_inline __u32 budget_floor(const struct pt_budget *b)
+{
+    __u32 fm = b->floor_m > PT_GAP_FLOOR_M ? b->floor_m : PT_GAP_FLOOR_M;
+    return PT_ODDS_ONE / (fm < PT_GAP_MAX_M ? fm : PT_GAP_MAX_M);
+}
+
 static __always_inline __u32 budget_odds(const struct pt_budget *b)
 {
     __s64 half = PT_BUDGET_SAVED(stack_budget_ns) >> 1, left = b->left;
@@ -262,8 +282,9 @@ static __always_inline __u32 budget_odds(const struct pt_budget *b)
         return 0;
     if (left >= half)
         return PT_ODDS_ONE;
+    __u32 floor = budget_floor(b);
     __u32 p = left > 0 ? ((__u64)left << 24) / (__u64)half : 0;
-    return p > PT_ODDS_FLOOR ? p : PT_ODDS_FLOOR;
+    return p > floor ? p : floor;
 }
 
 /* Whether this wait skips a stack: inside gap G (a blocker's first stack,
@@ -310,7 +331,7 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
     __u32 next = budget_odds(b);
     if (!next) {
         odds = 0;
-        next = PT_ODDS_FLOOR;
+        next = budget_floor(b);
     }
     /* One wait in m exactly: the weight is the odds the gap really has. */
     __u32 m = next >= PT_ODDS_ONE ? 1 : PT_ODDS_ONE / next;

@@ -719,8 +719,8 @@ def the_stack_budget_holds_on_every_cpu():
     the busiest CPU's stack work, as the budget charged it, is at most the
     budget over the run, and the budget was binding. (It once was allowed a
     second's worth more each way: the bucket started full, and loads whose
-    stacks at the lowest odds, 1/64, outran the budget sat a second in
-    debt: HSQLDB spent 0.55% of a CPU in 10 s.)"""
+    stacks at the lowest odds, then always 1/64, outran the budget sat a
+    second in debt: HSQLDB spent 0.55% of a CPU in 10 s.)"""
     budget = 0.5
     loop = f"for i in 1 2 3 4; do {MANY_STACKS} -p 32768 -t 2 >/dev/null || exit 1; done"
     t0 = time.monotonic()
