@@ -10,6 +10,7 @@
  *   jvm.bpf.h          HotSpot: Java threads, park/monitor/wait blocker keys
  *   stacks.bpf.h       stack ids, the per-thread stack cache, waker notes
  *     unwind.bpf.h       the in-kernel CFI stack walker (native frames)
+ *     budget.bpf.h       the stack budget, its odds and gaps
  *     unwind_java.bpf.h  its Java frames
  *   lifetimes.bpf.h    exec, fork and exit: thread time alive for CSP, and
  *                      idle sleeps (its working time)
