@@ -602,9 +602,14 @@ def wakers_named_and_bounded_on_a_tight_budget():
     wl, reports, p = run_workload_traced(("--stack-budget", "0.03", "--self-stats"), ("-t", "8", "-m", "4", "-s", "3"))
     final = final_of(reports)
     st = self_stats(p.stderr)
-    # The premise: most waits went without their stack.
-    check(int(st.get("stack_budget_skips", 0)) > final["totals"]["waits"] // 2,
-          f"the budget hardly bound: {st.get('stack_budget_skips')} stacks left out of {final['totals']['waits']} waits")
+    # The premise: the budget bound, its stack work all but spent. (Stacks
+    # left out are counted as their gap ends, and under a budget this
+    # tight a thread's last gap outlasts the run: 2 300-4 700 of 10 000
+    # waits counted, so that count no longer shows it.)
+    spent = float(st.get("stack_budget_spent_pct", 0))
+    print(f"INFO stacks spent {spent}% of the busiest CPU at --stack-budget 0.03; "
+          f"{st.get('stack_budget_skips')} left out of {final['totals']['waits']} waits", flush=True)
+    check(spent >= 0.8 * 0.03, f"the budget hardly bound: stacks spent {spent}% of the busiest CPU, budget 0.03%")
     want = {m["name"]: "worker" for m in wl["mutexes"]}
     want["queue_nonempty"] = "producer"
     rows = [b for b in final["blockers"] if b["pid"] == wl["pid"] and b["name"] in want and b["wakeups"] >= 64]

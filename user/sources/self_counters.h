@@ -49,9 +49,9 @@ struct self_counter {
     X(END_STACKS_LOST, "end_stacks_lost", "stacks", SELF_RUN, SELF_UINT,                                      \
       "long waits whose stack could not be taken as they ended", "bpf/stacks.bpf.h")                          \
     X(NAMING_REFUSED, "naming_stacks_refused", "stacks", SELF_RUN, SELF_UINT,                                 \
-      "naming stacks refused, the budget two seconds in debt", "bpf/stacks.bpf.h")                           \
+      "naming stacks refused, the budget two seconds in debt", "bpf/budget.bpf.h")                           \
     X(STACK_SPENT_PCT, "stack_budget_spent_pct", "%", SELF_RUN, SELF_FIXED3,                                  \
-      "stack work charged to --stack-budget on the busiest CPU, over the run's wall time", "bpf/stacks.bpf.h") \
+      "stack work charged to --stack-budget on the busiest CPU, over the run's wall time", "bpf/budget.bpf.h") \
     X(UNWIND_BINARIES, "unwind_binaries", "binaries", SELF_RUN, SELF_UINT, "binaries with an unwind table",    \
       "user/unwind/unwind_tables.c")                                                                               \
     X(UNWIND_NO_CFI, "unwind_no_cfi", "binaries", SELF_RUN, SELF_UINT, "binaries without usable CFI",          \
@@ -129,7 +129,7 @@ struct self_counter {
     X(LOST_ENDS_RECOVERED, "lost_ends_recovered", "waits", SELF_DROPS, SELF_UINT,                             \
       "waits whose end the scheduler's tracepoint missed, ended from their thread's CPU time", "bpf/sched.bpf.h") \
     X(STACK_BUDGET_SKIPS, "stack_budget_skips", "stacks", SELF_DROPS, SELF_UINT,                              \
-      "stacks left out over --stack-budget", "bpf/stacks.bpf.h")                                              \
+      "stacks left out over --stack-budget, counted as each gap ends (not a thread's gap still open)", "bpf/budget.bpf.h")                                              \
     X(STACKS_LOST, "stacks_lost", "stacks", SELF_DROPS, SELF_UINT,                                            \
       "kernel-unwound stacks let go before they were copied", "user/stacks/stacks.c")                              \
     X(DROP_STACKS_TABLE, "drop_stacks_table", "stacks", SELF_DROPS, SELF_UINT,                                \
