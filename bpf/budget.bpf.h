@@ -2,7 +2,7 @@
  * odds a stack is taken with, and the geometric gaps between the waits that
  * take one. Included by stacks.bpf.h, after unwind.bpf.h.
  *
- * Owns: the map stack_budget; msb32, geometric_gap, budget_at,
+ * Owns: the map stack_budget; msb32, geometric_gap, floor_m_of, budget_at,
  * budget_spent, naming_spent, budget_floor, budget_odds, stack_skipped,
  * budget_sample, budget_charge, budget_close.
  *
@@ -16,7 +16,8 @@
  * this CPU may still spend, refilled as time passes and saved up to a
  * second's worth. While more than half of that is left every wait's stack
  * is taken; below that, one wait in 1/odds, with odds that fall with what
- * is left, down to 1/64; none once the budget is a second's worth in debt.
+ * is left, down to the CPU's floor (1/64, lower while it is in debt: see
+ * budget_at); none once the budget is a second's worth in debt.
  * No workload can drive the stacks' cost above the budget for longer than
  * a second.
  *
@@ -94,6 +95,12 @@ static __always_inline __u32 geometric_gap(__u32 m)
  * 1.5 us, 33 (bpf_stats, against no stacks at all). */
 #define PT_STACK_AFTER_NS 1500
 
+/* The floor of B's odds is 1 / this (floor_m, 0 until first raised). */
+static __always_inline __u32 floor_m_of(const struct pt_budget *b)
+{
+    return b->floor_m > PT_GAP_FLOOR_M ? b->floor_m : PT_GAP_FLOOR_M;
+}
+
 /* This CPU's budget refilled to NOW (NULL: no budget, --stacks all). */
 static __always_inline struct pt_budget *budget_at(__u64 now)
 {
@@ -125,7 +132,7 @@ static __always_inline struct pt_budget *budget_at(__u64 now)
      * a Java two-path lock's shares 15 points), at most every 50 ms,
      * and lowered back once half of it is saved again, at most every
      * second. A load that never outruns 1/64 keeps it, and its weights. */
-    __u32 fm = b->floor_m ? b->floor_m : PT_GAP_FLOOR_M;
+    __u32 fm = floor_m_of(b);
     __u64 since = now - b->floor_at;
     if (b->left <= -(cap >> 1) && fm < PT_GAP_MAX_M && since >= 50000000ull) {
         b->floor_m = fm * 2;
@@ -156,15 +163,16 @@ static __always_inline bool naming_spent(const struct pt_budget *b)
     return b && b->left <= -2 * PT_BUDGET_SAVED(stack_budget_ns);
 }
 
-/* The odds a stack is taken with at budget B: certain while more than half
- * of what it saves is left, falling with what is left below that down to
- * the CPU's floor (budget_at), 0 once it is spent. */
+/* The lowest odds B gives, its floor as odds. */
 static __always_inline __u32 budget_floor(const struct pt_budget *b)
 {
-    __u32 fm = b->floor_m > PT_GAP_FLOOR_M ? b->floor_m : PT_GAP_FLOOR_M;
+    __u32 fm = floor_m_of(b);
     return PT_ODDS_ONE / (fm < PT_GAP_MAX_M ? fm : PT_GAP_MAX_M);
 }
 
+/* The odds a stack is taken with at budget B: certain while more than half
+ * of what it saves is left, falling with what is left below that down to
+ * the CPU's floor (budget_at), 0 once it is spent. */
 static __always_inline __u32 budget_odds(const struct pt_budget *b)
 {
     __s64 half = PT_BUDGET_SAVED(stack_budget_ns) >> 1, left = b->left;

@@ -115,15 +115,18 @@ static __always_inline __u64 note_klass(struct pt_slot *s, const struct pt_block
         return 0;
     /* The thread's own JVM, whose layout its park cache holds while current. */
     const struct pt_park_cache *pc = &w->park;
-    __u64 klass;
-    if (pc->jt && pc->gen == layouts_gen) {
-        klass = pc->compressed_klass ? pc->klass_base + (key->ino << pc->klass_shift) : key->ino;
-    } else {
+    bool compressed = pc->compressed_klass;
+    __u64 base = pc->klass_base;
+    __u32 shift = pc->klass_shift;
+    if (!pc->jt || pc->gen != layouts_gen) {
         struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &key->owner);
         if (!l)
             return 0;
-        klass = l->compressed_klass ? l->klass_base + (key->ino << l->klass_shift) : key->ino;
+        compressed = l->compressed_klass;
+        base = l->klass_base;
+        shift = l->klass_shift;
     }
+    __u64 klass = compressed ? base + (key->ino << shift) : key->ino;
     s->klass = klass;
     /* User space names a class from the JVM's memory, at its next tick:
      * a main thread's joins in the last 100 ms of a JVM's life (ParkMix's)

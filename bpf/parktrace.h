@@ -254,7 +254,7 @@ struct pt_budget {
     __u64 last;
     __u64 spent;
     __s64 lent;     /* of the full bucket it started with, what the refill has not paid back */
-    __u32 floor_m;  /* the lowest odds are 1 / floor_m (0: PT_GAP_FLOOR_M) */
+    __u32 floor_m;  /* the lowest odds are 1 / floor_m (0: PT_GAP_FLOOR_M; floor_m_of) */
     __u32 pad;
     __u64 floor_at; /* when floor_m last changed */
 };

@@ -64,9 +64,9 @@ int tracer_add_pid(struct tracer *t, int pid);
 void tracer_layouts_changed(struct tracer *t);
 
 /* The kernel's procs_gen, bumped when procs or uncounted gain an entry. */
+volatile uint32_t *tracer_procs_gen(struct tracer *t);
 /* The count of unwind-table changes (the programs' row cache). */
 volatile uint32_t *tracer_unwind_gen(struct tracer *t);
-volatile uint32_t *tracer_procs_gen(struct tracer *t);
 
 /* Number of slots the kernel has handed out (valid or not), all mapped
  * by the time it returns (fewer, said once, if the mapping failed). */
