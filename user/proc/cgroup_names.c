@@ -5,6 +5,7 @@
 
 #include "cgroup.h"
 #include "oom.h"
+#include "str_hash.h"
 
 /* Open addressing at most half full: a probe ends within a few slots. */
 #define SLOTS (2 * CGROUP_NAMES_MAX)
@@ -42,14 +43,6 @@ void cgroup_names_free(struct cgroup_names *cn)
     free(cn);
 }
 
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* PATH as kept: cut at CGROUP_PATH_MAX with a mark, so that a cut path
  * never passes for a real one. */
 static char *kept_path(const char *path)
@@ -66,7 +59,7 @@ static char *kept_path(const char *path)
 
 const struct cgroup_name *cgroup_names_intern(struct cgroup_names *cn, const char *path)
 {
-    uint64_t h = fnv1a(path);
+    uint64_t h = str_hash(path);
     size_t n = strlen(path);
     unsigned i = (unsigned)(h % SLOTS);
     for (; cn->slots[i]; i = (i + 1) % SLOTS) {

@@ -1,5 +1,6 @@
 #include "retired.h"
 #include "oom.h"
+#include "str_hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,16 +45,15 @@ static void add_extra(struct pt_window_extra *into, const struct pt_window_extra
 }
 
 /* FNV-1a, over S's bytes up to its end, into H. */
+/* H over S and a terminator, so that chained strings do not run together. */
 static uint64_t hash_str(uint64_t h, const char *s)
 {
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return (h ^ 0xff) * 0x100000001b3ull;
+    return (str_hash_from(h, s) ^ 0xff) * 0x100000001b3ull;
 }
 
 static uint64_t hash_stack(const struct pt_stack *st)
 {
-    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)st->n ^ (uint64_t)st->unwound << 32 ^ (uint64_t)st->truncated << 33;
+    uint64_t h = STR_HASH_SEED ^ (uint64_t)st->n ^ (uint64_t)st->unwound << 32 ^ (uint64_t)st->truncated << 33;
     for (int i = 0; i < st->n; i++)
         h = hash_str(hash_str(h, st->frames[i].name), st->frames[i].module);
     return h;
@@ -147,7 +147,7 @@ static void grow_chained(void **v, int **next, int *cap, size_t size)
 static unsigned site_bucket(int pid, const char *comm, const char *cgroup, const char *kind, const char *cls,
                             const char *site, bool idle)
 {
-    uint64_t h = hash_str(hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(unsigned)pid ^ (uint64_t)idle << 40 ^
+    uint64_t h = hash_str(hash_str(hash_str(STR_HASH_SEED ^ (uint64_t)(unsigned)pid ^ (uint64_t)idle << 40 ^
                                                 (uint64_t)(uintptr_t)cgroup,
                                             kind), cls), site);
     if (pid == PT_RETIRED_EXITED)
@@ -276,7 +276,7 @@ void retired_add_stack(struct retired *r, const char *root, const struct pt_stac
     const char *leaf = who->leaf;
     stack = intern(r, stack);
     const char *name = who->name ? who->name : "";
-    uint64_t h = hash_str(hash_str(hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)stack ^
+    uint64_t h = hash_str(hash_str(hash_str(hash_str(STR_HASH_SEED ^ (uint64_t)(uintptr_t)stack ^
                                                      (uint64_t)(unsigned)who->pid << 1 ^ (uint64_t)who->wait ^
                                                      (uint64_t)(uintptr_t)who->cgroup,
                                                      who->kind),

@@ -1,7 +1,8 @@
 #include "classify.h"
 
-#include <stdint.h>
 #include <string.h>
+
+#include "str_hash.h"
 
 static const struct rule {
     const char *prefix;
@@ -155,10 +156,7 @@ static struct role_memo {
 
 static struct role_memo *memo_of(const char *cls)
 {
-    uint32_t h = 2166136261u;
-    for (const char *p = cls; *p; p++)
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    return &memo[h % ROLE_MEMO];
+    return &memo[str_hash(cls) % ROLE_MEMO];
 }
 
 static bool classify_java_uncached(const char *cls, const char *supers);
