@@ -297,7 +297,8 @@ static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_str
     }
     if (w->flags & PT_WAIT_UPROBE)
         return;     /* a park's own futex, already timed by the park uprobe */
-    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    /* PREV is the current task: its ids by two loads, not a helper call. */
+    __u64 pid_tgid = (__u64)prev->tgid << 32 | (__u32)prev->pid;
     if (!now)
         now = bpf_ktime_get_ns();
     futex_wait_opens(ctx, prev, w, uaddr, private, timed, now, pid_tgid);

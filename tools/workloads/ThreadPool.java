@@ -13,8 +13,10 @@ import java.util.concurrent.atomic.LongAdder;
  *  another one in take() park on its takeLock (a ReentrantLock), and the
  *  producer parks on the Semaphore when the pool is full.
  *  Prints tasks completed per second (after a warm-up) on its last line, like
- *  the C workloads.
- *  usage: java ThreadPool [-s SECONDS] [-t WORKERS] [-q IN_FLIGHT] [-b BYTES] */
+ *  the C workloads. With -r MS it also prints `tasks NANOS COUNT` every MS
+ *  milliseconds (its clock, tasks done so far), so one JVM can be measured in
+ *  phases (tools/bench/pool_vs_jfr.py).
+ *  usage: java ThreadPool [-s SECONDS] [-t WORKERS] [-q IN_FLIGHT] [-b BYTES] [-r MS] */
 public class ThreadPool {
     static final byte[] DATA = new byte[1 << 20];
     static final LongAdder done = new LongAdder();
@@ -31,13 +33,14 @@ public class ThreadPool {
 
     public static void main(String[] args) throws Exception {
         double seconds = 2;
-        int workers = 4, inFlight = 16, bytes = 4096;
+        int workers = 4, inFlight = 16, bytes = 4096, reportMs = 0;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "-s": seconds = Double.parseDouble(args[i + 1]); break;
                 case "-t": workers = Integer.parseInt(args[i + 1]); break;
                 case "-q": inFlight = Integer.parseInt(args[i + 1]); break;
                 case "-b": bytes = Integer.parseInt(args[i + 1]); break;
+                case "-r": reportMs = Integer.parseInt(args[i + 1]); break;
                 default: throw new IllegalArgumentException(args[i]);
             }
         }
@@ -75,7 +78,15 @@ public class ThreadPool {
         // Warm up (JIT), then measure.
         Thread.sleep(500);
         long d0 = done.sum(), t0 = System.nanoTime();
-        Thread.sleep((long) (seconds * 1000));
+        if (reportMs > 0) {
+            for (long end = t0 + (long) (seconds * 1e9); System.nanoTime() < end; ) {
+                Thread.sleep(reportMs);
+                System.out.printf("tasks %d %d%n", System.nanoTime(), done.sum());
+                System.out.flush();
+            }
+        } else {
+            Thread.sleep((long) (seconds * 1000));
+        }
         long d1 = done.sum(), t1 = System.nanoTime();
         producer.interrupt();
         producer.join();
