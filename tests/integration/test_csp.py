@@ -49,6 +49,34 @@ def players_at_real_time(cmd, pidfile):
     return ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "sh", *cmd], players
 
 
+def stolen_s():
+    """Seconds the hypervisor has taken from this machine's CPUs (steal)."""
+    with open("/proc/stat") as f:
+        return int(f.readline().split()[8]) / os.sysconf("SC_CLK_TCK")
+
+
+def ping_pong_run(cmd, pidfile=os.path.join(TMP, "pingpong.pid")):
+    """One traced run of a ping-pong CMD with its two players at real-time
+    priority: (workload figures, reports, players raised). The premise, a
+    core for each player: real-time priority above any load the machine has
+    (make test-loaded keeps a core busy; nice -10 was not enough: the
+    players' own CSP 0.06), so that they take turns at the lock rather than
+    at a CPU. One player spins at a time, so a core stays for the rest. A
+    JVM's threads all at real-time priority made a monitor's handoffs bunch
+    (a steady CSP of 0.85 once), and the JVM at nice -10 under load did not
+    take turns (the players' own CSP 0.078): its two players alone are
+    raised, once they run."""
+    if cmd[0] == PINGPONG:
+        wl, reports = traced(["chrt", "-f", "1", *cmd], ("--interval", "1s"))
+        return wl, reports, 2
+    if os.path.exists(pidfile):
+        os.unlink(pidfile)
+    run, players = players_at_real_time(cmd, pidfile)
+    wl, reports = traced(run, ("--interval", "1s"))
+    players.join(timeout=30)
+    return wl, reports, getattr(players, "raised", 0)
+
+
 @test
 def ping_pong_csp_is_one_half():
     # Two threads take turns holding one lock: one always holds, one always
@@ -64,25 +92,26 @@ def ping_pong_csp_is_one_half():
               "java.util.concurrent.locks.ReentrantLock$FairSync"),
              ("synchronized", java("LockPingPong", "sync", "4"), "jvm-monitor", "LockPingPong$Token")]
     for what, cmd, kind, cls in cases:
-        # The premise, a core for each player, set up: real-time priority
-        # above any load the machine has (make test-loaded keeps a core
-        # busy; nice -10 was not enough: the players' own CSP 0.06), so
-        # that they take turns at the lock rather than at a CPU. One player
-        # spins at a time, so a core stays for the rest.
-        # A JVM's threads all at real-time priority made a monitor's
-        # handoffs bunch (a steady CSP of 0.85 once), and the JVM at nice
-        # -10 under load did not take turns (the players' own CSP 0.078):
-        # its two players alone are raised, once they run.
-        if cmd[0] == PINGPONG:
-            wl, reports = traced(["chrt", "-f", "1", *cmd], ("--interval", "1s"))
-        else:
-            pidfile = os.path.join(TMP, "pingpong.pid")
-            if os.path.exists(pidfile):
-                os.unlink(pidfile)
-            run, players = players_at_real_time(cmd, pidfile)
-            wl, reports = traced(run, ("--interval", "1s"))
-            players.join(timeout=30)
-            check(getattr(players, "raised", 0) == 2, f"{what}: the players were not raised to real-time priority")
+        # The premise is the machine's, not parktrace's: a run in which the
+        # players still did not take turns (a CI run under a hypervisor that
+        # stole CPU read the workload's own CSP 0.201) is run again, up to
+        # three times; parktrace's figures are checked on the last run only.
+        for _ in range(3):
+            steal0 = stolen_s()
+            wl, reports, raised = ping_pong_run(cmd)
+            # lock_pingpong's players live from their start to the deadline: 4 s each.
+            ref = wl["lock_ns"] / wl.get("alive_ns", 8e9)
+            if ref >= 0.45:
+                break
+            print(f"INFO {what}: the players did not take turns (the workload's own CSP {ref:.3f}, "
+                  f"{stolen_s() - steal0:.2f} s stolen by the host meanwhile): run again", flush=True)
+        # The reference value needs a core for each player: where they still
+        # ran in turn and seldom waited, the workload saw it too, and the
+        # run proves nothing.
+        check(ref >= 0.45, f"{what}: the players did not take turns at the lock (the workload's own CSP "
+              f"{ref:.3f}) in 3 runs: no core for each, even with a raised priority")
+        if cmd[0] != PINGPONG:
+            check(raised == 2, f"{what}: the players were not raised to real-time priority")
         # The kernel's working time is the players' lives alone: every
         # other thread slept (the C workload has no runtime threads).
         if cmd[0] == PINGPONG:
@@ -94,21 +123,14 @@ def ping_pong_csp_is_one_half():
             rows = [b for b in report["blockers"] if b["kind"] == kind and b["class"] == cls]
             check(len(rows) == 1, f"{what}: expected one {cls} row, got {len(rows)}")
             return rows[0]["csp"]
-        # The workload's own CSP: its players' time in lock() over their
-        # lifetimes (both always work: hold, or wait to). lock_pingpong's
-        # players live from their start to the deadline: 4 s each.
-        ref = wl["lock_ns"] / wl.get("alive_ns", 8e9)
+        # The workload's own CSP (ref): its players' time in lock() over
+        # their lifetimes (both always work: hold, or wait to).
         # The first and last windows are partial (start-up, exit): left out
         # before they are looked at; the last may hold no waits at all.
         steady = [csp_of(r) for r in [r for r in reports if r["type"] == "interval"][1:-1]]
         check(len(steady) >= 2 and None not in steady, f"{what}: steady intervals {steady}")
         # At most one of the two players waits at any time.
         check(max(steady) <= 0.55, f"{what}: steady CSP {steady} above one half")
-        # The reference value needs a core for each player: where they still
-        # ran in turn and seldom waited, the workload saw it too, and the
-        # run proves nothing.
-        check(ref >= 0.45, f"{what}: the players did not take turns at the lock (the workload's own CSP "
-              f"{ref:.3f}): no core for each, even with a raised priority")
         mid = sorted(steady)[len(steady) // 2]
         check(abs(mid - 0.5) <= 0.05, f"{what}: steady CSP {steady}, want 0.50 +- 0.05 (workload {ref:.3f})")
         # Whole run against the workload's own figure. parktrace can only
