@@ -47,6 +47,10 @@ struct pt_hot_counts {
     /* Waits charged to a stack taken with lower odds, and their own time;
      * waits left uncharged because their stack was left out. */
     __u64 stack_samples, stack_sampled_ns, stack_samples_lost;
+    /* The sum of the squares of those times (in 2^10 ns, each at most
+     * 2^22 of them): with stack_sampled_ns, how many equal samples the
+     * unequal ones are worth (stack_samples_effective). */
+    __u64 stack_sampled_sq;
     __u64 unwind_walks, unwind_walk_ns, unwind_frames;  /* kernel walks, --self-stats */
     /* Long waits given their stack as they ended (end_stacks.bpf.h), and
      * those that could not be (no stack, no budget, no task work). */

@@ -74,8 +74,11 @@ static __always_inline void weigh(__u64 odds, __u64 d, __u64 *count, __u64 *ns)
 static __always_inline void count_random_walk(struct pt_hot_counts *h, __u64 ns)
 {
     if (h) {
+        __u64 us = ns >> 10;
+        us = us < (1ull << 22) ? us : (1ull << 22);
         __sync_fetch_and_add(&h->stack_samples, 1);
         __sync_fetch_and_add(&h->stack_sampled_ns, ns);
+        __sync_fetch_and_add(&h->stack_sampled_sq, us * us);
     }
 }
 

@@ -393,8 +393,13 @@ def lock_time_is_exact(variant, wl, final):
 def share_noise_points(totals, want):
     """How far sampling alone moves a path's share, in points (one standard
     error): the part f of the stack time resting on n random walks, for
-    paths of shares s and 1 - s, 100 f sqrt(s (1 - s) / n)."""
-    n, W = totals.get("stack_samples", 0), sum(want.values())
+    paths of shares s and 1 - s, 100 f sqrt(s (1 - s) / n). n is what the
+    walks are worth as equal samples (stack_samples_effective): their
+    weights differ (the odds go from 1 to the floor with each CPU's budget,
+    and the walks stand for waits of different lengths), and counted as
+    equal they gave the Java two-path lock's check a premise of 0.9-1.3
+    points where its runs spread by 2.5 (CI: 5.1 points off)."""
+    n, W = totals.get("stack_samples_effective", totals.get("stack_samples", 0)), sum(want.values())
     f, s = totals.get("stack_time_sampled_pct", 100.0) / 100, max(want.values()) / W if W else 0.5
     return 100 * f * math.sqrt(s * (1 - s) / n) if n else math.inf
 
@@ -410,7 +415,7 @@ def sampled_shares(what, run, budget):
     under load. Until stack_time_sampled_pct counted end stacks and weighed
     them (2026-11-29) this went by a count of weighted samples, which rose
     and fell with the budget and ended one CI run at the wrong end."""
-    for _ in range(4):
+    for _ in range(6):
         totals, want, got = run(budget)
         noise = share_noise_points(totals, want)
         print(f"INFO {what} at {budget:g}%: {totals.get('stack_samples')} random walks hold "

@@ -53,6 +53,14 @@ double model_stack_sampled_pct(const struct pt_totals *t)
     return 100.0 * (sampled < held ? sampled : held) / (double)t->stack_time_ns;
 }
 
+double model_stack_samples_effective(const struct pt_totals *t)
+{
+    if (!t->stack_sampled_sq)
+        return (double)t->stack_samples;
+    double sum = (double)t->stack_sampled_ns / 1024.0;
+    return sum * sum / (double)t->stack_sampled_sq;
+}
+
 void model_clear(struct pt_model *m)
 {
     struct pt_model keep = {.phases = m->phases, .phases_cap = m->phases_cap, .stacks = m->stacks,

@@ -170,6 +170,7 @@ struct pt_totals {
      * blockers with stacks, and of those without (every walk left out). */
     double stack_budget;
     uint64_t stack_samples, stack_sampled_ns, stack_samples_lost;
+    uint64_t stack_sampled_sq;      /* their weighed times squared, in (2^10 ns)^2 */
     uint64_t stack_time_ns, stack_unsampled_ns;
 };
 
@@ -212,6 +213,10 @@ struct pt_model_process *model_add_process(struct pt_model *m);
 /* The part of the stack time (%) resting on stacks taken at random: their
  * weighed time is an estimate, so it is held to what the stacks hold. */
 double model_stack_sampled_pct(const struct pt_totals *t);
+/* How many samples of equal weight T's random walks are worth, (sum w)^2 /
+ * sum w^2 over their weighed times: what a share estimated from them is as
+ * precise as (its standard error goes with one over its square root). */
+double model_stack_samples_effective(const struct pt_totals *t);
 
 /* Empties M for the next window, keeping its arrays. */
 void model_clear(struct pt_model *m);

@@ -476,6 +476,7 @@ static void report_totals(struct collector *c, struct pt_model *r)
         tracer_hot_counts(c->t, &h);
         r->totals.stack_samples = h.stack_samples;
         r->totals.stack_sampled_ns = h.stack_sampled_ns;
+        r->totals.stack_sampled_sq = h.stack_sampled_sq;
         r->totals.stack_samples_lost = h.stack_samples_lost;
     }
 }
