@@ -94,9 +94,10 @@ def ping_pong_csp_is_one_half():
     for what, cmd, kind, cls in cases:
         # The premise is the machine's, not parktrace's: a run in which the
         # players still did not take turns (a CI run under a hypervisor that
-        # stole CPU read the workload's own CSP 0.201) is run again, up to
-        # three times; parktrace's figures are checked on the last run only.
-        for _ in range(3):
+        # stole CPU read the workload's own CSP 0.201, and another 0.273 in
+        # three runs in a row) is run again, up to five times; parktrace's
+        # figures are checked on the last run only.
+        for _ in range(5):
             steal0 = stolen_s()
             wl, reports, raised = ping_pong_run(cmd)
             # lock_pingpong's players live from their start to the deadline: 4 s each.
@@ -109,7 +110,7 @@ def ping_pong_csp_is_one_half():
         # ran in turn and seldom waited, the workload saw it too, and the
         # run proves nothing.
         check(ref >= 0.45, f"{what}: the players did not take turns at the lock (the workload's own CSP "
-              f"{ref:.3f}) in 3 runs: no core for each, even with a raised priority")
+              f"{ref:.3f}) in 5 runs: no core for each, even with a raised priority")
         if cmd[0] != PINGPONG:
             check(raised == 2, f"{what}: the players were not raised to real-time priority")
         # The kernel's working time is the players' lives alone: every

@@ -487,7 +487,7 @@ def syscalls_probe_mode_matches_workload():
 REPORT_KEYS = {"type", "time", "window_ns", "totals", "blockers", "phases", "processes"}
 TOTALS_KEYS = {"waits", "blockers", "thread_time_ns", "rest", "dropped_events", "dropped_stacks", "stacks", "truncated_stacks",
                "live_blockers", "recycled_blockers", "stacks_mode", "stack_budget_pct", "stack_samples",
-               "stack_samples_lost"}
+               "stack_samples_effective", "stack_samples_lost"}
 BLOCKER_KEYS = {"kind", "pid", "comm", "id", "name", "class", "role", "parks", "wakeups", "timeouts",
                 "parked_now", "peak_parked", "thread_time_ns", "real_time_ns", "avg_park_ns", "max_park_ns",
                 "avg_hold_ns", "real_util", "thread_util", "real_life_util", "thread_life_util", "threads",

@@ -41,7 +41,16 @@ class Pane:
             skip("tmux is not installed (Debian package tmux)")
         self.name = f"live{time.monotonic_ns()}"
         self.cols, self.rows = cols, rows
-        tmux("new-session", "-d", "-s", self.name, "-x", str(cols), "-y", str(rows), "sh", "-c", script)
+        args = ["new-session", "-d", "-s", self.name, "-x", str(cols), "-y", str(rows), "sh", "-c", script]
+        # The server exits with its last session: a new session that meets
+        # it on its way out is told "server exited unexpectedly" (a CI run),
+        # and the next starts a server of its own.
+        for _ in range(3):
+            p = subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, timeout=10)
+            if p.returncode == 0 or "server exited unexpectedly" not in p.stderr:
+                break
+            time.sleep(0.2)
+        check(p.returncode == 0, f"tmux {' '.join(args)}: {p.stderr.strip()}")
 
     def screen(self, history=False):
         """What the pane shows, one string per line; with HISTORY, the
