@@ -132,8 +132,11 @@ def ping_pong_csp_is_one_half():
         check(len(steady) >= 2 and None not in steady, f"{what}: steady intervals {steady}")
         # At most one of the two players waits at any time.
         check(max(steady) <= 0.55, f"{what}: steady CSP {steady} above one half")
-        mid = sorted(steady)[len(steady) // 2]
-        check(abs(mid - 0.5) <= 0.05, f"{what}: steady CSP {steady}, want 0.50 +- 0.05 (workload {ref:.3f})")
+        # One half where they took turns perfectly; the workload's own figure
+        # where the host made them miss some turns (a CI run under steal: the
+        # workload 0.455, parktrace's windows 0.42-0.47, checked against 0.5).
+        mid, want = sorted(steady)[len(steady) // 2], min(ref, 0.5)
+        check(abs(mid - want) <= 0.05, f"{what}: steady CSP {steady}, want {want:.3f} +- 0.05 (workload {ref:.3f})")
         # Whole run against the workload's own figure. parktrace can only
         # see less: a wait is the blocked part of lock(), not its spins nor a
         # preemption before the park, and the working time adds the JVM's
