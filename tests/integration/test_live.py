@@ -27,7 +27,14 @@ UNITS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9}
 
 
 def tmux(*args, check_rc=True):
-    p = subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, timeout=10)
+    # The server exits with its last session: a command that meets it on
+    # its way out is told "server exited unexpectedly" (a CI run's new
+    # session), and the next starts a server of its own.
+    for _ in range(3):
+        p = subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, timeout=10)
+        if p.returncode == 0 or "server exited unexpectedly" not in p.stderr:
+            break
+        time.sleep(0.2)
     if check_rc:
         check(p.returncode == 0, f"tmux {' '.join(args)}: {p.stderr.strip()}")
     return p.stdout
@@ -41,16 +48,7 @@ class Pane:
             skip("tmux is not installed (Debian package tmux)")
         self.name = f"live{time.monotonic_ns()}"
         self.cols, self.rows = cols, rows
-        args = ["new-session", "-d", "-s", self.name, "-x", str(cols), "-y", str(rows), "sh", "-c", script]
-        # The server exits with its last session: a new session that meets
-        # it on its way out is told "server exited unexpectedly" (a CI run),
-        # and the next starts a server of its own.
-        for _ in range(3):
-            p = subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, timeout=10)
-            if p.returncode == 0 or "server exited unexpectedly" not in p.stderr:
-                break
-            time.sleep(0.2)
-        check(p.returncode == 0, f"tmux {' '.join(args)}: {p.stderr.strip()}")
+        tmux("new-session", "-d", "-s", self.name, "-x", str(cols), "-y", str(rows), "sh", "-c", script)
 
     def screen(self, history=False):
         """What the pane shows, one string per line; with HISTORY, the
