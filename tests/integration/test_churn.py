@@ -107,8 +107,9 @@ def churned_mutexes_are_named_when_the_budget_is_spent():
           "naming stack: the budget was not spent (the premise)")
     named = sum(b["objects"] for b in mutexes)
     others = [(b["class"], b["parks"], b["first_stack"][:2]) for b in mine if b["class"] != "pthread_mutex"]
-    # The main thread's joins of its 4 threads are its only other waits.
-    check(named >= wl["blocked"] and sum(n for _, n, _ in others) <= 4,
+    # The main thread's joins of its 4 pairs' 8 threads are its only other
+    # waits (each can sleep: pairs held up by the host finish apart).
+    check(named >= wl["blocked"] and sum(n for _, n, _ in others) <= 8,
           f"{named} pthread_mutex objects for the workload's {wl['blocked']} blocked-on mutexes; other rows "
           f"(class, parks, stack): {others[:8]}")
 
@@ -164,9 +165,10 @@ def exited_processes_leave_the_table_and_the_stack_cache():
         rows = [b for b in mine if b["class"] == "pthread_mutex"]
         check(len(rows) == 1, f"child {w['pid']}: {len(rows)} pthread_mutex rows (want 1)")
         others = {b["class"]: (b["parks"], b["thread_time_ns"]) for b in mine if b is not rows[0]}
-        # Its main thread's joins of its 2 threads are its only other waits:
-        # more there are mutex waits that went unnamed.
-        check(sum(parks for parks, _ in others.values()) <= 2,
+        # Its main thread's joins of its 2 pairs' 4 threads are its only
+        # other waits (a pair held up by the host finishes later, so up to
+        # all 4 joins sleep): more there are mutex waits that went unnamed.
+        check(sum(parks for parks, _ in others.values()) <= 4,
               f"child {w['pid']}: pthread_mutex {rows[0]['parks']} parks, {rows[0]['thread_time_ns']} ns of the "
               f"workload's {w['blocked']} calls, {w['blocked_ns']} ns; its other rows (parks, ns) {others}")
         short = w["blocked"] - rows[0]["parks"]
