@@ -12,6 +12,7 @@
  *     unwind.bpf.h       the in-kernel CFI stack walker (native frames)
  *     budget.bpf.h       the stack budget, its odds and gaps
  *     unwind_java.bpf.h  its Java frames
+ *   chains.bpf.h       wait chains: holders, and what they wait on
  *   lifetimes.bpf.h    exec, fork and exit: thread time alive for CSP, and
  *                      idle sleeps (its working time)
  *   sched.bpf.h        probe mode "sched" (default): the scheduler tracepoints
@@ -59,6 +60,8 @@ const volatile bool time_parts = false;
 /* --self-stats: the hot programs' run times (run_hist), two clock reads in
  * one run of PT_RUN_EVERY; not a single instruction without it. */
 const volatile bool time_runs = false;
+/* --chains N, N > 0: wait chains are read (chains.bpf.h). */
+const volatile bool trace_chains = false;
 
 #include "slots.bpf.h"
 #include "wait_end.bpf.h"
@@ -66,6 +69,7 @@ const volatile bool time_runs = false;
 #include "jvm.bpf.h"
 #include "stacks.bpf.h"
 #include "end_stacks.bpf.h"
+#include "chains.bpf.h"
 #include "lifetimes.bpf.h"
 #include "sched.bpf.h"
 #include "syscalls.bpf.h"

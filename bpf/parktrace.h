@@ -271,6 +271,44 @@ struct pt_gap {
     __u32 odds;
 };
 
+/* Wait chains (docs/contract/metrics.md, "Wait chains"; chains.bpf.h): a
+ * waiting thread, the holder of what it waits on, what that holder waits
+ * on and its holder, and so on, PT_CHAIN_DEPTH holders deep, and how the
+ * last one stood. tid[0] waits on slot[0], held by tid[1], which waits on
+ * slot[1] (when depth > 1) ... tid[depth] is the last link, its state
+ * `end`. */
+#define PT_CHAIN_DEPTH 4
+#define PT_CHAIN_WAITERS 4   /* chains a holder's switches re-read, at most */
+enum pt_chain_end {
+    PT_CHAIN_RUNNING = 0,   /* on a CPU */
+    PT_CHAIN_RUNNABLE,      /* on a run queue */
+    PT_CHAIN_SLEEPING,      /* asleep on nothing parktrace names */
+    PT_CHAIN_IO,            /* uninterruptible (task state D) */
+    PT_CHAIN_CYCLE,         /* the last link's holder is an earlier link */
+    PT_CHAIN_UNKNOWN,       /* no holder known, gone, or deeper than followed */
+    PT_CHAIN_END_COUNT
+};
+struct pt_chain_key {
+    __u32 tid[PT_CHAIN_DEPTH + 1];    /* host thread ids */
+    __u32 tgid[PT_CHAIN_DEPTH + 1];
+    __u32 slot[PT_CHAIN_DEPTH + 1];   /* + 1 (0: none): what tid[i] waits on, i < depth (and the last, waiting deeper) */
+    __u32 depth;                      /* holders followed: 0 (none known) .. PT_CHAIN_DEPTH */
+    __u32 end;                        /* enum pt_chain_end */
+    __u32 cycle_to;                   /* PT_CHAIN_CYCLE: the link tid[depth]'s holder is */
+    __u32 pad;
+};
+struct pt_chain_val {
+    __u64 ns;       /* waiting time charged to the chain (weighed, as stacks are) */
+    __u64 waits;    /* waits that gave it any time (weighed) */
+};
+/* A thread of a chain's name (chain_comms). */
+struct pt_chain_comm {
+    char comm[16];
+};
+/* A futex wait's holder, as read at its start: a host tid, with this bit
+ * when the futex is private (its holder must then be of the same process). */
+#define PT_HOLDER_PRIVATE 0x80000000u
+
 /* A thread's wait in progress, in task-local storage: what the end of the
  * wait needs to finish the accounting. */
 struct pt_wait {
@@ -309,6 +347,10 @@ struct pt_wait {
     struct pt_gap wait_gap;
     __u32 watch_gen;                 /* procs_gen when `watched` was read */
     __u32 watched;                   /* its process is in procs: its idle sleeps count */
+    /* Nonzero while chains go through this thread (chain_waiters): its
+     * switches re-read them (chains.bpf.h). On this line, which every
+     * switch of the thread reads anyway. */
+    __u32 chain_waiter;
     /* A Java park's layout, then the stacks' and the waker's bookkeeping. */
     struct pt_park_cache park;
     __u32 wait_mru, wake_mru;        /* the most recent of wait_st, wake_st */
@@ -326,6 +368,16 @@ struct pt_wait {
     struct pt_stack_cache wait_st[2];
     struct pt_stack_cache wake_st[2];
     __u64 klass_posted;    /* the last class this thread asked user space to name (note_klass) */
+    /* Its wait's chain (chains.bpf.h): the holder of its futex, read as it
+     * began (PT_HOLDER_PRIVATE or'd in; 0: none); with PT_WAIT_CHAIN, the
+     * chain as last read, since when it stands, and the chains this wait
+     * is counted in already; chain_busy: being re-read or charged. */
+    __u32 holder;
+    __u32 chain_busy;
+    __u64 chain_since;
+    __u32 chain_counted[4];   /* digests (chain_digest) of the chains it has been counted in */
+    struct pt_chain_key chain;
+    __u32 chain_waiters[PT_CHAIN_WAITERS];   /* threads whose chains go through this one (0: none) */
 };
 _Static_assert(__builtin_offsetof(struct pt_wait, last_slot) == 56 &&
                __builtin_offsetof(struct pt_wait, park) == 120, "pt_wait's lines moved");
@@ -337,6 +389,7 @@ _Static_assert(__builtin_offsetof(struct pt_wait, last_slot) == 56 &&
 #define PT_WAIT_WAKER_LOST 0x20u  /* its waker's stack was left out (over budget) */
 #define PT_WAIT_END_SEEN 0x40u    /* sched probes: its end was decided by its waking */
 #define PT_WAIT_WAKER_NAMING 0x80u /* its waker names its blocker's (note_waker): kept whole */
+#define PT_WAIT_CHAIN 0x100u      /* its chain is kept (chains.bpf.h) */
 /* Waits a blocker has had before its waker is named outside the gap: a
  * per-transaction object, waited on once or twice, never is. */
 #define PT_WAKER_NAMING_PARKS 16
@@ -530,6 +583,7 @@ enum pt_drop {
     PT_DROP_SAMPLES,        /* stack sample table full */
     PT_DROP_EXECS,          /* exec queue full: a new JVM may be found late */
     PT_DROP_LIVES,          /* unwatched_life full: a thread's life before its process was watched */
+    PT_DROP_CHAINS,         /* chain table full, or a chain's part met its holder's re-read: not charged */
     PT_DROP_COUNT
 };
 

@@ -192,8 +192,12 @@ static __always_inline void switch_in(struct task_struct *next)
         struct pt_slot *s = bpf_map_lookup_elem(&slots, &done.slot);
         if (s)
             wait_finish(s, &done, w, now, done.end, next->pid, next->tgid, next);
+        if (done.flags & PT_WAIT_CHAIN)
+            chain_end(w, now);
         part_done(PT_PART_IN_END, t0);
     }
+    if (trace_chains && w && w->chain_waiter)
+        chain_holder_moved(w, next->pid, PT_CHAIN_RUNNING, now);
 }
 
 /* PREV, switched out asleep in a futex call on UADDR (PRIVATE, TIMED), its
@@ -234,6 +238,8 @@ static __always_inline void futex_wait_opens(__u64 *ctx, struct task_struct *pre
         seen = PT_WAIT_END_SEEN;
     }
     wait_start(s, idx, w, now, end, seen);
+    if (trace_chains && (key.kind & 0xff) == PT_KIND_FUTEX)
+        w->holder = futex_holder(prev, uaddr, private);
     part_done(PT_PART_START, t0);
     t0 = part_clock();
     bool naming, for_waker;
@@ -244,14 +250,37 @@ static __always_inline void futex_wait_opens(__u64 *ctx, struct task_struct *pre
     part_done(PT_PART_STACK, t0);
 }
 
-/* PREV stops running: a futex wait, or an idle sleep, begins. */
+/* How PREV, switched out, stands (unless it waits on what parktrace times). */
+static __always_inline __u32 switched_out_stand(bool preempt, unsigned int prev_state)
+{
+    if (preempt || !prev_state)
+        return PT_CHAIN_RUNNABLE;
+    if ((prev_state & PT_TASK_UNINTERRUPTIBLE) && !(prev_state & PT_TASK_NOLOAD))
+        return PT_CHAIN_IO;
+    return PT_CHAIN_SLEEPING;
+}
+
+static __always_inline struct pt_wait *switch_out_wait(__u64 *ctx, bool preempt, struct task_struct *prev,
+                                                       unsigned int prev_state);
+
+/* PREV stops running: a futex wait, or an idle sleep, begins; a chain it
+ * heads is read again. */
 static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_struct *prev, unsigned int prev_state)
+{
+    struct pt_wait *w = switch_out_wait(ctx, preempt, prev, prev_state);
+    if (trace_chains && w && w->chain_waiter)
+        chain_holder_moved(w, prev->pid, switched_out_stand(preempt, prev_state), 0);
+}
+
+/* The part of switch_out before chains: PREV's record, if it has one. */
+static __always_inline struct pt_wait *switch_out_wait(__u64 *ctx, bool preempt, struct task_struct *prev,
+                                                       unsigned int prev_state)
 {
     __u64 now = 0, uaddr;
     struct pt_wait *w;
     bool private, timed;
     if (prev->flags & PF_KTHREAD)
-        return;
+        return NULL;
     if (preempt || !(prev_state & TASK_INTERRUPTIBLE)) {
         /* Switched out running (or into a disk sleep) with a wait open:
          * the switch in that ended it never reached us. Ended here from
@@ -265,15 +294,15 @@ static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_str
             end_stale_wait(w, prev, bpf_ktime_get_ns());
             part_done(PT_PART_OUT_STALE, t0);
         }
-        return;
+        return w;
     }
     if (!tgid_traced(prev->tgid))
-        return;
+        return NULL;
     w = bpf_task_storage_get(&waits, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!w) {
         if (sleeping_in_futex(prev, &uaddr, &private, &timed))
             count_drop(PT_DROP_WAITING);
-        return;
+        return NULL;
     }
     /* A wait still open as its thread sleeps again lost the switch in that
      * ended it. Not only before a futex wait: a lock's holder that sleeps
@@ -293,15 +322,16 @@ static __always_inline void switch_out(__u64 *ctx, bool preempt, struct task_str
         __u64 t0 = part_clock();
         idle_sleep_begin(w, prev, prev->tgid, now);
         part_done(PT_PART_OUT_IDLE, t0);
-        return;
+        return w;
     }
     if (w->flags & PT_WAIT_UPROBE)
-        return;     /* a park's own futex, already timed by the park uprobe */
+        return w;   /* a park's own futex, already timed by the park uprobe */
     /* PREV is the current task: its ids by two loads, not a helper call. */
     __u64 pid_tgid = (__u64)prev->tgid << 32 | (__u32)prev->pid;
     if (!now)
         now = bpf_ktime_get_ns();
     futex_wait_opens(ctx, prev, w, uaddr, private, timed, now, pid_tgid);
+    return w;
 }
 
 SEC("tp_btf/sched_switch")

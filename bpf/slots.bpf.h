@@ -528,6 +528,8 @@ static __always_inline void wait_start(struct pt_slot *s, __u32 idx, struct pt_w
     w->stack_id = -1;
     w->waker_stack = -1;
     w->end = end;
+    if (trace_chains)
+        w->holder = 0;      /* a futex wait's is read next (futex_wait_opens) */
     if (!threshold || __sync_fetch_and_add(&s->attempts, 1) >= threshold) {
         flags |= PT_WAIT_TIMED;
         __sync_fetch_and_add(&s->start_sum, now);

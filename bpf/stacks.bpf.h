@@ -210,6 +210,8 @@ static __always_inline struct pt_regs *user_regs(void)
  * record; REGS its user registers as the stack walk sees them. Its own
  * clock read: the wait's came before a new blocker's slot was made, which
  * the budget does not pay for. */
+static __always_inline void chain_begin(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now);
+
 static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, struct pt_wait *w,
                                           struct pt_regs *regs, bool naming, bool first)
 {
@@ -220,6 +222,9 @@ static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, 
         return -1;
     struct pt_stack_cache *c;
     __s32 sid = cached_stackid(ctx, w->wait_st, &w->wait_mru, regs, &c, idx + 1);
+    /* A chain is kept where the stack is, its reading within the budget. */
+    if (sid >= 0)
+        chain_begin(w, (__u32)pid_tgid, pid_tgid >> 32, idx, start);
     /* Noting the stack for a blocker new to it is the blocker's own
      * bookkeeping, as its slot is: under churn, thousands a second. */
     budget_close(b, start, naming);

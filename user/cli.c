@@ -20,7 +20,7 @@ enum {
     OPT_THRESHOLD, OPT_PRINT_THRESHOLD, OPT_PHASE_THRESHOLD, OPT_ROLE, OPT_VERSION,
     OPT_MAX_BLOCKERS, OPT_SELF_STATS, OPT_PROBES, OPT_SORT, OPT_UNWIND, OPT_UNWIND_CACHE,
     OPT_SHOW_IDLE, OPT_PPROF, OPT_LISTEN, OPT_LISTEN_TOKEN, OPT_STACKS, OPT_STACK_BUDGET, OPT_RECYCLED_BUDGET,
-    OPT_CGROUP,
+    OPT_CGROUP, OPT_CHAINS,
 };
 
 static const struct option long_opts[] = {
@@ -40,6 +40,7 @@ static const struct option long_opts[] = {
     {"kinds", required_argument, 0, OPT_KINDS},
     {"by", required_argument, 0, OPT_BY},
     {"top", required_argument, 0, OPT_TOP},
+    {"chains", required_argument, 0, OPT_CHAINS},
     {"threshold", required_argument, 0, OPT_THRESHOLD},
     {"print-threshold", required_argument, 0, OPT_PRINT_THRESHOLD},
     {"phase-threshold", required_argument, 0, OPT_PHASE_THRESHOLD},
@@ -82,6 +83,7 @@ static void options_usage(FILE *f)
           "      --by object|class|site|cgroup\n"
           "                             group rows (default: object)\n"
           "      --top N                rows per report (default 20, 0 = all)\n"
+          "      --chains N             wait chains per report (default 10, 0 = none read)\n"
           "      --show-idle            rank idle housekeeping (service threads, pool workers\n"
           "                             waiting for work) in place, not after the contention\n"
           "      --threshold N          time a blocker only after its Nth park\n"
@@ -328,6 +330,11 @@ static int parse_number(int opt, const char *arg, struct pt_options *o)
         o->top = (int)v;
         o->top_given = true;
         return 0;
+    case OPT_CHAINS:
+        if (parse_u64(arg, &v) || v > 1000)
+            return fail("invalid --chains '%s' (0 to 1000)", arg);
+        o->chains = (int)v;
+        return 0;
     case OPT_THRESHOLD:
         return parse_u64(arg, &o->threshold) ? fail("invalid --threshold '%s'", arg) : 0;
     case OPT_PRINT_THRESHOLD:
@@ -411,6 +418,7 @@ static void set_defaults(struct pt_options *o)
     memset(o, 0, sizeof(*o));
     o->kinds = (1u << PT_KIND_COUNT) - 1;
     o->top = 20;
+    o->chains = 10;
     o->phase_threshold = 0.05;
     o->max_blockers = 65536;
     o->recycled_budget = PT_RECYCLED_BUDGET;

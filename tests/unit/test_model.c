@@ -164,6 +164,27 @@ static void make_stacks(void)
                                         .kind = "jvm-park"};
 }
 
+/* Wait chains: a mutex chain that ends in I/O, crossing processes, with a
+ * hostile thread name; and a two-thread cycle. */
+static struct pt_model_chain chains[2];
+
+static void make_chains(void)
+{
+    chains[0] = (struct pt_model_chain){.time_ns = 12300000000ULL, .waits = 41, .end = "io", .end_frame = NULL,
+                                        .nlinks = 3};
+    chains[0].links[0] = (struct pt_model_chain_link){.pid = 4242, .comm = "mutex_contentio", .thread = "worker",
+        .kind = "futex", .cls = "pthread_mutex", .name = "cache_lock", .top_frame = "worker", .id = 0x564136edd340ULL};
+    chains[0].links[1] = (struct pt_model_chain_link){.pid = 77, .comm = "ev\x1bil;comm\nname", .thread = "fl\x1b[31m",
+        .kind = "futex", .cls = "pthread_mutex", .name = NULL, .top_frame = "journal", .id = 0xdeadbeefULL};
+    chains[0].links[2] = (struct pt_model_chain_link){.pid = 77, .comm = "ev\x1bil;comm\nname", .thread = "writer"};
+    chains[1] = (struct pt_model_chain){.time_ns = 998000000ULL, .waits = 20, .cycle = true, .end = "cycle",
+                                        .nlinks = 2};
+    chains[1].links[0] = (struct pt_model_chain_link){.pid = 4242, .comm = "mutex_contentio", .thread = "locker1",
+        .kind = "futex", .cls = "pthread_mutex", .top_frame = "locker", .id = 0x10};
+    chains[1].links[1] = (struct pt_model_chain_link){.pid = 4242, .comm = "mutex_contentio", .thread = "",
+        .kind = "futex", .cls = "pthread_mutex", .top_frame = "locker", .id = 0x20};
+}
+
 static void model(struct pt_model *m, enum pt_report_type type, int nrows, int nphases)
 {
     memset(m, 0, sizeof(*m));
@@ -183,6 +204,9 @@ static void model(struct pt_model *m, enum pt_report_type type, int nrows, int n
     m->nstacks = 5;
     m->wakers = wakers;
     m->nwakers = 4;
+    m->has_chains = nrows > 0;
+    m->chains = chains;
+    m->nchains = nrows > 0 ? 2 : 0;
 }
 
 typedef int (*writer_fn)(FILE *, const struct pt_model *, const struct pt_write_opts *);
@@ -330,6 +354,7 @@ int main(void)
     place_rows();
     make_phases();
     make_stacks();
+    make_chains();
     const struct pt_write_opts none = {0};
     struct out o;
 

@@ -45,7 +45,8 @@ MAX_MINUTES = float(sys.argv[3]) if len(sys.argv) > 3 else 40
 SECONDS = bench.SECONDS
 WIDTH = 1.0      # points: the interval's whole width the issue asks for
 # More phases per round, for an ablation: bench.py variant names, or
-# "parktrace OPTIONS", comma-separated (POOL_EXTRA="hooks alone,parktrace --kinds futex").
+# "parktrace OPTIONS", or "/PATH/TO/A/BUILD OPTIONS", comma-separated
+# (POOL_EXTRA="hooks alone,parktrace --kinds futex").
 EXTRA = [v.strip() for v in os.environ.get("POOL_EXTRA", "").split(",") if v.strip()]
 
 # Student's t at 95% one-sided (a 90% two-sided interval), by degrees of freedom.
@@ -159,6 +160,11 @@ def tracer(name):
         return bench.VARIANTS[name]()
     if name.startswith("parktrace "):
         return bench.Variant(name, bench.PT_RUN + name.split()[1:])
+    if name.startswith("/"):
+        # Another build of parktrace (an ablation compiled out of it), run
+        # as the parktrace variant is.
+        exe, *options = name.split()
+        return bench.Variant(name, [exe] + bench.PT_RUN[1:] + options)
     raise SystemExit(f"pool_vs_jfr: no variant {name!r}")
 
 

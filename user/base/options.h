@@ -52,6 +52,7 @@ struct pt_options {
     enum pt_group by;
     int top;
     bool top_given;           /* --top was given: the live view fits the rows to its height otherwise */
+    int chains;               /* --chains N: the top N wait chains a report lists (0: none read) */
     uint64_t threshold;
     uint64_t print_threshold;
     double phase_threshold;

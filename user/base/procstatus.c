@@ -1,6 +1,7 @@
 #include "procstatus.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,21 @@ int procstatus_thread_start_time(int pid, int tid, uint64_t *start)
     bool exited;
     int rc = stat_start_time(path, start, &exited);
     return rc == 0 && exited ? 1 : rc;
+}
+
+int procstatus_thread_comm(int pid, int tid, char *out, size_t size)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    bool got = fgets(out, (int)size, f) != NULL;
+    fclose(f);
+    if (!got)
+        return -1;
+    out[strcspn(out, "\n")] = '\0';
+    return 0;
 }
 
 int procstatus_threads(int pid)

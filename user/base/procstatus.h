@@ -5,6 +5,7 @@
 #ifndef PT_PROCSTATUS_H
 #define PT_PROCSTATUS_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -31,6 +32,11 @@ int procstatus_start_time(int pid, uint64_t *start);
  * or is exiting (a zombie, dead, or PF_EXITING: a killed process's leader
  * stays listed until it is reaped, and is no thread alive). */
 int procstatus_thread_start_time(int pid, int tid, uint64_t *start);
+
+/* Thread TID of process PID's name (/proc/PID/task/TID/comm) into OUT
+ * (SIZE bytes, NUL-terminated, raw: sanitize before printing). 0, or -1
+ * when it cannot be read (the thread has exited). */
+int procstatus_thread_comm(int pid, int tid, char *out, size_t size);
 
 /* How many threads PID has now (from its task directory's link count), or
  * -1: a bound for any thread count read from its memory. */

@@ -71,6 +71,8 @@ static void set_constants(struct parktrace_bpf *skel, const struct pt_options *o
     skel->rodata->trace_jvm_monitor = o->kinds & (1u << PT_KIND_JVM_MONITOR);
     skel->rodata->trace_jvm_wait = o->kinds & (1u << PT_KIND_JVM_WAIT);
     skel->rodata->trace_java = options_trace_java(o);
+    /* Wait chains are read only by the scheduler's probes (chains.bpf.h). */
+    skel->rodata->trace_chains = o->chains > 0 && o->probes == PT_PROBES_SCHED;
     bpf_map__set_max_entries(skel->maps.slots, o->max_blockers);
     bpf_map__set_max_entries(skel->maps.slot_index, o->max_blockers);
     bpf_map__set_max_entries(skel->maps.free_ring, o->max_blockers);
@@ -157,6 +159,8 @@ static void take_fds(struct tracer *t)
     struct parktrace_bpf *skel = t->skel;
     t->stack_time_fd = bpf_map__fd(skel->maps.stack_time);
     t->waker_time_fd = bpf_map__fd(skel->maps.waker_time);
+    t->chain_time_fd = bpf_map__fd(skel->maps.chain_time);
+    t->chain_comms_fd = bpf_map__fd(skel->maps.chain_comms);
     t->stacks_fd = bpf_map__fd(skel->maps.stacks);
     t->samples_fd = bpf_map__fd(skel->maps.samples);
     t->ustacks_fd = bpf_map__fd(skel->maps.ustacks);

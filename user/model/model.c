@@ -45,6 +45,11 @@ struct pt_model_process *model_add_process(struct pt_model *m)
     MODEL_ADD(m, procs, nprocs, procs_cap);
 }
 
+struct pt_model_chain *model_add_chain(struct pt_model *m)
+{
+    MODEL_ADD(m, chains, nchains, chains_cap);
+}
+
 double model_stack_sampled_pct(const struct pt_totals *t)
 {
     if (!t->stack_time_ns)
@@ -65,7 +70,8 @@ void model_clear(struct pt_model *m)
 {
     struct pt_model keep = {.phases = m->phases, .phases_cap = m->phases_cap, .stacks = m->stacks,
                             .stacks_cap = m->stacks_cap, .wakers = m->wakers, .wakers_cap = m->wakers_cap,
-                            .procs = m->procs, .procs_cap = m->procs_cap};
+                            .procs = m->procs, .procs_cap = m->procs_cap, .chains = m->chains,
+                            .chains_cap = m->chains_cap};
     *m = keep;
 }
 
@@ -75,5 +81,6 @@ void model_free(struct pt_model *m)
     free(m->stacks);
     free(m->wakers);
     free(m->procs);
+    free(m->chains);
     memset(m, 0, sizeof(*m));
 }

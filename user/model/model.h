@@ -174,6 +174,27 @@ struct pt_totals {
     uint64_t stack_time_ns, stack_unsampled_ns;
 };
 
+/* Wait chains (metrics.md, "Wait chains"): a waiting thread, the holder
+ * of what it waits on, what that one waits on and its holder, and so on;
+ * the last link has no blocker and ends the chain (end). */
+#define PT_MODEL_CHAIN_LINKS 5
+struct pt_model_chain_link {
+    int pid;
+    char comm[PT_MODEL_COMM];     /* its process */
+    char thread[PT_MODEL_COMM];   /* its own name ("" where it has exited) */
+    /* What it waits on: kind NULL for the last link. */
+    const char *kind, *cls, *name, *top_frame;
+    uint64_t id;
+};
+struct pt_model_chain {
+    uint64_t time_ns, waits;
+    bool cycle;
+    const char *end;              /* running, runnable, sleeping, io, cycle, unknown */
+    const char *end_frame;        /* NULL: not known */
+    int nlinks;
+    struct pt_model_chain_link links[PT_MODEL_CHAIN_LINKS];
+};
+
 struct pt_model {
     enum pt_report_type type;
     struct timespec wall;         /* when the window ended */
@@ -196,9 +217,13 @@ struct pt_model {
     int nstacks;
     struct pt_model_waker *wakers;
     int nwakers;
-    /* Capacities of the arrays the model owns (phases, stacks, wakers):
-     * kept from window to window. */
-    int phases_cap, stacks_cap, wakers_cap, procs_cap;
+    /* The top wait chains (--chains), ranked by time; has_chains: read. */
+    bool has_chains;
+    struct pt_model_chain *chains;
+    int nchains;
+    /* Capacities of the arrays the model owns (phases, stacks, wakers,
+     * chains): kept from window to window. */
+    int phases_cap, stacks_cap, wakers_cap, procs_cap, chains_cap;
 };
 
 const char *model_type_name(enum pt_report_type t);
@@ -209,6 +234,7 @@ struct pt_model_phase *model_add_phase(struct pt_model *m);
 struct pt_model_stack *model_add_stack(struct pt_model *m);
 struct pt_model_waker *model_add_waker(struct pt_model *m);
 struct pt_model_process *model_add_process(struct pt_model *m);
+struct pt_model_chain *model_add_chain(struct pt_model *m);
 
 /* The part of the stack time (%) resting on stacks taken at random: their
  * weighed time is an estimate, so it is held to what the stacks hold. */

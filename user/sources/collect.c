@@ -444,6 +444,7 @@ void collector_free(struct collector *c)
     retired_free(&c->retired);
     map_dump_free(&c->scratch);
     map_dump_free(&c->scratch2);
+    collector_chains_free(c);
     stack_weights_free(&c->weights);
     free(c->rows);
     free(c->reads);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "classify.h"
+#include "collect_chains.h"
 #include "csp.h"
 #include "phases.h"
 #include "loader.h"
@@ -113,6 +114,7 @@ struct collector {
     uint64_t dead_until_ns;    /* looked through each second until then */
     uint64_t trimmed_ns;       /* when the heap's free pages were last given back */
     struct map_dump scratch, scratch2;   /* kernel tables read whole while recycling */
+    struct chain_memory chains;          /* the wait chains' table between reports */
     struct stack_weights weights;        /* sampled stacks' scales (stack_weights.h) */
     uint64_t retired_sampled_ns, retired_unsampled_ns;   /* its sums over retired blockers */
     /* --self-stats: the longest gap between two recyclings, those over

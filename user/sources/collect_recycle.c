@@ -282,10 +282,12 @@ static void retire_stacks(struct collector *c)
 }
 
 /* Moves the retiring slots' waiter stacks (with their waits that had a
- * known waker) to the retired ones, and deletes their table entries. */
+ * known waker) and wait chains to the retired ones, and deletes their
+ * table entries. */
 static void retire_entries(struct collector *c)
 {
     retire_stacks(c);
+    collector_retire_chains(c);
     /* thread_seen is left alone: its keys hold the slot's reuses, which
      * return_slots bumps, and its LRU lets the old ones go (reading it
      * whole was a third of a pass that took 454 ms in a soak). */

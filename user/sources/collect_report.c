@@ -536,6 +536,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     }
     view_and_phases(c, r);
     report_totals(c, r);
+    collector_model_chains(c, r, interval);
     if (what & MODEL_STACKS) {
         collector_model_stacks(c, r, &raw, what & MODEL_WAKERS);
         wakers_free(&raw);

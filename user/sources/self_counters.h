@@ -126,6 +126,9 @@ struct self_counter {
       "bpf/lifetimes.bpf.h")                                                                                  \
     X(DROP_LIVES, "drop_lives", "events", SELF_DROPS, SELF_UINT, "lives of threads before their process was watched, not kept (CSP)",            \
       "bpf/lifetimes.bpf.h")                                                                                  \
+    X(DROP_CHAINS, "drop_chains", "events", SELF_DROPS, SELF_UINT,                                          \
+      "parts of waits not charged to their wait chain (its table full, or its holder re-reading it)",          \
+      "bpf/chains.bpf.h")                                                                                     \
     X(LOST_ENDS_RECOVERED, "lost_ends_recovered", "waits", SELF_DROPS, SELF_UINT,                             \
       "waits whose end the scheduler's tracepoint missed, ended from their thread's CPU time", "bpf/sched.bpf.h") \
     X(STACK_BUDGET_SKIPS, "stack_budget_skips", "stacks", SELF_DROPS, SELF_UINT,                              \

@@ -162,7 +162,7 @@ static void read_memory(struct self_values *v, struct tracer *t, const struct pt
 
 /* The drops line's: what dropped_events and dropped_stacks are made of,
  * and the waits whose lost end was recovered rather than dropped. */
-_Static_assert(SC_DROP_LIVES - SC_DROP_BLOCKERS == PT_DROP_LIVES - PT_DROP_BLOCKERS &&
+_Static_assert(SC_DROP_CHAINS - SC_DROP_BLOCKERS == PT_DROP_CHAINS - PT_DROP_BLOCKERS &&
                    SC_DROP_STACKS - SC_DROP_BLOCKERS == PT_DROP_STACKS,
                "the registry's drops are in PT_DROP's order");
 

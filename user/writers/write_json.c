@@ -184,6 +184,8 @@ int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
                    ",\"thread_time_ns\":%" PRIu64 "}",
                 p->working_ns, p->idle_ns, p->lived_ns, p->thread_time_ns);
     }
-    fputs("]}\n", f);
+    fputc(']', f);
+    write_chains_json(f, m);
+    fputs("}\n", f);
     return writer_flush(f);
 }

@@ -1,5 +1,5 @@
-/* The text report: a header line, one row per blocker, then the phase
- * lines (write_phases.c). */
+/* The text report: a header line, one row per blocker, then the wait
+ * chains (write_chains.c) and the phase lines (write_phases.c). */
 #include <inttypes.h>
 #include <string.h>
 
@@ -112,5 +112,6 @@ int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
                 t->rest.rows, t->rest.objects, t->rest.parks,
                 duration_format(t->rest.thread_time_ns, d, sizeof(d)));
     }
+    write_chains_text(f, m);
     return write_phases(f, m, o);
 }

@@ -5,6 +5,7 @@
  *   write_text.c       the text report: header, rows, then the phase lines
  *   write_live.c       the live view on a terminal (-i): fitted to it, redrawn in place
  *   write_phases.c     the phase lines of the text report
+ *   write_chains.c     the wait chains, text and JSON
  *   write_json.c       one JSON Lines object (docs/contract/cli.md)
  *   write_collapsed.c  collapsed stacks for flamegraph.pl (--collapsed)
  *   write_pprof.c      a gzip-compressed pprof contention profile (--pprof, the /debug/pprof endpoints)
@@ -38,6 +39,9 @@ int write_text(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
 struct live_view;
 int write_live(FILE *f, const struct pt_model *m, struct live_view *v);
 int write_phases(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
+/* write_chains.c: the wait chains after the text rows; JSON's "chains". */
+void write_chains_text(FILE *f, const struct pt_model *m);
+void write_chains_json(FILE *f, const struct pt_model *m);
 int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
 int write_collapsed(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
 int write_pprof(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);

@@ -1,0 +1,286 @@
+/* Wait chains (docs/contract/metrics.md, "Wait chains"): a wait whose
+ * blocker's owner is known (a glibc mutex's __owner) follows that holder,
+ * what the holder waits on and its holder, PT_CHAIN_DEPTH deep, and charges
+ * each part of the wait's time to the chain as it stood then. Included by
+ * parktrace.bpf.c after stacks.bpf.h (waiter_stack begins a chain where
+ * the wait's stack is kept, so chains follow the stack budget) and before
+ * sched.bpf.h (whose switches read and re-read them).
+ *
+ * Owns: the maps chain_time and chain_comms; chain_name, futex_holder, chain_read, chain_begin,
+ * chain_end, chain_holder_moved.
+ *
+ * The holders are found by their thread ids (bpf_task_from_pid) and their
+ * own wait records, so nothing is written at a switch that no chain
+ * watches: a holder's record names the one waiter (chain_waiter) whose
+ * chain its switches re-read. */
+#ifndef PT_CHAINS_BPF_H
+#define PT_CHAINS_BPF_H
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
+/* Chains (key: the links and the end) -> the time and waits charged. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);     /* as stack_time: one a (blocker, waiter) at most, most often */
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, struct pt_chain_key);
+    __type(value, struct pt_chain_val);
+} chain_time SEC(".maps");
+
+/* The threads met in chains, by tid: their names then, for user space,
+ * which may report a chain after its threads have exited. */
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 8192);
+    __type(key, __u32);
+    __type(value, struct pt_chain_comm);
+} chain_comms SEC(".maps");
+
+/* Names thread T (TID) in chain_comms, once. */
+static __always_inline void chain_name(struct task_struct *t, __u32 tid)
+{
+    if (bpf_map_lookup_elem(&chain_comms, &tid))
+        return;
+    struct pt_chain_comm c;
+    bpf_probe_read_kernel(c.comm, sizeof(c.comm), t->comm);
+    bpf_map_update_elem(&chain_comms, &tid, &c, BPF_NOEXIST);
+}
+
+#define PT_PID_MAX_LIMIT (1 << 22)   /* the kernel's bound on any pid_max */
+#define PT_TASK_UNINTERRUPTIBLE 0x2
+#define PT_TASK_NOLOAD 0x400    /* with UNINTERRUPTIBLE: an idle kernel wait, not I/O */
+
+/* How T stands when it waits on nothing parktrace times. */
+static __always_inline __u32 task_stand(struct task_struct *t)
+{
+    if (t->on_cpu)
+        return PT_CHAIN_RUNNING;
+    unsigned int st = t->__state;
+    if (!st)
+        return PT_CHAIN_RUNNABLE;
+    if ((st & PT_TASK_UNINTERRUPTIBLE) && !(st & PT_TASK_NOLOAD))
+        return PT_CHAIN_IO;
+    return PT_CHAIN_SLEEPING;
+}
+
+/* The owner the glibc mutex at UADDR records (__owner, the int 8 bytes
+ * in), as the host's tid, for CUR's futex wait there; 0: none. Read for
+ * every futex wait while chains are on, kept or not: a chain that reaches
+ * this thread as its middle link needs it. Any futex is read so; user
+ * space ends a chain at a blocker whose class records no owner, and a
+ * private futex's holder must be of its own process (chain_read). */
+static __always_inline __u32 futex_holder(struct task_struct *cur, __u64 uaddr, bool private)
+{
+    __s32 owner = 0;
+    if (bpf_probe_read_user(&owner, sizeof(owner), (void *)(uaddr + 8)) || owner <= 0 ||
+        owner >= PT_PID_MAX_LIMIT)
+        return 0;
+    /* A tid of the process's own PID namespace: in a container's, not the
+     * host's (bpf_task_from_vpid, 6.13, would need libbpf's weak kfuncs,
+     * which Debian 12's 1.1 lacks): no holder known. */
+    if (cur->thread_pid->level)
+        return 0;
+    if ((__u32)owner == (__u32)cur->pid)
+        return 0;
+    return (__u32)owner | (private ? PT_HOLDER_PRIVATE : 0);
+}
+
+/* Holder record HW's switches are to re-read WAITER's chain: kept among
+ * its PT_CHAIN_WAITERS (a full set loses one, whose chain then stands as
+ * last read). */
+static __always_inline void chain_watch(struct pt_wait *hw, __u32 waiter)
+{
+    __u32 free = PT_CHAIN_WAITERS;
+    for (__u32 j = 0; j < PT_CHAIN_WAITERS; j++) {
+        __u32 v = hw->chain_waiters[j];
+        if (v == waiter)
+            return;
+        if (!v && free == PT_CHAIN_WAITERS)
+            free = j;
+    }
+    hw->chain_waiters[free < PT_CHAIN_WAITERS ? free : waiter % PT_CHAIN_WAITERS] = waiter;
+    hw->chain_waiter = 1;
+}
+
+/* Reads into K the chain of thread TID's (of TGID) wait on SLOT, whose
+ * holder is HOLDER. SELF: the thread being switched (0: none), which
+ * stands SELF_END unless it waits (its on_cpu and state are in motion).
+ * WAITER: nonzero, each holder's record is told to re-read this chain
+ * (WAITER's) at its switches (chain_watch). */
+static __always_inline void chain_read(struct pt_chain_key *k, __u32 tid, __u32 tgid, __u32 slot, __u32 holder,
+                                       __u32 self, __u32 self_end, __u32 waiter)
+{
+    __builtin_memset(k, 0, sizeof(*k));
+    k->tid[0] = tid;
+    k->tgid[0] = tgid;
+    k->slot[0] = slot + 1;
+    k->end = PT_CHAIN_UNKNOWN;
+    for (int i = 1; i <= PT_CHAIN_DEPTH; i++) {
+        __u32 h = holder & ~PT_HOLDER_PRIVATE;
+        if (!h)
+            return;
+        for (int j = 0; j < i; j++) {
+            if (k->tid[j] == h) {
+                k->end = PT_CHAIN_CYCLE;
+                k->cycle_to = j;
+                return;
+            }
+        }
+        struct task_struct *t = bpf_task_from_pid(h);
+        if (!t)
+            return;
+        __u32 htgid = t->tgid;
+        if ((holder & PT_HOLDER_PRIVATE) && htgid != k->tgid[i - 1]) {
+            /* Not this process's thread: that futex is no mutex. */
+            bpf_task_release(t);
+            return;
+        }
+        k->tid[i] = h;
+        k->tgid[i] = htgid;
+        k->depth = i;
+        if (waiter)
+            chain_name(t, h);
+        struct pt_wait *hw = bpf_task_storage_get(&waits, t, 0, waiter ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+        if (hw && waiter)
+            chain_watch(hw, waiter);
+        if (hw && (hw->flags & PT_WAIT_ACTIVE)) {
+            k->slot[i] = hw->slot + 1;
+            holder = hw->holder;
+            bpf_task_release(t);
+            continue;   /* past PT_CHAIN_DEPTH: unknown, waiting deeper */
+        }
+        k->end = h == self ? self_end : task_stand(t);
+        bpf_task_release(t);
+        return;
+    }
+}
+
+/* A word of K that changes when any of it does (a collision only
+ * miscounts a wait). */
+static __always_inline __u32 chain_digest(const struct pt_chain_key *k)
+{
+    __u32 d = k->depth * 31 + k->end;
+    for (int i = 0; i <= PT_CHAIN_DEPTH; i++)
+        d = d * 131 + k->tid[i] * 7 + k->slot[i];
+    return d;
+}
+
+/* Charges W's chain the time since it was last read, up to NOW, weighed
+ * by its stack's odds (a chain is kept where the stack is: one stands for
+ * 1/odds waits). */
+static __always_inline void chain_charge(struct pt_wait *w, __u64 now)
+{
+    __u64 since = w->chain_since;
+    if (now <= since)
+        return;
+    struct pt_chain_val *v = bpf_map_lookup_elem(&chain_time, &w->chain);
+    if (!v) {
+        struct pt_chain_val zero = {};
+        bpf_map_update_elem(&chain_time, &w->chain, &zero, BPF_NOEXIST);
+        v = bpf_map_lookup_elem(&chain_time, &w->chain);
+        if (!v) {
+            count_drop(PT_DROP_CHAINS);
+            return;
+        }
+    }
+    __u64 count, ns;
+    weigh(w->odds, now - since, &count, &ns);
+    __sync_fetch_and_add(&v->ns, ns);
+    /* Counted once in each chain it gave time to, however often its
+     * holder's state went back and forth (the last four kept). */
+    __u32 d = chain_digest(&w->chain) | 1;
+    if (w->chain_counted[0] != d && w->chain_counted[1] != d && w->chain_counted[2] != d &&
+        w->chain_counted[3] != d) {
+        __sync_fetch_and_add(&v->waits, count);
+        w->chain_counted[3] = w->chain_counted[2];
+        w->chain_counted[2] = w->chain_counted[1];
+        w->chain_counted[1] = w->chain_counted[0];
+        w->chain_counted[0] = d;
+    }
+    w->chain_since = now;
+}
+
+/* Wait W of thread TID (of TGID) on slot IDX has kept its stack: its chain
+ * is read and kept, from NOW, where its blocker's holder is known. */
+static __always_inline void chain_begin(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now)
+{
+    if (!trace_chains || !w->holder)
+        return;
+    chain_read(&w->chain, tid, tgid, idx, w->holder, 0, 0, tid);
+    if (!w->chain.depth)
+        return;
+    chain_name(bpf_get_current_task_btf(), tid);
+    w->chain_since = now ? now : bpf_ktime_get_ns();
+    __builtin_memset(w->chain_counted, 0, sizeof(w->chain_counted));
+    w->chain_busy = 0;
+    __sync_fetch_and_or(&w->flags, PT_WAIT_CHAIN);
+}
+
+/* W's wait, which kept its chain, ends at NOW: its last part is charged. */
+static __always_inline void chain_end(struct pt_wait *w, __u64 now)
+{
+    if (__sync_val_compare_and_swap(&w->chain_busy, 0, 1)) {
+        count_drop(PT_DROP_CHAINS);     /* its first holder is re-reading it right now */
+        return;
+    }
+    chain_charge(w, now);
+    w->chain_busy = 0;
+}
+
+
+/* Whether SELF is a holder in chain K. */
+static __always_inline bool chain_through(const struct pt_chain_key *k, __u32 self)
+{
+    for (__u32 i = 1; i <= PT_CHAIN_DEPTH; i++) {
+        if (i <= k->depth && k->tid[i] == self)
+            return true;
+    }
+    return false;
+}
+
+/* Waiter WT's chain, which went through SELF (switched at NOW, standing
+ * SELF_END unless it waits), charged up to now and read again; false when
+ * that wait is over or no longer goes through SELF. */
+static __always_inline bool chain_reread(__u32 wt, __u32 self, __u32 self_end, __u64 now)
+{
+    struct task_struct *t = bpf_task_from_pid(wt);
+    if (!t)
+        return false;
+    bool live = false;
+    struct pt_wait *ww = bpf_task_storage_get(&waits, t, 0, 0);
+    if (ww && (ww->flags & (PT_WAIT_ACTIVE | PT_WAIT_CHAIN)) == (PT_WAIT_ACTIVE | PT_WAIT_CHAIN) &&
+        chain_through(&ww->chain, self)) {
+        live = true;
+        if (!__sync_val_compare_and_swap(&ww->chain_busy, 0, 1)) {
+            chain_charge(ww, now);
+            chain_read(&ww->chain, wt, ww->chain.tgid[0], ww->chain.slot[0] - 1, ww->holder, self, self_end, wt);
+            ww->chain_busy = 0;
+        }
+    }
+    bpf_task_release(t);
+    return live;
+}
+
+/* Thread SELF, whose record is HW, is switched at NOW (0: not read yet)
+ * and stands SELF_END (unless it waits): the chains that go through it
+ * are charged up to now and read again. */
+static __always_inline void chain_holder_moved(struct pt_wait *hw, __u32 self, __u32 self_end, __u64 now)
+{
+    if (!now)
+        now = bpf_ktime_get_ns();
+    __u32 left = 0;
+    for (__u32 j = 0; j < PT_CHAIN_WAITERS; j++) {
+        __u32 wt = hw->chain_waiters[j];
+        if (!wt)
+            continue;
+        if (chain_reread(wt, self, self_end, now))
+            left++;
+        else
+            hw->chain_waiters[j] = 0;
+    }
+    if (!left)
+        hw->chain_waiter = 0;
+}
+
+#endif

@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""Wait chains (metrics.md, "Wait chains"): a wait whose lock's holder is
+itself waiting is charged to the chain down to where the time is lost.
+
+tools/workloads/chain_locks.c builds chains it knows, round after round, and
+times the part of its first link's waits during which the whole chain stood:
+a mutex chain ending in a sleep or in fsync, a two-lock deadlock (broken by
+timeouts), and a chain across two processes (a process-shared mutex)."""
+import json
+import os
+
+from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
+
+CHAINS = os.path.join(BUILD, "workloads", "chain_locks")
+ROUNDS, HOLD_MS = 12, 60
+
+
+def chain_run(mode, extra=(), rounds=ROUNDS):
+    report = os.path.join(TMP, f"chain-{mode}.json")
+    p = run_pt(["-f", "json", "--top", "0", *extra, "--", CHAINS, "-m", mode, "-n", str(rounds), "-h",
+                str(HOLD_MS), "-d", TMP, "-r", report], timeout=120)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    reports = json_reports(p.stdout)
+    return json.load(open(report)), reports, final_of(reports)
+
+
+def threads(ch):
+    return [link["thread"] for link in ch["links"]]
+
+
+def describe(chains):
+    return [(round(c["time_ns"] / 1e6, 1), c["waits"], threads(c), c["end"]) for c in chains[:6]]
+
+
+def chain_of(final, names, end=None):
+    """The chain whose links are the threads NAMES (and whose end is END)."""
+    got = [c for c in final["chains"] if threads(c) == names and (end is None or c["end"] == end)]
+    check(len(got) <= 1, f"chains are grouped by their links and end: {describe(got)}")
+    return got[0] if got else None
+
+
+def explains(ch, wl, what):
+    """The chain's time against the part of the workload's waits during
+    which that chain stood: within 10%."""
+    check(ch is not None, f"{what}: no such chain")
+    within(ch["time_ns"], wl["chain_ns"], 0.10, f"{what}'s time")
+
+
+@test
+def a_mutex_chain_ends_in_its_last_holders_sleep():
+    """worker -[A]-> flusher -[B]-> writer, who holds B through a timed
+    sleep: the worker's waits are the top chain's, ending `sleeping`."""
+    wl, _, final = chain_run("sleep")
+    ch = chain_of(final, ["worker", "flusher", "writer"], "sleeping")
+    explains(ch, wl, "worker -[A]-> flusher -[B]-> writer (sleeping)")
+    check(ch and ROUNDS * 0.8 <= ch["waits"] <= ROUNDS, f"waits {ch and ch['waits']} for {ROUNDS} rounds")
+    top = [c for c in final["chains"] if threads(c)[0] == "worker"][0]
+    check(top is ch, f"the worker's top chain is not the whole one: {describe(final['chains'])}")
+    links = ch["links"]
+    check(all(link["pid"] == wl["pid"] for link in links), f"pids {[link['pid'] for link in links]}")
+    check([link["class"] for link in links] == ["pthread_mutex", "pthread_mutex", None],
+          f"classes {[link['class'] for link in links]}")
+    last = links[-1]
+    check(all(last[k] is None for k in ("kind", "class", "id", "name", "top_frame")),
+          f"the last link waits on nothing: {last}")
+
+
+@test
+def a_chain_that_ends_in_fsync_ends_in_io():
+    """The writer holds B through write + fsync of a file: the worker's
+    chain ends `io` (task state D) for most of its time, `running` for the
+    writes in between."""
+    wl, _, final = chain_run("io")
+    names = ["worker", "flusher", "writer"]
+    io = chain_of(final, names, "io")
+    check(io is not None, f"no chain ending in io: {describe(final['chains'])}")
+    whole = sum(c["time_ns"] for c in final["chains"] if threads(c) == names)
+    within(whole, wl["chain_ns"], 0.10, "worker -[A]-> flusher -[B]-> writer, all its ends")
+    check(io and io["time_ns"] >= 0.3 * whole, f"io {io and io['time_ns']} ns of {whole}: the writer spends its "
+          f"hold in fsync; {describe(final['chains'])}")
+
+
+@test
+def a_deadlock_is_a_cycle():
+    """locker1 holds A and waits on B, locker2 holds B and waits on A, each
+    until its timeout: one cycle, both lockers' waits in it, starting at
+    the lower thread id."""
+    wl, _, final = chain_run("deadlock")
+    cycles = [c for c in final["chains"] if c["cycle"]]
+    check(len(cycles) == 1, f"{len(cycles)} cycles: {describe(final['chains'])}")
+    ch = cycles[0] if cycles else None
+    check(ch and ch["end"] == "cycle" and sorted(threads(ch)) == ["locker1", "locker2"],
+          f"the cycle: {ch and describe([ch])}")
+    explains(ch, wl, "the deadlock's cycle")
+
+
+@test
+def a_chain_crosses_processes():
+    """client -[M]-> holder (another process, M process-shared) -[B]->
+    sleeper: one chain across both processes."""
+    wl, _, final = chain_run("cross")
+    ch = chain_of(final, ["client", "holder", "sleeper"], "sleeping")
+    explains(ch, wl, "client -[M]-> holder -[B]-> sleeper")
+    pids = [link["pid"] for link in ch["links"]] if ch else []
+    check(len(pids) == 3 and pids[0] == wl["pid"] and pids[1] == pids[2] != pids[0],
+          f"the chain's pids {pids}: the client's, then the child's twice (client pid {wl['pid']})")
+
+
+@test
+def interval_chains_add_up_to_the_final():
+    """Each interval report carries the chains' time in its window: over
+    the windows, a chain's time is the final report's."""
+    wl, reports, final = chain_run("sleep", ("-i", "1s"), rounds=40)
+    names = ["worker", "flusher", "writer"]
+    windows = [r for r in reports if r["type"] == "interval"]
+    check(len(windows) >= 2, f"{len(windows)} interval reports")
+    summed = sum(c["time_ns"] for r in windows for c in r["chains"] if threads(c) == names and c["end"] == "sleeping")
+    ch = chain_of(final, names, "sleeping")
+    check(ch is not None, f"no final chain: {describe(final['chains'])}")
+    # The last window ends before the final report: the final may hold a little more.
+    check(ch and 0.9 * ch["time_ns"] <= summed <= ch["time_ns"] * 1.001,
+          f"the windows' chain time {summed} ns, the final's {ch and ch['time_ns']} ns")
+
+
+@test
+def chains_off_reads_none_and_counts_the_same():
+    """--chains 0 lists no chain, and the rows count what they counted."""
+    wl, _, final = chain_run("sleep", ("--chains", "0"), rounds=6)
+    check(final["chains"] == [], f"--chains 0 listed {describe(final['chains'])}")
+    rows = [b for b in final["blockers"] if b["pid"] == wl["pid"] and b["class"] == "pthread_mutex"]
+    first = [b for b in rows if b["first_thread"] == "worker"]
+    check(first and first[0]["parks"] >= 6, f"the worker's mutex row: {[(b['first_thread'], b['parks']) for b in rows]}")
+
+
+@test
+def top_n_chains_only():
+    """--chains 1 lists the top chain alone: the one with the most time."""
+    _, _, final = chain_run("sleep", ("--chains", "1"), rounds=6)
+    check(len(final["chains"]) == 1, f"{len(final['chains'])} chains listed for --chains 1")
+
+
+if __name__ == "__main__":
+    main()
