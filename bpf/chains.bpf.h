@@ -6,7 +6,8 @@
  * the wait's stack is kept, so chains follow the stack budget) and before
  * sched.bpf.h (whose switches read and re-read them).
  *
- * Owns: the maps chain_time and chain_comms; chain_name, futex_holder, chain_read, chain_begin,
+ * Owns: the maps chain_time, chain_comms, chain_kstacks and chain_kscratch;
+ * chain_kstack, chain_name, futex_holder, chain_read, chain_begin,
  * chain_end, chain_holder_moved.
  *
  * The holders are found by their thread ids (bpf_task_from_pid) and their
@@ -36,6 +37,46 @@ struct {
     __type(key, __u32);
     __type(value, struct pt_chain_comm);
 } chain_comms SEC(".maps");
+
+/* Kernel stacks where chains end in I/O, by a hash of their frames, for
+ * user space to name the frame that holds the thread (end_frame); and one
+ * per CPU to take them in. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 4096);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, __u32);
+    __type(value, struct pt_chain_kstack);
+} chain_kstacks SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct pt_chain_kstack);
+} chain_kscratch SEC(".maps");
+
+/* T's kernel stack (T off its CPU, or the task being switched out) into
+ * chain_kstacks: its id, 0 when none could be taken. */
+static __noinline __u32 chain_kstack(struct task_struct *t)
+{
+    __u32 zero = 0;
+    struct pt_chain_kstack *b = bpf_map_lookup_elem(&chain_kscratch, &zero);
+    if (!b)
+        return 0;
+    long n = bpf_get_task_stack(t, b->ip, sizeof(b->ip), 0);
+    if (n <= 0)
+        return 0;
+    __u32 h = 0x9e3779b9;
+    for (int i = 0; i < PT_CHAIN_KFRAMES; i++) {
+        if (i * 8 >= n)
+            b->ip[i] = 0;
+        h = (h ^ (__u32)b->ip[i] ^ (__u32)(b->ip[i] >> 32)) * 0x01000193;
+    }
+    h |= 1;
+    bpf_map_update_elem(&chain_kstacks, &h, b, BPF_NOEXIST);
+    return h;
+}
 
 /* Names thread T (TID) in chain_comms, once. */
 static __always_inline void chain_name(struct task_struct *t, __u32 tid)
@@ -108,9 +149,25 @@ static __always_inline void chain_watch(struct pt_wait *hw, __u32 waiter)
  * stands SELF_END unless it waits (its on_cpu and state are in motion).
  * WAITER: nonzero, each holder's record is told to re-read this chain
  * (WAITER's) at its switches (chain_watch). */
-static __always_inline void chain_read(struct pt_chain_key *k, __u32 tid, __u32 tgid, __u32 slot, __u32 holder,
-                                       __u32 self, __u32 self_end, __u32 waiter)
+/* Where a chain is read from: see chain_read. */
+struct chain_from {
+    __u32 tid, tgid, slot, holder, self, self_end, waiter;
+};
+
+/* A global function: the verifier walks it once, on its own, instead of
+ * once per path into each of its call sites (inlined, --stacks all passed
+ * its million-instruction bound; a static subprogram took 0.7 s of CPU to
+ * load). */
+__noinline int chain_read(struct pt_chain_key *k, const struct chain_from *f)
 {
+    if (!k || !f)
+        return 0;
+    __u32 tid = f->tid, tgid = f->tgid, slot = f->slot, holder = f->holder, self = f->self,
+          self_end = f->self_end, waiter = f->waiter;
+    /* A last link still in I/O keeps the kernel stack read last time: a
+     * writer's every fsync would walk it again. */
+    __u32 io_tid = k->end == PT_CHAIN_IO && k->depth <= PT_CHAIN_DEPTH ? k->tid[k->depth & 7] : 0;
+    __u32 io_kstack = k->end_kstack;
     __builtin_memset(k, 0, sizeof(*k));
     k->tid[0] = tid;
     k->tgid[0] = tgid;
@@ -119,22 +176,22 @@ static __always_inline void chain_read(struct pt_chain_key *k, __u32 tid, __u32 
     for (int i = 1; i <= PT_CHAIN_DEPTH; i++) {
         __u32 h = holder & ~PT_HOLDER_PRIVATE;
         if (!h)
-            return;
+            return 0;
         for (int j = 0; j < i; j++) {
             if (k->tid[j] == h) {
                 k->end = PT_CHAIN_CYCLE;
                 k->cycle_to = j;
-                return;
+                return 0;
             }
         }
         struct task_struct *t = bpf_task_from_pid(h);
         if (!t)
-            return;
+            return 0;
         __u32 htgid = t->tgid;
         if ((holder & PT_HOLDER_PRIVATE) && htgid != k->tgid[i - 1]) {
             /* Not this process's thread: that futex is no mutex. */
             bpf_task_release(t);
-            return;
+            return 0;
         }
         k->tid[i] = h;
         k->tgid[i] = htgid;
@@ -151,9 +208,12 @@ static __always_inline void chain_read(struct pt_chain_key *k, __u32 tid, __u32 
             continue;   /* past PT_CHAIN_DEPTH: unknown, waiting deeper */
         }
         k->end = h == self ? self_end : task_stand(t);
+        if (k->end == PT_CHAIN_IO)
+            k->end_kstack = h == io_tid && io_kstack ? io_kstack : chain_kstack(t);
         bpf_task_release(t);
-        return;
+        return 0;
     }
+    return 0;
 }
 
 /* A word of K that changes when any of it does (a collision only
@@ -207,7 +267,8 @@ static __always_inline void chain_begin(struct pt_wait *w, __u32 tid, __u32 tgid
 {
     if (!trace_chains || !w->holder)
         return;
-    chain_read(&w->chain, tid, tgid, idx, w->holder, 0, 0, tid);
+    struct chain_from f = {.tid = tid, .tgid = tgid, .slot = idx, .holder = w->holder, .waiter = tid};
+    chain_read(&w->chain, &f);
     if (!w->chain.depth)
         return;
     chain_name(bpf_get_current_task_btf(), tid);
@@ -242,7 +303,7 @@ static __always_inline bool chain_through(const struct pt_chain_key *k, __u32 se
 /* Waiter WT's chain, which went through SELF (switched at NOW, standing
  * SELF_END unless it waits), charged up to now and read again; false when
  * that wait is over or no longer goes through SELF. */
-static __always_inline bool chain_reread(__u32 wt, __u32 self, __u32 self_end, __u64 now)
+__noinline int chain_reread(__u32 wt, __u32 self, __u32 self_end, __u64 now)
 {
     struct task_struct *t = bpf_task_from_pid(wt);
     if (!t)
@@ -254,7 +315,9 @@ static __always_inline bool chain_reread(__u32 wt, __u32 self, __u32 self_end, _
         live = true;
         if (!__sync_val_compare_and_swap(&ww->chain_busy, 0, 1)) {
             chain_charge(ww, now);
-            chain_read(&ww->chain, wt, ww->chain.tgid[0], ww->chain.slot[0] - 1, ww->holder, self, self_end, wt);
+            struct chain_from f = {.tid = wt, .tgid = ww->chain.tgid[0], .slot = ww->chain.slot[0] - 1,
+                                   .holder = ww->holder, .self = self, .self_end = self_end, .waiter = wt};
+            chain_read(&ww->chain, &f);
             ww->chain_busy = 0;
         }
     }

@@ -295,7 +295,12 @@ struct pt_chain_key {
     __u32 depth;                      /* holders followed: 0 (none known) .. PT_CHAIN_DEPTH */
     __u32 end;                        /* enum pt_chain_end */
     __u32 cycle_to;                   /* PT_CHAIN_CYCLE: the link tid[depth]'s holder is */
-    __u32 pad;
+    __u32 end_kstack;                 /* PT_CHAIN_IO: the last link's kernel stack (chain_kstacks), 0: none */
+};
+/* A kernel stack where a chain's last link sleeps in I/O, innermost first. */
+#define PT_CHAIN_KFRAMES 24
+struct pt_chain_kstack {
+    __u64 ip[PT_CHAIN_KFRAMES];
 };
 struct pt_chain_val {
     __u64 ns;       /* waiting time charged to the chain (weighed, as stacks are) */

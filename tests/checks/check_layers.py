@@ -27,7 +27,7 @@ BPF_API = re.compile(r"\b(bpf_map_\w+|bpf_obj_\w+|bpf_prog_\w+|bpf_program__\w+|
 # held and read there alone.
 MAP_FDS = re.compile(r"(?:->|\.)(skel|slots_fd|procs_fd|uncounted_fd|unwatched_life_fd|unwatched_fd|ustacks_fd|"
                      r"unwind_bins_fd|unwind_procs_fd|bins_fd|stack_time_fd|waker_time_fd|stacks_fd|samples_fd|"
-                     r"traced_fd|jvm_layouts_fd|java_threads_fd|execs_fd|times_fd|chain_time_fd|chain_comms_fd)\b")
+                     r"traced_fd|jvm_layouts_fd|java_threads_fd|execs_fd|times_fd|chain_time_fd|chain_comms_fd|chain_kstacks_fd)\b")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 # A static variable declared inside a function: indented, not a constant.
 LOCAL_STATIC = re.compile(r"^[ \t]+static\s+(?!const\b|inline\b)[^(]*?[;=\[]", re.M)

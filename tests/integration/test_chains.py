@@ -8,6 +8,7 @@ a mutex chain ending in a sleep or in fsync, a two-lock deadlock (broken by
 timeouts), and a chain across two processes (a process-shared mutex)."""
 import json
 import os
+import re
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
@@ -78,6 +79,11 @@ def a_chain_that_ends_in_fsync_ends_in_io():
     within(whole, wl["chain_ns"], 0.10, "worker -[A]-> flusher -[B]-> writer, all its ends")
     check(io and io["time_ns"] >= 0.3 * whole, f"io {io and io['time_ns']} ns of {whole}: the writer spends its "
           f"hold in fsync; {describe(final['chains'])}")
+    # Where the kernel holds the writer: past the system call and the VFS,
+    # the file system's fsync (ext4_sync_file here), not the scheduler.
+    frame = io and io["end_frame"]
+    check(frame and not re.match(r"(__)?(io_)?schedule|bit_wait|__wait|wait_", frame) and "sync" in frame,
+          f"the io chain's end_frame {frame!r}")
 
 
 @test

@@ -484,7 +484,9 @@ def syscalls_probe_mode_matches_workload():
 
 
 # The JSON Lines contract of docs/contract/cli.md, field for field.
-REPORT_KEYS = {"type", "time", "window_ns", "totals", "blockers", "phases", "processes"}
+REPORT_KEYS = {"type", "time", "window_ns", "totals", "blockers", "phases", "processes", "chains"}
+CHAIN_KEYS = {"time_ns", "waits", "cycle", "links", "end", "end_frame"}
+LINK_KEYS = {"pid", "comm", "thread", "kind", "class", "id", "name", "top_frame"}
 TOTALS_KEYS = {"waits", "blockers", "thread_time_ns", "rest", "dropped_events", "dropped_stacks", "stacks", "truncated_stacks",
                "live_blockers", "recycled_blockers", "stacks_mode", "stack_budget_pct", "stack_samples",
                "stack_samples_effective", "stack_samples_lost"}
@@ -511,6 +513,12 @@ def json_lines_follow_the_contract():
             check(b["kind"] == "futex" and b["role"] in ("lock", "wait"), f"kind/role {b['kind']}/{b['role']}")
             check(re.match(r"0x[0-9a-f]+$", b["id"]), f"id {b['id']}")
             check(all(len(h) == 3 and h[0] < h[1] for h in b["hist_ns"]), "hist_ns entries are [lo,hi,count]")
+        for ch in r["chains"]:
+            check(set(ch) == CHAIN_KEYS, f"chain keys {sorted(set(ch) ^ CHAIN_KEYS)}")
+            check(ch["end"] in ("running", "runnable", "sleeping", "io", "cycle", "unknown"), f"chain end {ch['end']}")
+            check(len(ch["links"]) >= 2 and all(set(link) == LINK_KEYS for link in ch["links"]),
+                  f"chain links {ch['links']}")
+            check(ch["links"][-1]["kind"] is None or ch["cycle"], f"a chain's last link waits: {ch}")
     check(reports[-1]["type"] == "final", "the last report is not the final one")
 
 

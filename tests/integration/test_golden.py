@@ -120,10 +120,22 @@ def text_report_shows_the_json_figures():
         for word, value in (("blockers", t["blockers"]), ("waits", t["waits"])):
             check(f" {value} {word}" in head, f"{head!r}: not {value} {word}")
         check(f"window {r['window_ns'] / 1e9:.2f}s" in head, f"{head!r}: window {r['window_ns']}")
-        rows = [l for l in lines[2:] if l and not l.startswith(("phase:", "  "))]
+        # The chain lines, indented, after their own heading (write_chains.c).
+        rows = [l for l in lines[2:] if l and not l.startswith(("phase:", "  ", "-- wait chains"))]
         check(len(rows) == len(r["blockers"]), f"{r['type']}: {len(rows)} text rows, {len(r['blockers'])} JSON")
         for i, (line, b) in enumerate(zip(rows, r["blockers"])):
             check_row(text_cells(lines[1], line), b, f"{r['type']} row {i + 1}")
+        at = [i for i, l in enumerate(lines) if l.startswith("-- wait chains")]
+        chains = []
+        for l in lines[at[0] + 1:] if at else []:
+            if not l.startswith("  "):
+                break
+            chains.append(l)
+        check(len(chains) == len(r["chains"]), f"{r['type']}: {len(chains)} text chains, {len(r['chains'])} JSON")
+        for line, ch in zip(chains, r["chains"]):
+            near(duration_ns(line.split()[0]), ch["time_ns"], f"{r['type']} chain {line!r}")
+            check(line.split()[1] == str(ch["waits"]) and line.rstrip().endswith(f"({ch['end']})"),
+                  f"{line!r} against {ch}")
         phases = [l for l in lines if l.startswith("phase:")]
         check(len(phases) == len(r["phases"]), f"{r['type']}: {len(phases)} text phases, {len(r['phases'])} JSON")
         for line, ph in zip(phases, r["phases"]):

@@ -120,7 +120,12 @@ def hostile_names_in_the_text_report_and_live_view():
     lines = p.stdout.decode("utf-8").splitlines()
     check(lines[0].startswith("parktrace final report"), f"header: {lines[0]!r}")
     # Rows, phase lines, and parktrace's own line before idle rows (pthread_join).
-    rows = [l for l in lines[2:] if not l.startswith("-- idle housekeeping: ")]
+    # The wait chains (one line each, indented, after their heading) name
+    # the same threads: every one is one line, ending in its end.
+    chains = [l for l in lines if l.startswith("  ")]
+    check(all(re.search(r" \((running|runnable|sleeping|io|cycle|unknown)(: [^)]*)?\)$", l) for l in chains),
+          f"a chain line that is not one: {chains!r}")
+    rows = [l for l in lines[2:] if not l.startswith(("-- idle housekeeping: ", "-- wait chains", "  "))]
     check(rows and all(l.startswith("futex ") or l.startswith("phase: ") for l in rows),
           f"a row that is not a row: {rows!r}")
     check(any(HOSTILE_COMM in l and "contended" in l for l in rows), f"no safe COMM in {rows!r}")

@@ -67,8 +67,12 @@ def pprof_totals_match_json_and_workload():
     types = r.stdout.split("Samples:", 1)[1].splitlines()[1].split()
     check(types == ["contentions/count", "delay/nanoseconds"], f"sample types {types}")
     for s in samples:
-        # The workload runs in no container: its cgroup, and no container label.
-        check(set(s[3]) == {"kind", "class", "role", "blocker", "comm", "pid", "cgroup"}, f"labels {s[3]}")
+        # The workload runs in no container: its cgroup, and no container
+        # label; a mutex's waits end up somewhere (chain_end).
+        check(set(s[3]) - {"chain_end"} == {"kind", "class", "role", "blocker", "comm", "pid", "cgroup"},
+              f"labels {s[3]}")
+        check(s[3].get("chain_end", "running") in ("running", "runnable", "sleeping", "io", "cycle", "unknown"),
+              f"chain_end {s[3]}")
         check(s[0] > 0 and s[2] >= 2, f"empty sample {s}")
     mine = [b for b in final["blockers"] if b["pid"] == wl["pid"]]
     # Totals: every completed wait, as the collapsed output counts them.
@@ -92,9 +96,29 @@ def pprof_totals_match_json_and_workload():
                          s[3]["kind"] == "futex" and s[3]["pid"] == str(wl["pid"]) and
                          s[3]["comm"] == "mutex_contentio" for s in ss), f"{m['name']}: labels {ss}")
         within(sum(s[1] for s in ss), m["blocked_ns"], 0.05, f"{m['name']} pprof delay")
+        check(any("chain_end" in s[3] for s in ss), f"{m['name']}: no chain_end label on a mutex's waits: {ss}")
     cond = [s for s in samples if s[3]["blocker"] == wl["cond"]["name"]]
     check(cond and all(s[3]["role"] == "wait" for s in cond), f"condition variable samples {cond}")
     within(sum(s[1] for s in cond), wl["cond"]["wait_ns"], 0.05, "queue_nonempty pprof delay")
+
+
+@test
+def pprof_samples_carry_their_chain_end():
+    """A fleet asks where waiting ends: the worker's waits on a mutex whose
+    holder waits behind a writer in fsync carry chain_end io
+    (tools/workloads/chain_locks.c -m io)."""
+    prof = os.path.join(TMP, "chains.pb.gz")
+    p = run_pt(["-f", "json", "--pprof", prof, "--", os.path.join(BUILD, "workloads", "chain_locks"), "-m", "io",
+                "-n", "8", "-h", "60", "-d", TMP])
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
+    r = go_pprof("-raw", prof)
+    check(r.returncode == 0, f"go tool pprof -raw failed: {r.stderr.strip()[-300:]}")
+    _, samples = parse_raw(r.stdout)
+    ends = collections.Counter()
+    for s in samples:
+        ends[s[3].get("chain_end", "-")] += s[1]
+    check(ends["io"] > 0 and ends["io"] >= 0.3 * sum(ends.values()),
+          f"the waits' time by chain_end: {dict(ends)} (the worker and the flusher wait on the writer's fsync)")
 
 
 @test

@@ -27,3 +27,12 @@ void chain_map_delete(struct tracer *t, const void *keys, uint32_t n)
     if (t->chain_time_fd >= 0 && n)
         map_delete_keys(t->chain_time_fd, keys, sizeof(struct pt_chain_key), n);
 }
+
+bool chain_map_kstack(struct tracer *t, uint32_t id, uint64_t ips[PT_CHAIN_KFRAMES])
+{
+    struct pt_chain_kstack k;
+    if (t->chain_kstacks_fd < 0 || !id || bpf_map_lookup_elem(t->chain_kstacks_fd, &id, &k) != 0)
+        return false;
+    memcpy(ips, k.ip, sizeof(k.ip));
+    return true;
+}

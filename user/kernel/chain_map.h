@@ -14,6 +14,10 @@ struct tracer;
  * (none there: chains off; or D holds what was read). */
 int chain_map_dump(struct tracer *t, struct map_dump *d);
 
+/* Kernel stack ID (pt_chain_key's end_kstack) into IPS, innermost first,
+ * 0 past the last: false when the table has none. */
+bool chain_map_kstack(struct tracer *t, uint32_t id, uint64_t ips[PT_CHAIN_KFRAMES]);
+
 /* Deletes the N keys at KEYS (pt_chain_key) from the table. */
 void chain_map_delete(struct tracer *t, const void *keys, uint32_t n);
 

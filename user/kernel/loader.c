@@ -161,6 +161,7 @@ static void take_fds(struct tracer *t)
     t->waker_time_fd = bpf_map__fd(skel->maps.waker_time);
     t->chain_time_fd = bpf_map__fd(skel->maps.chain_time);
     t->chain_comms_fd = bpf_map__fd(skel->maps.chain_comms);
+    t->chain_kstacks_fd = bpf_map__fd(skel->maps.chain_kstacks);
     t->stacks_fd = bpf_map__fd(skel->maps.stacks);
     t->samples_fd = bpf_map__fd(skel->maps.samples);
     t->ustacks_fd = bpf_map__fd(skel->maps.ustacks);

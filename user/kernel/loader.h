@@ -42,7 +42,7 @@ struct tracer {
     int unwind_bins_fd, unwind_procs_fd; /* the CFI unwind tables (--unwind cfi) */
     bool idle_sleeps;                   /* sched_switch measures idle sleeps (CSP's working time) */
     bool stacks_sampled;                /* --stacks sampled: walks within a budget (else every one) */
-    int chain_time_fd, chain_comms_fd;
+    int chain_time_fd, chain_comms_fd, chain_kstacks_fd;
     int stack_time_fd, waker_time_fd, stacks_fd, samples_fd, traced_fd, jvm_layouts_fd, java_threads_fd, execs_fd;
 };
 

@@ -127,6 +127,9 @@ struct pt_model_stack {
     char id[24];
     uint32_t uid;                 /* the waiter's process's owner (effective uid), or PT_UID_UNKNOWN */
     const char *cgroup, *container;   /* the waiter's process's, as pt_row's */
+    /* Where the blocker's waits most often end up (the end of the chain
+     * with the most time of those it starts: running, io, ...), NULL: none. */
+    const char *chain_end;
 };
 
 /* Waits on one waiter call path ended by one waker call path. They are

@@ -68,18 +68,16 @@ static void remember(struct chain_memory *m, const struct map_dump *d)
     m->n = n;
 }
 
-/* Thread TID's name (of process PID): as the kernel read it in its
- * chain, else from /proc once a report, else as last read there (a small
- * table: a miss costs a read). */
+/* Thread TID's name (of process PID), read once a report: as the kernel
+ * read it in its chain, else from /proc, else as last read (a small
+ * table: a miss costs a read; recycling names thousands of chains). */
 static void thread_name(struct collector *c, int pid, int tid, char out[PT_MODEL_COMM])
 {
-    if (chain_map_comm(c->t, (uint32_t)tid, out))
-        return;
     struct chain_memory *m = &c->chains;
     struct chain_thread *t = &m->threads[(uint32_t)tid % CHAIN_THREADS];
     if (t->tid != tid || t->read_gen != m->gen) {
         char name[PT_MODEL_COMM];
-        if (procstatus_thread_comm(pid, tid, name, sizeof(name)) == 0) {
+        if (chain_map_comm(c->t, (uint32_t)tid, name) || procstatus_thread_comm(pid, tid, name, sizeof(name)) == 0) {
             memcpy(t->name, name, sizeof(name));
             t->read_gen = m->gen;
             t->tid = tid;
@@ -116,6 +114,39 @@ static bool name_blocker(struct collector *c, uint32_t slot1, struct pt_model_ch
     l->top_frame = blocker_top_frame(b);
     *bp = b;
     return true;
+}
+
+/* A frame of a system call's way in, or of the VFS: not what holds an
+ * I/O wait up. */
+static bool entry_frame(const char *name)
+{
+    static const char *const prefixes[] = {"entry_", "do_syscall", "x64_sys_call", "__x64_sys_", "__ia32_sys_",
+                                           "__do_sys_", "__se_sys_", "ksys_", "vfs_", "do_", "asm_exc_", "exc_",
+                                           "ret_from_fork", "kthread", "syscall_"};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return false;
+}
+
+/* The frame where kernel stack ID holds its thread in I/O: from the
+ * outermost in, the first past the system call's entry and the VFS
+ * (ext4_sync_file for an fsync), NULL when unknown. */
+static const char *io_frame(struct collector *c, uint32_t id)
+{
+    uint64_t ips[PT_CHAIN_KFRAMES];
+    if (!chain_map_kstack(c->t, id, ips))
+        return NULL;
+    kallsyms_load(&c->chains.ksyms);
+    int n = 0;
+    while (n < PT_CHAIN_KFRAMES && ips[n])
+        n++;
+    for (int i = n - 1; i >= 0; i--) {
+        const char *name = kallsyms_name(&c->chains.ksyms, ips[i]);
+        if (name && !entry_frame(name))
+            return name;
+    }
+    return NULL;
 }
 
 /* Entry K named into OUT: false when its first wait has no holder that
@@ -157,14 +188,14 @@ static bool name_chain(struct collector *c, const struct pt_chain_key *k, struct
     }
     out->cycle = cycle;
     out->end = end_names[end < PT_CHAIN_END_COUNT ? end : PT_CHAIN_UNKNOWN];
-    out->end_frame = NULL;
+    out->end_frame = end == PT_CHAIN_IO ? io_frame(c, k->end_kstack) : NULL;
     return true;
 }
 
 /* What groups a chain: its links' names and its end. */
 static uint64_t chain_hash(const struct pt_model_chain *ch)
 {
-    uint64_t h = str_hash(ch->end);
+    uint64_t h = str_hash_from(str_hash(ch->end), ch->end_frame);
     for (int i = 0; i < ch->nlinks; i++) {
         const struct pt_model_chain_link *l = &ch->links[i];
         char pid[16];
@@ -186,7 +217,7 @@ static bool same_str(const char *a, const char *b)
 
 static bool same_chain(const struct pt_model_chain *a, const struct pt_model_chain *b)
 {
-    if (a->nlinks != b->nlinks || strcmp(a->end, b->end) != 0)
+    if (a->nlinks != b->nlinks || strcmp(a->end, b->end) != 0 || !same_str(a->end_frame, b->end_frame))
         return false;
     for (int i = 0; i < a->nlinks; i++) {
         const struct pt_model_chain_link *x = &a->links[i], *y = &b->links[i];
@@ -233,12 +264,28 @@ static const char *keep_str(char *buf, size_t size, const char *s)
 
 /* CH, its strings copied, added to the retired chains of kind W (0: the
  * window's, 1: the run's). */
+static void index_put(struct chain_memory *m, int w, int at)
+{
+    uint32_t j = (uint32_t)m->retired[w][at].hash & (CHAIN_RETIRED_INDEX - 1);
+    while (m->index[w][j])
+        j = (j + 1) & (CHAIN_RETIRED_INDEX - 1);
+    m->index[w][j] = at + 1;
+}
+
 static void retire_one(struct chain_memory *m, int w, const struct pt_model_chain *ch)
 {
-    for (int i = 0; i < m->nretired[w]; i++) {
-        if (same_chain(&m->retired[w][i].ch, ch)) {
-            m->retired[w][i].ch.time_ns += ch->time_ns;
-            m->retired[w][i].ch.waits += ch->waits;
+    uint64_t h = chain_hash(ch);
+    if (!m->index[w]) {
+        m->index[w] = calloc(CHAIN_RETIRED_INDEX, sizeof(*m->index[w]));
+        m->retired[w] = calloc(CHAIN_RETIRED_MAX, sizeof(*m->retired[w]));
+        if (!m->index[w] || !m->retired[w])
+            out_of_memory("the wait chains");
+    }
+    for (uint32_t j = (uint32_t)h & (CHAIN_RETIRED_INDEX - 1); m->index[w][j]; j = (j + 1) & (CHAIN_RETIRED_INDEX - 1)) {
+        struct chain_retired *r = &m->retired[w][m->index[w][j] - 1];
+        if (r->hash == h && same_chain(&r->ch, ch)) {
+            r->ch.time_ns += ch->time_ns;
+            r->ch.waits += ch->waits;
             return;
         }
     }
@@ -251,21 +298,25 @@ static void retire_one(struct chain_memory *m, int w, const struct pt_model_chai
         if (m->retired[w][at].ch.time_ns >= ch->time_ns)
             return;
     } else {
-        if (!m->retired[w]) {
-            m->retired[w] = calloc(CHAIN_RETIRED_MAX, sizeof(*m->retired[w]));
-            if (!m->retired[w])
-                out_of_memory("the wait chains");
-        }
         m->nretired[w]++;
     }
     struct chain_retired *r = &m->retired[w][at];
     r->ch = *ch;
+    r->hash = h;
     for (int i = 0; i < ch->nlinks; i++) {
         struct pt_model_chain_link *l = &r->ch.links[i];
         l->kind = keep_str(r->text[i][0], sizeof(r->text[i][0]), l->kind);
         l->cls = keep_str(r->text[i][1], sizeof(r->text[i][1]), l->cls);
         l->name = keep_str(r->text[i][2], sizeof(r->text[i][2]), l->name);
         l->top_frame = keep_str(r->text[i][3], sizeof(r->text[i][3]), l->top_frame);
+    }
+    if (at < m->nretired[w] - 1 || m->nretired[w] == CHAIN_RETIRED_MAX) {
+        /* One let go for it: the index is built again. */
+        memset(m->index[w], 0, CHAIN_RETIRED_INDEX * sizeof(*m->index[w]));
+        for (int i = 0; i < m->nretired[w]; i++)
+            index_put(m, w, i);
+    } else {
+        index_put(m, w, at);
     }
 }
 
@@ -307,12 +358,46 @@ void collector_retire_chains(struct collector *c)
     chain_map_delete(c->t, m->now.keys, gone);
 }
 
+/* Each slot's heaviest chain end over the run, from the table just read. */
+static void note_slot_ends(struct chain_memory *m, uint32_t nslots)
+{
+    if (m->nslot_end < nslots) {
+        uint8_t *e = realloc(m->slot_end, nslots);
+        uint64_t *ns = realloc(m->slot_end_ns, nslots * sizeof(*ns));
+        if (!e || !ns)
+            out_of_memory("the wait chains");
+        m->slot_end = e;
+        m->slot_end_ns = ns;
+        m->nslot_end = nslots;
+    }
+    memset(m->slot_end, PT_CHAIN_END_COUNT, m->nslot_end);
+    memset(m->slot_end_ns, 0, m->nslot_end * sizeof(*m->slot_end_ns));
+    for (uint32_t i = 0; i < m->now.n; i++) {
+        const struct pt_chain_key *k = (const struct pt_chain_key *)m->now.keys + i;
+        const struct pt_chain_val *v = (const struct pt_chain_val *)m->now.vals + i;
+        uint32_t s = k->slot[0] - 1;
+        if (k->slot[0] && s < m->nslot_end && v->ns > m->slot_end_ns[s] && k->end < PT_CHAIN_END_COUNT) {
+            m->slot_end_ns[s] = v->ns;
+            m->slot_end[s] = (uint8_t)k->end;
+        }
+    }
+}
+
+const char *collector_chain_end(const struct collector *c, uint32_t slot)
+{
+    const struct chain_memory *m = &c->chains;
+    if (slot >= m->nslot_end || m->slot_end[slot] >= PT_CHAIN_END_COUNT)
+        return NULL;
+    return end_names[m->slot_end[slot]];
+}
+
 void collector_model_chains(struct collector *c, struct pt_model *r, bool interval)
 {
     struct chain_memory *m = &c->chains;
     if (c->o->chains <= 0 || chain_map_dump(c->t, &m->now) != 0)
         return;
     m->gen++;
+    note_slot_ends(m, c->t->nslots);
     uint32_t n = m->now.n, nslots = 16, most = n + (uint32_t)m->nretired[interval ? 0 : 1];
     while (nslots < 2 * most)
         nslots *= 2;
@@ -342,6 +427,8 @@ void collector_model_chains(struct collector *c, struct pt_model *r, bool interv
     if (interval) {
         remember(m, &m->now);
         m->nretired[0] = 0;
+        if (m->index[0])
+            memset(m->index[0], 0, CHAIN_RETIRED_INDEX * sizeof(*m->index[0]));
     }
 }
 
@@ -350,6 +437,11 @@ void collector_chains_free(struct collector *c)
     map_dump_free(&c->chains.now);
     free(c->chains.keys);
     free(c->chains.vals);
+    kallsyms_free(&c->chains.ksyms);
+    free(c->chains.slot_end);
+    free(c->chains.slot_end_ns);
+    free(c->chains.index[0]);
+    free(c->chains.index[1]);
     free(c->chains.retired[0]);
     free(c->chains.retired[1]);
 }

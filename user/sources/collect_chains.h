@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../bpf/parktrace.h"
+#include "kallsyms.h"
 #include "map_dump.h"
 #include "model.h"
 
@@ -21,8 +22,10 @@ struct chain_thread {
 /* A chain whose blockers were let go (recycled), its names copied: what
  * it counted stays in the reports. */
 #define CHAIN_RETIRED_MAX 1024   /* groups kept; past that the least timed goes */
+#define CHAIN_RETIRED_INDEX 4096 /* their hash index's buckets (a power of two) */
 struct chain_retired {
     struct pt_model_chain ch;          /* its strings point into text */
+    uint64_t hash;                     /* chain_hash(ch) */
     char text[PT_MODEL_CHAIN_LINKS][4][96];   /* kind, class, name, top frame of each link */
 };
 
@@ -38,7 +41,14 @@ struct chain_memory {
      * since the start. */
     struct chain_retired *retired[2];
     int nretired[2];
+    int *index[2];                    /* entry + 1 by hash, 0: empty */
+    /* By slot, over the run: the end of the chains it starts with the
+     * most time, and that time (a report's, for pprof's chain_end). */
+    uint8_t *slot_end;
+    uint64_t *slot_end_ns;
+    uint32_t nslot_end;
     struct chain_thread threads[CHAIN_THREADS];
+    struct kallsyms ksyms;            /* read once a chain ends in I/O */
 };
 
 struct collector;
@@ -50,6 +60,10 @@ void collector_model_chains(struct collector *c, struct pt_model *r, bool interv
  * 2): named while their blockers still are, kept, and taken out of the
  * kernel's table. */
 void collector_retire_chains(struct collector *c);
+
+/* The end of the chains blocker SLOT starts that hold the most of its
+ * time over the run, as of the last report: NULL when it has none. */
+const char *collector_chain_end(const struct collector *c, uint32_t slot);
 
 void collector_chains_free(struct collector *c);
 

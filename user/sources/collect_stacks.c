@@ -57,6 +57,7 @@ void stack_blocker(struct collector *c, uint32_t slot, const struct blocker *b, 
     ms->wait = b->cls.wait;
     ms->name = b->name;
     snprintf(ms->id, sizeof(ms->id), "0x%llx", (unsigned long long)slot_blocker_id(s));
+    ms->chain_end = collector_chain_end(c, slot);
 }
 
 /* The waits with a known waker of one (blocker, process, waiter stack),

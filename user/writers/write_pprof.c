@@ -14,7 +14,7 @@
 #include "profile.pb-c.h"
 #include "writer.h"
 
-#define LABELS 8   /* kind, class, role, blocker, comm, pid, and cgroup and container where known */
+#define LABELS 9   /* kind, class, role, blocker, comm, pid, and cgroup, container and chain_end where known */
 
 struct pprof {
     struct pprof_strings str;
@@ -116,6 +116,8 @@ static int fill_sample(struct pprof *p, PtPprof__Sample *sm, const struct pt_mod
         label_str(p, &labels[n++], "cgroup", s->cgroup);
     if (s->container)
         label_str(p, &labels[n++], "container", s->container);
+    if (s->chain_end)
+        label_str(p, &labels[n++], "chain_end", s->chain_end);
     for (size_t i = 0; i < n; i++)
         label_ptrs[i] = &labels[i];
     sm->n_label = n;
