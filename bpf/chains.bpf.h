@@ -78,14 +78,17 @@ static __noinline __u32 chain_kstack(struct task_struct *t)
     return h;
 }
 
-/* Names thread T (TID) in chain_comms, once. */
+/* Names thread T (TID) in chain_comms, again when it was renamed (a JVM
+ * names its main thread after its first waits). */
 static __always_inline void chain_name(struct task_struct *t, __u32 tid)
 {
-    if (bpf_map_lookup_elem(&chain_comms, &tid))
-        return;
     struct pt_chain_comm c;
     bpf_probe_read_kernel(c.comm, sizeof(c.comm), t->comm);
-    bpf_map_update_elem(&chain_comms, &tid, &c, BPF_NOEXIST);
+    const struct pt_chain_comm *had = bpf_map_lookup_elem(&chain_comms, &tid);
+    const __u64 *a = (const __u64 *)c.comm;
+    if (had && ((const __u64 *)had->comm)[0] == a[0] && ((const __u64 *)had->comm)[1] == a[1])
+        return;
+    bpf_map_update_elem(&chain_comms, &tid, &c, BPF_ANY);
 }
 
 #define PT_PID_MAX_LIMIT (1 << 22)   /* the kernel's bound on any pid_max */
@@ -144,6 +147,42 @@ static __always_inline void chain_watch(struct pt_wait *hw, __u32 waiter)
     hw->chain_waiter = 1;
 }
 
+/* A reference field at ADDR of the current process's heap, decoded. */
+static __always_inline __u64 java_ref(const struct pt_jvm_layout *l, __u64 addr)
+{
+    if (l->compressed_oops) {
+        __u32 narrow = 0;
+        bpf_probe_read_user(&narrow, sizeof(narrow), (void *)addr);
+        return narrow ? l->oop_base + ((__u64)narrow << l->oop_shift) : 0;
+    }
+    __u64 oop = 0;
+    bpf_probe_read_user(&oop, sizeof(oop), (void *)addr);
+    return oop;
+}
+
+/* The owner of the java.util.concurrent lock the current thread (of TGID,
+ * in the host's PID namespace) parks on, BLOCKER: its
+ * exclusiveOwnerThread's thread id, or 0. Read for a kept chain only.
+ * Any park blocker is read so (a condition's field there is no thread):
+ * the owner counts only when its Thread's JavaThread leads back to it,
+ * and user space only for a lock's row. */
+static __always_inline __u32 java_owner(__u64 blocker, __u32 tgid)
+{
+    struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
+    if (!l || !l->aos_owner || !l->eetop || !blocker)
+        return 0;
+    __u64 owner = java_ref(l, blocker + l->aos_owner), jt = 0, handle = 0, back = 0, osthread = 0;
+    if (!owner || bpf_probe_read_user(&jt, sizeof(jt), (void *)(owner + l->eetop)) || !jt ||
+        bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj)) || !handle ||
+        bpf_probe_read_user(&back, sizeof(back), (void *)handle) || back != owner ||
+        bpf_probe_read_user(&osthread, sizeof(osthread), (void *)(jt + l->osthread)) || !osthread)
+        return 0;
+    __s32 tid = 0;
+    if (bpf_probe_read_user(&tid, sizeof(tid), (void *)(osthread + l->os_tid)) || tid <= 0 || tid >= PT_PID_MAX_LIMIT)
+        return 0;
+    return (__u32)tid | PT_HOLDER_PRIVATE;
+}
+
 /* Reads into K the chain of thread TID's (of TGID) wait on SLOT, whose
  * holder is HOLDER. SELF: the thread being switched (0: none), which
  * stands SELF_END unless it waits (its on_cpu and state are in motion).
@@ -151,8 +190,38 @@ static __always_inline void chain_watch(struct pt_wait *hw, __u32 waiter)
  * (WAITER's) at its switches (chain_watch). */
 /* Where a chain is read from: see chain_read. */
 struct chain_from {
-    __u32 tid, tgid, slot, holder, self, self_end, waiter;
+    __u32 tid, tgid, slot, holder, waker, self, self_end, waiter;
 };
+
+/* Who a wait on SLOT by the thread of record W waits for, when its
+ * blocker records no owner: the thread that last woke it there. */
+static __always_inline __u32 stand_in(const struct pt_wait *w, __u32 slot)
+{
+    for (int i = 0; i < 4; i++)
+        if (w->waker_slot[i] == slot + 1)
+            return w->waker_tid[i];
+    return 0;
+}
+
+/* A link's holder, acquired: its lock's recorded OWNER where that is a
+ * live thread (of the process TGID, for a private futex), else WAKER,
+ * the thread that last woke it there (*VIA set); NULL: neither. */
+static __always_inline struct task_struct *link_holder(__u32 owner, __u32 waker, __u32 tgid, bool *via)
+{
+    __u32 h = owner & ~PT_HOLDER_PRIVATE;
+    if (h) {
+        struct task_struct *t = bpf_task_from_pid(h);
+        if (t) {
+            if (!(owner & PT_HOLDER_PRIVATE) || t->tgid == tgid) {
+                *via = false;
+                return t;
+            }
+            bpf_task_release(t);     /* not this process's thread: that futex is no mutex */
+        }
+    }
+    *via = true;
+    return waker ? bpf_task_from_pid(waker) : NULL;
+}
 
 /* A global function: the verifier walks it once, on its own, instead of
  * once per path into each of its call sites (inlined, --stacks all passed
@@ -162,7 +231,7 @@ __noinline int chain_read(struct pt_chain_key *k, const struct chain_from *f)
 {
     if (!k || !f)
         return 0;
-    __u32 tid = f->tid, tgid = f->tgid, slot = f->slot, holder = f->holder, self = f->self,
+    __u32 tid = f->tid, tgid = f->tgid, slot = f->slot, holder = f->holder, waker = f->waker, self = f->self,
           self_end = f->self_end, waiter = f->waiter;
     /* A last link still in I/O keeps the kernel stack read last time: a
      * writer's every fsync would walk it again. */
@@ -174,25 +243,21 @@ __noinline int chain_read(struct pt_chain_key *k, const struct chain_from *f)
     k->slot[0] = slot + 1;
     k->end = PT_CHAIN_UNKNOWN;
     for (int i = 1; i <= PT_CHAIN_DEPTH; i++) {
-        __u32 h = holder & ~PT_HOLDER_PRIVATE;
-        if (!h)
+        bool via;
+        struct task_struct *t = link_holder(holder, waker, k->tgid[i - 1], &via);
+        if (!t)
             return 0;
+        __u32 h = t->pid, htgid = t->tgid;
         for (int j = 0; j < i; j++) {
             if (k->tid[j] == h) {
+                bpf_task_release(t);
                 k->end = PT_CHAIN_CYCLE;
                 k->cycle_to = j;
+                k->via_waker |= (__u32)via << (i - 1);
                 return 0;
             }
         }
-        struct task_struct *t = bpf_task_from_pid(h);
-        if (!t)
-            return 0;
-        __u32 htgid = t->tgid;
-        if ((holder & PT_HOLDER_PRIVATE) && htgid != k->tgid[i - 1]) {
-            /* Not this process's thread: that futex is no mutex. */
-            bpf_task_release(t);
-            return 0;
-        }
+        k->via_waker |= (__u32)via << (i - 1);
         k->tid[i] = h;
         k->tgid[i] = htgid;
         k->depth = i;
@@ -204,6 +269,7 @@ __noinline int chain_read(struct pt_chain_key *k, const struct chain_from *f)
         if (hw && (hw->flags & PT_WAIT_ACTIVE)) {
             k->slot[i] = hw->slot + 1;
             holder = hw->holder;
+            waker = stand_in(hw, hw->slot);
             bpf_task_release(t);
             continue;   /* past PT_CHAIN_DEPTH: unknown, waiting deeper */
         }
@@ -265,9 +331,21 @@ static __always_inline void chain_charge(struct pt_wait *w, __u64 now)
  * is read and kept, from NOW, where its blocker's holder is known. */
 static __always_inline void chain_begin(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now)
 {
-    if (!trace_chains || !w->holder)
+    if (!trace_chains)
         return;
-    struct chain_from f = {.tid = tid, .tgid = tgid, .slot = idx, .holder = w->holder, .waiter = tid};
+    /* No waker stands in for a Java wait: a pool's every park would read
+     * a chain. */
+    struct pt_slot *s = bpf_map_lookup_elem(&slots, &idx);
+    if (!s)
+        return;
+    __u32 kind = s->key.kind & 0xff, waker = kind == PT_KIND_FUTEX ? stand_in(w, idx) : 0;
+    /* A java.util.concurrent lock's owner, read now that the chain is kept
+     * (in a container's PID namespace the JVM's tid is not the host's). */
+    if (kind == PT_KIND_JVM_PARK && !s->no_owner && !bpf_get_current_task_btf()->thread_pid->level)
+        w->holder = java_owner(s->key.addr, tgid);
+    if (!w->holder && !waker)
+        return;
+    struct chain_from f = {.tid = tid, .tgid = tgid, .slot = idx, .holder = w->holder, .waker = waker, .waiter = tid};
     chain_read(&w->chain, &f);
     if (!w->chain.depth)
         return;
@@ -276,6 +354,31 @@ static __always_inline void chain_begin(struct pt_wait *w, __u32 tid, __u32 tgid
     __builtin_memset(w->chain_counted, 0, sizeof(w->chain_counted));
     w->chain_busy = 0;
     __sync_fetch_and_or(&w->flags, PT_WAIT_CHAIN);
+}
+
+/* The current thread wakes the thread of record W from its wait: it
+ * stands in for the holder of that thread's next wait there (written only
+ * when it changes: the record's line is the waiter's). */
+static __always_inline void note_last_waker(struct pt_wait *w)
+{
+    __u32 me = (__u32)bpf_get_current_pid_tgid(), slot = w->slot + 1;
+    int at = 3;
+    for (int i = 0; i < 3; i++) {
+        if (w->waker_slot[i] == slot) {
+            at = i;
+            break;
+        }
+    }
+    if (at == 0 && w->waker_tid[0] == me)
+        return;
+    for (int i = 3; i > 0; i--) {
+        if (i <= at) {
+            w->waker_slot[i] = w->waker_slot[i - 1];
+            w->waker_tid[i] = w->waker_tid[i - 1];
+        }
+    }
+    w->waker_slot[0] = slot;
+    w->waker_tid[0] = me;
 }
 
 /* W's wait, which kept its chain, ends at NOW: its last part is charged. */
@@ -315,8 +418,9 @@ __noinline int chain_reread(__u32 wt, __u32 self, __u32 self_end, __u64 now)
         live = true;
         if (!__sync_val_compare_and_swap(&ww->chain_busy, 0, 1)) {
             chain_charge(ww, now);
-            struct chain_from f = {.tid = wt, .tgid = ww->chain.tgid[0], .slot = ww->chain.slot[0] - 1,
-                                   .holder = ww->holder, .self = self, .self_end = self_end, .waiter = wt};
+            __u32 slot = ww->chain.slot[0] - 1;
+            struct chain_from f = {.tid = wt, .tgid = ww->chain.tgid[0], .slot = slot, .holder = ww->holder,
+                                   .waker = stand_in(ww, slot), .self = self, .self_end = self_end, .waiter = wt};
             chain_read(&ww->chain, &f);
             ww->chain_busy = 0;
         }
@@ -332,6 +436,11 @@ static __always_inline void chain_holder_moved(struct pt_wait *hw, __u32 self, _
 {
     if (!now)
         now = bpf_ktime_get_ns();
+    /* Within the stack budget, as the chains' first reading is: spent, the
+     * chains stand as last read. */
+    struct pt_budget *b = budget_at(now);
+    if (budget_spent(b))
+        return;
     __u32 left = 0;
     for (__u32 j = 0; j < PT_CHAIN_WAITERS; j++) {
         __u32 wt = hw->chain_waiters[j];
@@ -344,6 +453,8 @@ static __always_inline void chain_holder_moved(struct pt_wait *hw, __u32 self, _
     }
     if (!left)
         hw->chain_waiter = 0;
+    if (b)
+        budget_charge(b, bpf_ktime_get_ns() - now);
 }
 
 #endif

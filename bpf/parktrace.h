@@ -121,6 +121,9 @@ struct pt_jvm_layout {
     } heaps[PT_CODE_HEAPS];
     __u64 block_header;          /* sizeof(HeapBlock): a block's code blob follows it */
     __u64 blob_frame_size;       /* CodeBlob::_frame_size (int, words), 0: unknown */
+    /* AbstractOwnableSynchronizer.exclusiveOwnerThread: a java.util.concurrent
+     * lock's owner, for wait chains (0: unknown). */
+    __u64 aos_owner;
 };
 
 /* Key flags: a shared futex is keyed by (device, inode, offset) instead of
@@ -180,7 +183,8 @@ struct pt_slot {
     __u32 first_tgid;
     __s32 first_stack;      /* user stack id of the first waiter's first wait */
     __u32 waker_named;      /* 1 once a waker's stack was taken for it (note_waker) */
-    __u32 pad2;
+    __u32 no_owner;         /* set by user space: a Java park blocker that records no owner
+                             * (not a java.util.concurrent lock): wait chains read none */
     /* Line 3, cold. */
     union {
         __u64 klass;        /* a Java blocker's Klass*, for its class name */
@@ -296,6 +300,7 @@ struct pt_chain_key {
     __u32 end;                        /* enum pt_chain_end */
     __u32 cycle_to;                   /* PT_CHAIN_CYCLE: the link tid[depth]'s holder is */
     __u32 end_kstack;                 /* PT_CHAIN_IO: the last link's kernel stack (chain_kstacks), 0: none */
+    __u32 via_waker;                  /* bit i: tid[i + 1] is tid[i]'s last waker there, not an owner */
 };
 /* A kernel stack where a chain's last link sleeps in I/O, innermost first. */
 #define PT_CHAIN_KFRAMES 24
@@ -383,6 +388,12 @@ struct pt_wait {
     __u32 chain_counted[4];   /* digests (chain_digest) of the chains it has been counted in */
     struct pt_chain_key chain;
     __u32 chain_waiters[PT_CHAIN_WAITERS];   /* threads whose chains go through this one (0: none) */
+    /* The threads that last woke this one from its waits on its last four
+     * blockers (slot + 1, 0: none; the most recent first): each stands in
+     * for a holder where no owner is recorded. Four: a glibc condition
+     * variable's waiter sleeps on two futex words in turn, and on its
+     * mutex. */
+    __u32 waker_slot[4], waker_tid[4];
 };
 _Static_assert(__builtin_offsetof(struct pt_wait, last_slot) == 56 &&
                __builtin_offsetof(struct pt_wait, park) == 120, "pt_wait's lines moved");

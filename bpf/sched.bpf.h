@@ -406,6 +406,8 @@ static __always_inline int on_waking(__u64 *ctx, struct task_struct *p)
         return 0;
     }
     w->end = wake_end(p);
+    if (trace_chains && w->end == PT_END_WOKEN)
+        note_last_waker(w);
     /* Atomic: the waiter's CPU may still be opening the wait (wait_start). */
     __sync_fetch_and_or(&w->flags, PT_WAIT_END_SEEN);
     part_done(PT_PART_WAKE, t0);

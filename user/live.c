@@ -72,6 +72,9 @@ bool live_keys(struct live *l)
         case ' ':
             v->paused = !v->paused;
             break;
+        case 'c':
+            v->chains = !v->chains;
+            break;
         case 'h':
         case '?':
             v->help = !v->help;

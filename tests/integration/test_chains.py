@@ -113,6 +113,36 @@ def a_chain_crosses_processes():
 
 
 @test
+def a_condition_chain_follows_its_waker():
+    """consumer -[condition variable]-> producer -[B]-> writer: a condition
+    records no owner, so the thread that woke the consumer there last (the
+    producer) stands in for one."""
+    wl, _, final = chain_run("cond")
+    ch = chain_of(final, ["consumer", "producer", "writer"], "sleeping")
+    explains(ch, wl, "consumer -[cond]-> producer -[B]-> writer (sleeping)")
+    check(ch and ch["links"][0]["class"] == "pthread_cond" and ch["links"][1]["class"] == "pthread_mutex",
+          f"the links' classes: {ch and [link['class'] for link in ch['links']]}")
+
+
+@test
+def a_java_lock_chain_follows_its_owners():
+    """worker -[ReentrantLock a]-> flusher -[ReentrantLock b]-> writer, who
+    holds b through Thread.sleep (tools/workloads/ChainLocks.java): each
+    java.util.concurrent lock's owner is its exclusiveOwnerThread, and the
+    writer's sleep (a JVM park of its own) ends the chain, sleeping."""
+    report = os.path.join(TMP, "chain-java.json")
+    # 1.5 s first: the JVM found and its layout read before the rounds.
+    p = run_pt(["-f", "json", "--top", "0", "--", "java", "-Xmx128m", "-cp", JAVA_CP, "ChainLocks", str(ROUNDS),
+                str(HOLD_MS), report, "1500"], timeout=120)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    wl, final = json.load(open(report)), final_of(json_reports(p.stdout))
+    ch = chain_of(final, ["worker", "flusher", "writer"], "sleeping")
+    explains(ch, wl, "worker -[ReentrantLock]-> flusher -[ReentrantLock]-> writer (sleeping)")
+    check(ch and all(link["kind"] == "jvm-park" and link["class"].endswith("ReentrantLock$NonfairSync")
+                     for link in ch["links"][:2]), f"the links: {ch and ch['links']}")
+
+
+@test
 def interval_chains_add_up_to_the_final():
     """Each interval report carries the chains' time in its window: over
     the windows, a chain's time is the final report's."""

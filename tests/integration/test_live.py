@@ -226,6 +226,33 @@ def in_order(rows, key):
 
 
 @test
+def c_shows_the_wait_chains():
+    """c shows the wait chains in place of the rows, as the text report
+    writes them; c again, the rows. mutex_contention's threads wait on
+    mutexes whose holders run (or wait in turn)."""
+    pane = Pane(160, 20, live_script([], seconds=10))
+    try:
+        frame(pane, lambda f: any(r["ID"] == "cache_lock" for r in f[2]))
+        pane.keys("c")
+        deadline, lines = time.time() + 10, []
+        while time.time() < deadline:
+            lines = pane.screen()
+            chains = [l for l in lines if re.search(r" -\[(cache_lock|journal_lock|stats_lock|[a-z_]+)\]-> .* \((running|runnable|sleeping|io|cycle|unknown)(: [^)]*)?\)$", l.rstrip())]
+            if any("wait chains:" in l for l in lines) and chains:
+                break
+            time.sleep(0.2)
+        else:
+            check(False, f"no wait chains after c: {lines}")
+        check(not any(l.startswith("KIND ") for l in lines), f"the rows' titles with the chains: {lines}")
+        pane.keys("c")
+        frame(pane, lambda f: any(r["ID"] == "cache_lock" for r in f[2]))
+        pane.keys("q")
+        check_restored(pane, "q after the chains")
+    finally:
+        pane.close()
+
+
+@test
 def s_changes_the_sort():
     pane = Pane(120, 20, live_script([], seconds=10))
     try:

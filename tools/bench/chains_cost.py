@@ -21,6 +21,9 @@ WORKLOADS = {
     "mutex_contention -t 8 -s 5": [os.path.join(WL, "mutex_contention"), "-t", "8", "-s", "5"],
     # 20 000 short-lived mutexes, each waited on once behind a sleeping holder.
     "churn_locks -p 4 -n 20000": [os.path.join(WL, "churn_locks"), "-p", "4", "-n", "20000", "-u", "200"],
+    # The bench's thread pool (issue 42's): Java parks on a queue's lock and condition.
+    "java ThreadPool -s 6 -t 4 -q 16": ["java", "-Xmx128m", "-cp", os.path.join(ROOT, "build", "java"), "ThreadPool",
+                                        "-s", "6", "-t", "4", "-q", "16"],
     # Chains two holders deep, the last asleep: every holder's switch re-reads them.
     "chain_locks -m sleep -n 100 -h 20": [os.path.join(WL, "chain_locks"), "-m", "sleep", "-n", "100", "-h", "20"],
 }

@@ -12,6 +12,12 @@
  *   cross     client (this process) -[M]-> holder (a child process, M a
  *             process-shared mutex) -[B]-> sleeper (the child's other
  *             thread, sleeping)
+ *   cond      consumer -[a condition variable]-> producer, which signals
+ *             it once it has B -[B]-> writer (sleeping): a condition
+ *             records no owner, so the thread that woke the consumer last
+ *             stands in; the first two rounds are not counted (glibc's
+ *             condition variable sleeps on two futex words in turn: each
+ *             has its waker once it has woken the consumer once)
  * Each waiting call starts only once the link it waits behind is asleep
  * (its /proc state), so the whole chain stands while it waits.
  *
@@ -44,6 +50,8 @@ static const char *dir = "/var/tmp";
 /* What every thread (and, for -m cross, both processes) shares. */
 struct shared {
     pthread_mutex_t a, b, m;
+    pthread_cond_t cv;                 /* -m cond: the consumer's */
+    int signaled;                      /* -m cond: the rounds signalled, under a */
     _Atomic int round;              /* deadlock: the round the lockers may start */
     _Atomic int first_waiting;      /* the round whose first link waits now */
     _Atomic int first_done;         /* the rounds the first link has finished */
@@ -104,10 +112,10 @@ static int io_fd = -1;
 
 static void *writer(void *arg)
 {
-    (void)arg;
+    /* ARG nonzero: rounds 0 to ROUNDS + 1 (-m cond's, two uncounted). */
     pthread_setname_np(pthread_self(), "writer");
     atomic_store(&sh->tids[2], gettid_());
-    for (int r = 1; r <= rounds; r++) {
+    for (int r = arg ? 0 : 1; r <= rounds + (arg ? 1 : 0); r++) {
         pthread_mutex_lock(&sh->b);
         atomic_store(&sh->holder_ready, r);     /* the flusher may wait on B */
         until_round(&sh->first_waiting, r);     /* the worker waits on A now */
@@ -167,6 +175,71 @@ static void run_chain(void)
         first_link(&sh->a, getpid(), r);
     pthread_join(tw, NULL);
     pthread_join(tf, NULL);
+}
+
+/* -m cond: each round, takes B behind the writer, then signals the
+ * consumer. */
+static void *producer(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "producer");
+    atomic_store(&sh->tids[1], gettid_());
+    for (int r = 0; r <= rounds + 1; r++) {
+        until_round(&sh->holder_ready, r);
+        atomic_store(&sh->middle_ready, r);     /* its next sleep: B's */
+        pthread_mutex_lock(&sh->b);
+        pthread_mutex_unlock(&sh->b);
+        pthread_mutex_lock(&sh->a);
+        sh->signaled = r;
+        pthread_cond_signal(&sh->cv);
+        pthread_mutex_unlock(&sh->a);
+        until_round(&sh->first_done, r);
+    }
+    return NULL;
+}
+
+/* -m cond: the consumer waits on the condition until round R is
+ * signalled, once the producer waits behind the writer. Rounds 0 and 1
+ * are not counted: no thread has woken the consumer on their futex words
+ * yet. */
+static void consume(int r)
+{
+    until_round(&sh->middle_ready, r);
+    wait_asleep(getpid(), atomic_load(&sh->tids[1]));
+    uint64_t t0 = now_ns();
+    atomic_store(&sh->first_waiting, r);
+    pthread_mutex_lock(&sh->a);
+    while (sh->signaled < r)
+        pthread_cond_wait(&sh->cv, &sh->a);
+    pthread_mutex_unlock(&sh->a);
+    uint64_t t1 = now_ns(), released = atomic_load(&sh->released_ns);
+    atomic_store(&sh->first_done, r);
+    if (r < 2)
+        return;
+    sh->waits++;
+    sh->wait_ns += t1 - t0;
+    if (released > t0 && released <= t1)
+        sh->chain_ns += released - t0;
+}
+
+static void run_cond(void)
+{
+    pthread_t tw, tp;
+    sh->signaled = -1;
+    atomic_store(&sh->holder_ready, -1);
+    atomic_store(&sh->middle_ready, -1);
+    atomic_store(&sh->first_waiting, -1);
+    atomic_store(&sh->first_done, -1);
+    pthread_create(&tw, NULL, writer, (void *)1);
+    pthread_create(&tp, NULL, producer, NULL);
+    pthread_setname_np(pthread_self(), "consumer");
+    atomic_store(&sh->tids[0], gettid_());
+    while (!atomic_load(&sh->tids[1]))
+        sleep_us(100);
+    for (int r = 0; r <= rounds + 1; r++)
+        consume(r);
+    pthread_join(tw, NULL);
+    pthread_join(tp, NULL);
 }
 
 /* -m deadlock: locker I holds its own lock and waits, with a timeout, on
@@ -300,9 +373,9 @@ int main(int argc, char **argv)
         }
     }
     bool known = mode && (!strcmp(mode, "sleep") || !strcmp(mode, "io") || !strcmp(mode, "deadlock") ||
-                          !strcmp(mode, "cross"));
+                          !strcmp(mode, "cross") || !strcmp(mode, "cond"));
     if (!known || rounds < 1 || rounds > 100000 || hold_ms < 1 || hold_ms > 60000) {
-        fprintf(stderr, "usage: %s -m sleep|io|deadlock|cross [-n ROUNDS] [-h HOLD_MS] [-d DIR] [-r REPORT]\n",
+        fprintf(stderr, "usage: %s -m sleep|io|deadlock|cross|cond [-n ROUNDS] [-h HOLD_MS] [-d DIR] [-r REPORT]\n",
                 argv[0]);
         return 1;
     }
@@ -317,6 +390,7 @@ int main(int argc, char **argv)
     pthread_mutex_init(&sh->a, NULL);
     pthread_mutex_init(&sh->b, &shared);
     pthread_mutex_init(&sh->m, &shared);
+    pthread_cond_init(&sh->cv, NULL);
     int rc = 0;
     if (!strcmp(mode, "io")) {
         char path[4096];
@@ -332,6 +406,8 @@ int main(int argc, char **argv)
         run_deadlock();
     else if (!strcmp(mode, "cross"))
         rc = run_cross();
+    else if (!strcmp(mode, "cond"))
+        run_cond();
     else
         run_chain();
 

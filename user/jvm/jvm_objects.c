@@ -71,6 +71,12 @@ int jvm_layout_read(struct jvm *j, struct jvm_layout *l)
     uint32_t eetop_off;
     if (eetop_var && read_u32(j, eetop_var, &eetop_off))
         l->eetop = eetop_off;
+    /* A java.util.concurrent lock's owner, for wait chains: set once the
+     * JVM has loaded the class (0 before: read again at the next layout). */
+    uint64_t owner_var = jvm_symbol(j, "_ZN54java_util_concurrent_locks_AbstractOwnableSynchronizer13_owner_offsetE");
+    uint32_t owner_off;
+    if (owner_var && read_u32(j, owner_var, &owner_off))
+        l->aos_owner = owner_off;
     if (!jvm_offset(j, "oopDesc", l->compressed_klass ? "_metadata._compressed_klass" : "_metadata._klass",
                     &l->klass)) {
         snprintf(j->error, sizeof(j->error), "JVM %d: vmStructs lacks oopDesc's klass field", j->pid);

@@ -14,6 +14,7 @@ struct jvm_layout {
     uint64_t handle_obj;      /* OopHandle::_obj */
     uint64_t park_blocker;    /* java.lang.Thread.parkBlocker field offset */
     uint64_t eetop;           /* java.lang.Thread.eetop (its JavaThread*); 0 if unknown */
+    uint64_t aos_owner;       /* AbstractOwnableSynchronizer.exclusiveOwnerThread; 0 if unknown */
     bool compressed_oops, compressed_klass;
     uint64_t oop_base, klass_base;
     uint32_t oop_shift, klass_shift;

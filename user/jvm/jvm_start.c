@@ -146,6 +146,7 @@ static struct pt_jvm_layout kernel_layout(const struct tracked *t, uint64_t size
         .osthread = osthread,
         .os_tid = os_tid,
         .eetop = t->l.eetop,
+        .aos_owner = t->l.aos_owner,
     };
     /* Monitors: without these offsets only parks are recognised. */
     uint64_t pending, waiting, object;

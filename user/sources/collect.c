@@ -148,6 +148,7 @@ static bool name_class(struct collector *c, const struct pt_slot *s, struct bloc
                 out_of_memory("class names");
             }
             classify_java(b->java_class ? b->java_class : "<unknown class>", supers, &b->cls);
+            b->owner_recorded = strstr(supers, "AbstractOwnableSynchronizer") != NULL;
             /* Any object can be a monitor: the kind, not the class, gives the role. */
             if (kind == PT_KIND_JVM_MONITOR)
                 b->cls.wait = false;
@@ -188,6 +189,9 @@ void collector_resolve(struct collector *c, uint32_t idx)
         b->first_stack = stacks_resolve(c->stacks, idx, (int)s->first_tgid, s->first_stack);
     uint32_t kind = s->key.kind & 0xff;
     bool named = name_class(c, s, b, kind);
+    /* The kernel reads no owner for wait chains where there is none. */
+    if (named && kind == PT_KIND_JVM_PARK && !b->owner_recorded)
+        c->t->slots[idx].no_owner = 1;
     classify_override(c->o, b->cls.cls, &b->cls.wait);
     /* The first stack arrives with the first waiter's first completed wait. */
     if (s->first_stack < 0)

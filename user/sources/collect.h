@@ -40,6 +40,7 @@ struct blocker {
     uint64_t idle_naming;      /* the first stack's naming `idle` was read off */
     uint8_t idle;              /* idle_stack's flags for its first stack */
     bool join;                 /* its waits are joins: its waker ends a thread */
+    bool owner_recorded;       /* a java.util.concurrent lock: its owner is read for wait chains */
     const struct pt_stack *join_checked;   /* the waker stack `join` was read off */
     uint64_t join_naming;
     uint64_t top_naming;       /* the first stack's naming top_frame was read off */

@@ -89,12 +89,19 @@ static void thread_name(struct collector *c, int pid, int tid, char out[PT_MODEL
     memcpy(out, t->name, PT_MODEL_COMM);
 }
 
-/* Whether blocker B records its holder as the kernel read it: a glibc
- * mutex's owner (__owner). Elsewhere that word is not a thread. */
-static bool holder_recorded(const struct collector *c, uint32_t slot, const struct blocker *b)
+/* Whether the kernel's holder of a wait on blocker B (slot SLOT) counts:
+ * a glibc mutex's is its owner (__owner), never its last waker; a Java
+ * lock records an owner too (not read yet: none counts); on anything
+ * else the word read as an owner is none, and the thread that last woke
+ * the waiter there (VIA_WAKER) stands in. */
+static bool holder_counts(const struct collector *c, uint32_t slot, const struct blocker *b, bool via_waker)
 {
     const struct pt_slot *s = &c->t->slots[slot];
-    return (s->key.kind & 0xff) == PT_KIND_FUTEX && b->cls.cls && strcmp(b->cls.cls, "pthread_mutex") == 0;
+    if ((s->key.kind & 0xff) == PT_KIND_FUTEX && b->cls.cls && strcmp(b->cls.cls, "pthread_mutex") == 0)
+        return !via_waker;
+    if ((s->key.kind & 0xff) != PT_KIND_FUTEX && !b->cls.wait)
+        return b->owner_recorded && !via_waker;
+    return via_waker;
 }
 
 /* The blocker link L waits on, slot SLOT1 (+ 1; 0: none): false when it
@@ -171,17 +178,21 @@ static bool name_chain(struct collector *c, const struct pt_chain_key *k, struct
         struct blocker *b = NULL;
         if (!waits)
             continue;
-        if (!name_blocker(c, k->slot[i], l, &b)) {
+        bool named = name_blocker(c, k->slot[i], l, &b);
+        /* A chain starts at a wait that is not idle housekeeping. */
+        if (!n && (!named || blocker_idle(c, b, &c->t->slots[k->slot[i] - 1])))
+            return false;
+        bool counts = named && (i < depth || cycle) && holder_counts(c, k->slot[i] - 1, b, (k->via_waker >> i) & 1);
+        if (!counts) {
             if (!n)
                 return false;
-            end = PT_CHAIN_UNKNOWN;
-            cycle = false;
-            break;
-        }
-        if ((i < depth || cycle) && !holder_recorded(c, k->slot[i] - 1, b)) {
-            if (!n)
-                return false;
-            end = PT_CHAIN_UNKNOWN;     /* past here, the holder read is no owner */
+            /* The last link: its wait has no holder parktrace can name
+             * (past here, the word read as an owner is none), so it waits
+             * on an event (sleeping: a JVM's Thread.sleep, say), or on a
+             * lock whose owner is not known. */
+            end = named && b->cls.wait ? PT_CHAIN_SLEEPING : PT_CHAIN_UNKNOWN;
+            l->kind = l->cls = l->name = l->top_frame = NULL;
+            l->id = 0;
             cycle = false;
             break;
         }

@@ -9,6 +9,7 @@
 #include "rank.h"
 
 struct live_row;   /* a row and copies of its names */
+#define LIVE_CHAIN_LINE 512
 
 struct live_view {
     /* Chosen by the keys (live.c). */
@@ -16,6 +17,7 @@ struct live_view {
     bool show_idle;     /* idle housekeeping rows shown, ranked in place */
     bool paused;        /* reports are not taken: the screen stays */
     bool help;          /* the keys are shown instead of the rows */
+    bool chains;        /* the wait chains are shown instead of the rows */
     bool keys;          /* keys are read: the header says how to get help */
     int cols, rows;     /* the terminal's size */
     /* The last report taken. */
@@ -23,6 +25,8 @@ struct live_view {
     int n, cap;
     bool taken;
     bool cgroups;       /* its rows are in more than one cgroup: a CGROUP column */
+    char (*chain_lines)[LIVE_CHAIN_LINE];   /* its chains, as the text report's lines */
+    int nchains, chains_cap;
     uint64_t window_ns, waits, blockers, drops, self_cpu_ns;
 };
 

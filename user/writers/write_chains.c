@@ -14,7 +14,7 @@ static const char *blocker_label(const struct pt_model_chain_link *l)
     return l->name ? l->name : l->cls ? l->cls : l->kind;
 }
 
-static void put_chain(FILE *f, const struct pt_model_chain *ch)
+void write_chain_line(FILE *f, const struct pt_model_chain *ch)
 {
     char d[24];
     fprintf(f, "  %9s %7" PRIu64 " waits  ", duration_format(ch->time_ns, d, sizeof(d)), ch->waits);
@@ -50,7 +50,7 @@ void write_chains_text(FILE *f, const struct pt_model *m)
     fprintf(f, "-- wait chains, by the waiting time they explain: who waited -[on what]-> its holder ... (how the last"
                " stood) --\n");
     for (int i = 0; i < m->nchains; i++)
-        put_chain(f, &m->chains[i]);
+        write_chain_line(f, &m->chains[i]);
 }
 
 static void json_link(FILE *f, const struct pt_model_chain_link *l)

@@ -32,6 +32,31 @@ static const char *keep(char *dst, const char *src)
     return dst;
 }
 
+/* M's chains into V, each as the text report's line (no chain where out
+ * of memory). */
+static void take_chains(struct live_view *v, const struct pt_model *m)
+{
+    v->nchains = 0;
+    if (m->nchains > v->chains_cap) {
+        char (*nl)[LIVE_CHAIN_LINE] = realloc(v->chain_lines, (size_t)m->nchains * sizeof(*nl));
+        if (!nl)
+            return;
+        v->chain_lines = nl;
+        v->chains_cap = m->nchains;
+    }
+    for (int i = 0; i < m->nchains; i++) {
+        FILE *f = fmemopen(v->chain_lines[i], LIVE_CHAIN_LINE, "w");
+        if (!f)
+            return;
+        setvbuf(f, NULL, _IONBF, 0);
+        write_chain_line(f, &m->chains[i]);
+        fclose(f);
+        v->chain_lines[i][LIVE_CHAIN_LINE - 1] = '\0';
+        v->chain_lines[i][strcspn(v->chain_lines[i], "\n")] = '\0';
+        v->nchains++;
+    }
+}
+
 /* Copies M's rows and totals into V; false when out of memory (the last
  * copy stays). */
 static bool take(struct live_view *v, const struct pt_model *m)
@@ -57,6 +82,7 @@ static bool take(struct live_view *v, const struct pt_model *m)
         r->row.waker_stack = m->rows[i].waker_stack && r->row.waker_top_frame ? m->rows[i].waker_stack : NULL;
     }
     v->n = m->nrows;
+    take_chains(v, m);
     v->cgroups = cgroup_label_wanted(m);
     v->window_ns = m->window_ns;
     v->waits = m->totals.waits;
@@ -207,6 +233,7 @@ static const char *const help_lines[] = {
     "  q        quit: the terminal is given back and the final report printed",
     "  s        sort by thread time, CSP, parks, peak parked (in turn)",
     "  i        show or hide idle housekeeping rows (--show-idle)",
+    "  c        show the wait chains instead of the rows, or the rows again",
     "  space    pause or resume the display; tracing goes on",
     "  h or ?   show or hide these keys",
 };
@@ -238,6 +265,16 @@ int write_live(FILE *f, const struct pt_model *m, struct live_view *v)
             cell(&l, help_lines[i], width, false);
             put_line(f, &l, left == 1);
         }
+    } else if (v->chains) {
+        struct line l = {.width = width};
+        cell(&l, v->nchains ? "  wait chains: who waited -[on what]-> its holder ... (how the last stood)"
+                            : "  (no wait chains)", width, false);
+        put_line(f, &l, --left <= 0 || !v->nchains);
+        for (int i = 0; i < v->nchains && left > 0; i++, left--) {
+            struct line c = {.width = width};
+            text(&c, v->chain_lines[i]);
+            put_line(f, &c, left == 1 || i == v->nchains - 1);
+        }
     } else if (!v->taken || !shown) {
         struct line l = {.width = width};
         cell(&l, v->taken ? "  (no waits)" : "  (waiting for the first report)", width, false);
@@ -259,4 +296,7 @@ void live_view_free(struct live_view *v)
     free(v->v);
     v->v = NULL;
     v->n = v->cap = 0;
+    free(v->chain_lines);
+    v->chain_lines = NULL;
+    v->nchains = v->chains_cap = 0;
 }

@@ -42,6 +42,8 @@ int write_phases(FILE *f, const struct pt_model *m, const struct pt_write_opts *
 /* write_chains.c: the wait chains after the text rows; JSON's "chains". */
 void write_chains_text(FILE *f, const struct pt_model *m);
 void write_chains_json(FILE *f, const struct pt_model *m);
+/* One chain's line, as the text report prints it (names made safe). */
+void write_chain_line(FILE *f, const struct pt_model_chain *ch);
 int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
 int write_collapsed(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
 int write_pprof(FILE *f, const struct pt_model *m, const struct pt_write_opts *o);
