@@ -118,14 +118,17 @@ static __always_inline struct pt_budget *budget_at(__u64 now)
         b->last = now;
         return b;
     }
-    __u64 dt = now - b->last;
+    /* A NOW read before the last refill (earlier in the same program run)
+     * adds nothing: as an unsigned difference it was a refill to full. */
+    __u64 dt = now > b->last ? now - b->last : 0;
     dt = dt < 4000000000ull ? dt : 4000000000ull;   /* from two seconds' debt to full, and more */
     __s64 add = (__s64)(dt * stack_budget_ns / 1000000000ull), repay = add / 2;
     repay = repay < b->lent ? repay : b->lent;
     b->lent -= repay;
     __s64 left = b->left + add - repay;
     b->left = left < cap ? left : cap;
-    b->last = now;
+    if (now > b->last)
+        b->last = now;
     /* The floor follows the debt: raised while the stacks at the floor's
      * odds outrun the refill (the bucket half a second's worth in debt: a
      * start-up's burst takes it below zero, and weights raised then moved

@@ -78,6 +78,23 @@ static __noinline __u32 chain_kstack(struct task_struct *t)
     return h;
 }
 
+/* The kernel stack of T, in I/O (its record HW, if any): the one taken
+ * within the last PT_KSTACK_KEEP_NS, else a new one. A writer's every
+ * fsync, each the end of the chains through it, would walk it again. */
+#define PT_KSTACK_KEEP_NS 20000000ull
+static __always_inline __u32 io_kstack_of(struct task_struct *t, struct pt_wait *hw)
+{
+    __u64 now = bpf_ktime_get_ns();
+    if (hw && hw->kstack && now - hw->kstack_ns < PT_KSTACK_KEEP_NS)
+        return hw->kstack;
+    __u32 id = chain_kstack(t);
+    if (hw) {
+        hw->kstack = id;
+        hw->kstack_ns = now;
+    }
+    return id;
+}
+
 /* Names thread T (TID) in chain_comms, again when it was renamed (a JVM
  * names its main thread after its first waits). */
 static __always_inline void chain_name(struct task_struct *t, __u32 tid)
@@ -233,10 +250,6 @@ __noinline int chain_read(struct pt_chain_key *k, const struct chain_from *f)
         return 0;
     __u32 tid = f->tid, tgid = f->tgid, slot = f->slot, holder = f->holder, waker = f->waker, self = f->self,
           self_end = f->self_end, waiter = f->waiter;
-    /* A last link still in I/O keeps the kernel stack read last time: a
-     * writer's every fsync would walk it again. */
-    __u32 io_tid = k->end == PT_CHAIN_IO && k->depth <= PT_CHAIN_DEPTH ? k->tid[k->depth & 7] : 0;
-    __u32 io_kstack = k->end_kstack;
     __builtin_memset(k, 0, sizeof(*k));
     k->tid[0] = tid;
     k->tgid[0] = tgid;
@@ -275,7 +288,7 @@ __noinline int chain_read(struct pt_chain_key *k, const struct chain_from *f)
         }
         k->end = h == self ? self_end : task_stand(t);
         if (k->end == PT_CHAIN_IO)
-            k->end_kstack = h == io_tid && io_kstack ? io_kstack : chain_kstack(t);
+            k->end_kstack = io_kstack_of(t, hw);
         bpf_task_release(t);
         return 0;
     }
@@ -429,6 +442,15 @@ __noinline int chain_reread(__u32 wt, __u32 self, __u32 self_end, __u64 now)
     return live;
 }
 
+/* A holder running again, or preempted, re-reads its chains at most this
+ * often; one that goes to sleep, to I/O or to a wait of its own (the
+ * chain grows a link, or closes a cycle) always does: a pool's workers,
+ * each the holder of another's short waits, switch tens of thousands of
+ * times a second (re-read at every switch, chains cost the bench's pool
+ * about 110 ns a BPF run, 30%). Only a holder's own state is known here,
+ * not what each chain last read of it, so a sleep is never skipped. */
+#define PT_CHAIN_REREAD_NS 500000ull
+
 /* Thread SELF, whose record is HW, is switched at NOW (0: not read yet)
  * and stands SELF_END (unless it waits): the chains that go through it
  * are charged up to now and read again. */
@@ -436,9 +458,14 @@ static __always_inline void chain_holder_moved(struct pt_wait *hw, __u32 self, _
 {
     if (!now)
         now = bpf_ktime_get_ns();
+    bool stops = (hw->flags & PT_WAIT_ACTIVE) || self_end == PT_CHAIN_SLEEPING || self_end == PT_CHAIN_IO;
+    if (!stops && now - hw->chain_reread_ns < PT_CHAIN_REREAD_NS)
+        return;
+    hw->chain_reread_ns = now;
     /* Within the stack budget, as the chains' first reading is: spent, the
      * chains stand as last read. */
-    struct pt_budget *b = budget_at(now);
+    __u64 t0 = bpf_ktime_get_ns();
+    struct pt_budget *b = budget_at(t0);
     if (budget_spent(b))
         return;
     __u32 left = 0;
@@ -454,7 +481,7 @@ static __always_inline void chain_holder_moved(struct pt_wait *hw, __u32 self, _
     if (!left)
         hw->chain_waiter = 0;
     if (b)
-        budget_charge(b, bpf_ktime_get_ns() - now);
+        budget_charge(b, bpf_ktime_get_ns() - t0);
 }
 
 #endif

@@ -346,6 +346,10 @@ struct pt_wait {
     __u32 chain_counted[4];   /* digests (chain_digest) of the chains it has been counted in */
     struct pt_chain_key chain;
     __u32 chain_waiters[PT_CHAIN_WAITERS];   /* threads whose chains go through this one (0: none) */
+    __u64 chain_reread_ns;                   /* when its switches last re-read them */
+    __u64 kstack_ns;                         /* when its kernel stack was last taken in I/O, */
+    __u32 kstack;                            /* and its id (chain_kstacks) */
+    __u32 kstack_pad;
     /* The threads that last woke this one from its waits on its last four
      * blockers (slot + 1, 0: none; the most recent first): each stands in
      * for a holder where no owner is recorded. Four: a glibc condition

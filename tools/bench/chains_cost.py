@@ -22,8 +22,9 @@ WORKLOADS = {
     # 20 000 short-lived mutexes, each waited on once behind a sleeping holder.
     "churn_locks -p 4 -n 20000": [os.path.join(WL, "churn_locks"), "-p", "4", "-n", "20000", "-u", "200"],
     # The bench's thread pool (issue 42's): Java parks on a queue's lock and condition.
-    "java ThreadPool -s 6 -t 4 -q 16": ["java", "-Xmx128m", "-cp", os.path.join(ROOT, "build", "java"), "ThreadPool",
-                                        "-s", "6", "-t", "4", "-q", "16"],
+    # (10 s: the JVM's start-up, its first parks all taking stacks and chains, is less of it.)
+    "java ThreadPool -s 10 -t 4 -q 16": ["java", "-Xmx128m", "-cp", os.path.join(ROOT, "build", "java"),
+                                         "ThreadPool", "-s", "10", "-t", "4", "-q", "16"],
     # Chains two holders deep, the last asleep: every holder's switch re-reads them.
     "chain_locks -m sleep -n 100 -h 20": [os.path.join(WL, "chain_locks"), "-m", "sleep", "-n", "100", "-h", "20"],
 }
@@ -65,19 +66,25 @@ def main():
         f"`--chains 10`) and with `--chains 0`, {rounds} interleaved runs each, medians. A chain is read only for "
         "a wait whose stack is kept (within the stack budget) and re-read at the switches of the holders in it.",
         "",
-        "| workload | variant | BPF ns a run (all programs) | sched_switch ns a run | sched_waking ns a run "
-        "| parktrace CPU s | chain parts dropped |",
-        "|---|---|---|---|---|---|---|",
+        "| workload | variant | BPF runs | BPF ns a run (all programs) | sched_switch ns a run | sched_waking ns a run "
+        "| stack budget spent (% of a CPU) | parktrace CPU s | chain parts dropped |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for w in WORKLOADS:
         for v in VARIANTS:
-            lines.append(f"| `{w}` | {v} | {med(w, v, 'bpf_ns_per_run'):.0f} | {med(w, v, 'sched_switch_ns'):.0f} | "
-                         f"{med(w, v, 'sched_waking_ns'):.0f} | {med(w, v, 'cpu_s'):.3f} | "
+            lines.append(f"| `{w}` | {v} | {med(w, v, 'bpf_runs'):.0f} | {med(w, v, 'bpf_ns_per_run'):.0f} | "
+                         f"{med(w, v, 'sched_switch_ns'):.0f} | {med(w, v, 'sched_waking_ns'):.0f} | "
+                         f"{med(w, v, 'stack_budget_spent_pct'):.3f} | {med(w, v, 'cpu_s'):.3f} | "
                          f"{med(w, v, 'drop_chains'):.0f} |")
     lines.append("")
     added = [f"`{w}` {med(w, 'chains (default)', 'bpf_ns_per_run') - med(w, '--chains 0', 'bpf_ns_per_run'):+.0f} ns"
              for w in WORKLOADS]
-    lines.append("Added BPF time a run by chains: " + ", ".join(added) + ".")
+    lines.append("Added BPF time a run by chains: " + ", ".join(added) + ". Reading a chain costs microseconds "
+                 "(a task lookup, its wait record and its name per link, the chain's entry); it is done within the "
+                 "stack budget, as the stacks are, so where chains are many and runs few (eight threads on three "
+                 "mutexes, a few thousand runs a second) the mean run grows while the budget's share (the "
+                 "stack budget column, 0.5% of each CPU) holds; on the pool, whose waits are its queue's "
+                 "condition (no owner, no chain) and short lock waits, chains cost nothing measurable.")
     block = "\n".join(lines) + "\n"
     print(block)
     path = os.path.join(ROOT, "BENCHMARKS.md")

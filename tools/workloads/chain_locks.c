@@ -98,7 +98,9 @@ static void hold_last(int io_fd)
         sleep_us(hold_ms * 1000);
         return;
     }
-    static char block[4096];   /* small: the hold is fsync, not copying */
+    /* 256 KiB a fsync: each a disk write of its own, not thousands of
+     * short ones (each a switch that re-reads the chains through it). */
+    static char block[256 << 10];
     uint64_t until = now_ns() + (uint64_t)hold_ms * 1000000;
     do {
         if (pwrite(io_fd, block, sizeof(block), 0) < 0 || fsync(io_fd) < 0) {
