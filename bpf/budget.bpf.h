@@ -35,6 +35,15 @@ struct {
     __type(value, struct pt_budget);
 } stack_budget SEC(".maps");
 
+/* The wait chains' budget (chains.bpf.h): as much again, apart, so that
+ * reading chains never leaves a stack out. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct pt_budget);
+} chain_budget SEC(".maps");
+
 
 /* The most significant bit of V (V > 0). */
 static __always_inline __u32 msb32(__u32 v)
@@ -101,11 +110,12 @@ static __always_inline __u32 floor_m_of(const struct pt_budget *b)
     return b->floor_m > PT_GAP_FLOOR_M ? b->floor_m : PT_GAP_FLOOR_M;
 }
 
-/* This CPU's budget refilled to NOW (NULL: no budget, --stacks all). */
-static __always_inline struct pt_budget *budget_at(__u64 now)
+/* This CPU's budget in MAP (stack_budget, chain_budget) refilled to NOW
+ * (NULL: no budget, --stacks all). */
+static __always_inline struct pt_budget *budget_of(void *map, __u64 now)
 {
     __u32 zero = 0;
-    struct pt_budget *b = stack_budget_ns ? bpf_map_lookup_elem(&stack_budget, &zero) : NULL;
+    struct pt_budget *b = stack_budget_ns ? bpf_map_lookup_elem(map, &zero) : NULL;
     if (!b)
         return NULL;
     __s64 cap = PT_BUDGET_SAVED(stack_budget_ns);
@@ -145,6 +155,12 @@ static __always_inline struct pt_budget *budget_at(__u64 now)
         b->floor_at = now;
     }
     return b;
+}
+
+/* This CPU's stack budget refilled to NOW (NULL: --stacks all). */
+static __always_inline struct pt_budget *budget_at(__u64 now)
+{
+    return budget_of(&stack_budget, now);
 }
 
 static __always_inline bool budget_spent(const struct pt_budget *b)

@@ -340,12 +340,26 @@ static __always_inline void chain_charge(struct pt_wait *w, __u64 now)
     w->chain_since = now;
 }
 
+static __always_inline void chain_open(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now);
+
 /* Wait W of thread TID (of TGID) on slot IDX has kept its stack: its chain
  * is read and kept, from NOW, where its blocker's holder is known. */
 static __always_inline void chain_begin(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now)
 {
     if (!trace_chains)
         return;
+    __u64 t0 = bpf_ktime_get_ns();
+    struct pt_budget *b = budget_of(&chain_budget, t0);
+    if (budget_spent(b))
+        return;
+    chain_open(w, tid, tgid, idx, now ? now : t0);
+    if (b)
+        budget_charge(b, bpf_ktime_get_ns() - t0);
+}
+
+/* chain_begin's work, within the chains' budget. */
+static __always_inline void chain_open(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now)
+{
     /* No waker stands in for a Java wait: a pool's every park would read
      * a chain. */
     struct pt_slot *s = bpf_map_lookup_elem(&slots, &idx);
@@ -465,7 +479,7 @@ static __always_inline void chain_holder_moved(struct pt_wait *hw, __u32 self, _
     /* Within the stack budget, as the chains' first reading is: spent, the
      * chains stand as last read. */
     __u64 t0 = bpf_ktime_get_ns();
-    struct pt_budget *b = budget_at(t0);
+    struct pt_budget *b = budget_of(&chain_budget, t0);
     if (budget_spent(b))
         return;
     __u32 left = 0;

@@ -222,12 +222,12 @@ static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, 
         return -1;
     struct pt_stack_cache *c;
     __s32 sid = cached_stackid(ctx, w->wait_st, &w->wait_mru, regs, &c, idx + 1);
-    /* A chain is kept where the stack is, its reading within the budget. */
-    if (sid >= 0)
-        chain_begin(w, (__u32)pid_tgid, pid_tgid >> 32, idx, start);
     /* Noting the stack for a blocker new to it is the blocker's own
      * bookkeeping, as its slot is: under churn, thousands a second. */
     budget_close(b, start, naming);
+    /* A chain is kept where the stack is (within a budget of its own). */
+    if (sid >= 0)
+        chain_begin(w, (__u32)pid_tgid, pid_tgid >> 32, idx, start);
     if (sid >= 0 && c->noted_slot != idx + 1) {
         note_stack(idx, sid, pid_tgid, first);
         c->noted_slot = idx + 1;

@@ -122,10 +122,13 @@ def hostile_names_in_the_text_report_and_live_view():
     # Rows, phase lines, and parktrace's own line before idle rows (pthread_join).
     # The wait chains (one line each, indented, after their heading) name
     # the same threads: every one is one line, ending in its end.
-    chains = [l for l in lines if l.startswith("  ")]
+    at = next((i for i, l in enumerate(lines) if l.startswith("-- wait chains")), len(lines))
+    chains = [l for l in lines[at + 1:] if l.startswith("  ")]
     check(all(re.search(r" \((running|runnable|sleeping|io|cycle|unknown)(: [^)]*)?\)$", l) for l in chains),
           f"a chain line that is not one: {chains!r}")
-    rows = [l for l in lines[2:] if not l.startswith(("-- idle housekeeping: ", "-- wait chains", "  "))]
+    # The header's own indented lines (the stack budget's, say) come first.
+    rows = [l for l in lines[2:at] + lines[at + 1 + len(chains):]
+            if not l.startswith(("-- idle housekeeping: ", "  "))]
     check(rows and all(l.startswith("futex ") or l.startswith("phase: ") for l in rows),
           f"a row that is not a row: {rows!r}")
     check(any(HOSTILE_COMM in l and "contended" in l for l in rows), f"no safe COMM in {rows!r}")
