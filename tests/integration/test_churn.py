@@ -93,10 +93,10 @@ def churned_mutexes_are_named_when_the_budget_is_spent():
     """A new mutex's class comes from its first waiter's stack, which the
     stack budget leaves out once spent; its class is then read off the
     instruction the wait was at (inside __lll_lock_wait). At a budget of
-    0.05%, most naming stacks are left out (the premise, checked: rows with
+    0.02% (0.05% once left only 14% out on a CI host), most naming stacks are left out (the premise, checked: rows with
     no first stack), and still every blocked-on mutex is a pthread_mutex."""
     report = os.path.join(TMP, "churn-spent.json")
-    p = run_pt(["-f", "json", "--top", "0", "--stack-budget", "0.05", "--", CHURN, "-p", "4", "-n", "12000",
+    p = run_pt(["-f", "json", "--top", "0", "--stack-budget", "0.02", "--", CHURN, "-p", "4", "-n", "12000",
                 "-u", "200", "-r", report], timeout=120)
     check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
     wl = json.load(open(report))
