@@ -7,8 +7,9 @@
  * sched.bpf.h (whose switches read and re-read them).
  *
  * Owns: the maps chain_time, chain_comms, chain_kstacks and chain_kscratch;
- * chain_kstack, chain_name, futex_holder, chain_read, chain_begin,
- * chain_end, chain_holder_moved.
+ * chain_kstack, chain_name, futex_holder, java_owner, note_last_waker,
+ * chain_read, chain_begin, chain_end, chain_holder_moved. Its budget,
+ * chain_budget, is budget.bpf.h's; heap_ref is jvm.bpf.h's.
  *
  * The holders are found by their thread ids (bpf_task_from_pid) and their
  * own wait records, so nothing is written at a switch that no chain
@@ -164,19 +165,6 @@ static __always_inline void chain_watch(struct pt_wait *hw, __u32 waiter)
     hw->chain_waiter = 1;
 }
 
-/* A reference field at ADDR of the current process's heap, decoded. */
-static __always_inline __u64 java_ref(const struct pt_jvm_layout *l, __u64 addr)
-{
-    if (l->compressed_oops) {
-        __u32 narrow = 0;
-        bpf_probe_read_user(&narrow, sizeof(narrow), (void *)addr);
-        return narrow ? l->oop_base + ((__u64)narrow << l->oop_shift) : 0;
-    }
-    __u64 oop = 0;
-    bpf_probe_read_user(&oop, sizeof(oop), (void *)addr);
-    return oop;
-}
-
 /* The owner of the java.util.concurrent lock the current thread (of TGID,
  * in the host's PID namespace) parks on, BLOCKER: its
  * exclusiveOwnerThread's thread id, or 0. Read for a kept chain only.
@@ -188,7 +176,7 @@ static __always_inline __u32 java_owner(__u64 blocker, __u32 tgid)
     struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
     if (!l || !l->aos_owner || !l->eetop || !blocker)
         return 0;
-    __u64 owner = java_ref(l, blocker + l->aos_owner), jt = 0, handle = 0, back = 0, osthread = 0;
+    __u64 owner = heap_ref(blocker + l->aos_owner, l->compressed_oops, l->oop_base, l->oop_shift), jt = 0, handle = 0, back = 0, osthread = 0;
     if (!owner || bpf_probe_read_user(&jt, sizeof(jt), (void *)(owner + l->eetop)) || !jt ||
         bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj)) || !handle ||
         bpf_probe_read_user(&back, sizeof(back), (void *)handle) || back != owner ||
@@ -261,16 +249,15 @@ __noinline int chain_read(struct pt_chain_key *k, const struct chain_from *f)
         if (!t)
             return 0;
         __u32 h = t->pid, htgid = t->tgid;
+        k->via_waker |= (__u32)via << (i - 1);
         for (int j = 0; j < i; j++) {
             if (k->tid[j] == h) {
                 bpf_task_release(t);
                 k->end = PT_CHAIN_CYCLE;
                 k->cycle_to = j;
-                k->via_waker |= (__u32)via << (i - 1);
                 return 0;
             }
         }
-        k->via_waker |= (__u32)via << (i - 1);
         k->tid[i] = h;
         k->tgid[i] = htgid;
         k->depth = i;

@@ -93,6 +93,20 @@ static __always_inline void park_blocker_key(const struct pt_jvm_layout *l, __u6
 static __always_inline void park_cache_fill(struct pt_park_cache *pc, const struct pt_jvm_layout *l, __u64 jt);
 static __always_inline void park_key_by_cache(struct pt_park_cache *pc, __u32 tgid, struct pt_blocker_key *key);
 
+/* The reference field at ADDR of the current process's heap, decoded (a
+ * narrow oop when COMPRESSED, from BASE and SHIFT); 0 when unreadable. */
+static __always_inline __u64 heap_ref(__u64 addr, bool compressed, __u64 base, __u32 shift)
+{
+    if (compressed) {
+        __u32 narrow = 0;
+        bpf_probe_read_user(&narrow, sizeof(narrow), (void *)addr);
+        return narrow ? base + ((__u64)narrow << shift) : 0;
+    }
+    __u64 oop = 0;
+    bpf_probe_read_user(&oop, sizeof(oop), (void *)addr);
+    return oop;
+}
+
 /* OBJ's klass word as stored: narrow when class pointers are compressed.
  * It is part of a Java blocker's key, beside the address: a young
  * collection copies survivors into regions it emptied before, so another
@@ -275,16 +289,8 @@ static __always_inline void park_key_by_cache(struct pt_park_cache *pc, __u32 tg
     __u64 thread_oop = kept ? pc->thread_oop : 0, blocker = 0;
     if (!kept && pc->handle)
         bpf_probe_read_user(&thread_oop, sizeof(thread_oop), (void *)pc->handle);
-    if (thread_oop) {
-        __u64 addr = thread_oop + pc->park_blocker;
-        if (pc->compressed_oops) {
-            __u32 narrow = 0;
-            bpf_probe_read_user(&narrow, sizeof(narrow), (void *)addr);
-            blocker = narrow ? pc->oop_base + ((__u64)narrow << pc->oop_shift) : 0;
-        } else {
-            bpf_probe_read_user(&blocker, sizeof(blocker), (void *)addr);
-        }
-    }
+    if (thread_oop)
+        blocker = heap_ref(thread_oop + pc->park_blocker, pc->compressed_oops, pc->oop_base, pc->oop_shift);
     /* A park without a blocker is one "<no blocker>" row per JVM. */
     key->addr = blocker;
     key->owner = tgid;

@@ -1371,6 +1371,22 @@ def kept_sections(path):
     return out
 
 
+def put_section(name, block):
+    """BLOCK as BENCHMARKS.md's section NAME, between its <!-- NAME:begin -->
+    and <!-- NAME:end --> markers (kept by `make bench`, kept_sections): in
+    place of the last one, else before the soak's table."""
+    path = os.path.join(ROOT, "BENCHMARKS.md")
+    text = open(path).read()
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    new = f"{begin}\n\n{block}\n{end}"
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + new + text[text.index(end) + len(end):]
+    else:
+        text = text.replace("<!-- soak:begin -->", new + "\n\n<!-- soak:begin -->")
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def write_servers(L, results):
     """The real servers' section: per server, each variant's ratio to the
     same round's untraced run, and the raw rates."""

@@ -13,6 +13,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (put_section)
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PT = os.path.join(ROOT, "build", "parktrace")
 WL = os.path.join(ROOT, "build", "workloads")
@@ -87,16 +90,7 @@ def main():
                  "condition (no owner, no chain) and short lock waits, chains cost nothing measurable.")
     block = "\n".join(lines) + "\n"
     print(block)
-    path = os.path.join(ROOT, "BENCHMARKS.md")
-    text = open(path).read()
-    begin, end = "<!-- chains-cost:begin -->", "<!-- chains-cost:end -->"
-    new = f"{begin}\n\n{block}\n{end}"
-    if begin in text and end in text:
-        text = text[:text.index(begin)] + new + text[text.index(end) + len(end):]
-    else:
-        text = text.replace("<!-- soak:begin -->", new + "\n\n<!-- soak:begin -->")
-    with open(path, "w") as f:
-        f.write(text)
+    bench.put_section("chains-cost", block)
 
 
 if __name__ == "__main__":

@@ -288,16 +288,7 @@ def main():
     ]
     block = "\n".join(lines) + "\n"
     print(block)
-    path = os.path.join(bench.ROOT, "BENCHMARKS.md")
-    text = open(path).read()
-    begin, end = "<!-- issue42-pool:begin -->", "<!-- issue42-pool:end -->"
-    new = f"{begin}\n\n{block}\n{end}"
-    if begin in text and end in text:
-        text = text[:text.index(begin)] + new + text[text.index(end) + len(end):]
-    else:
-        text = text.replace("<!-- soak:begin -->", new + "\n\n<!-- soak:begin -->")
-    with open(path, "w") as f:
-        f.write(text)
+    bench.put_section("issue42-pool", block)
 
 
 if __name__ == "__main__":

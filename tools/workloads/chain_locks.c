@@ -112,15 +112,22 @@ static void hold_last(int io_fd)
 
 static int io_fd = -1;
 
-static void *writer(void *arg)
+/* The chain's last link: NAME holds B through hold_last each round, from
+ * FIRST to LAST (the writer, or -m cross's sleeper). */
+struct last_link {
+    const char *name;
+    int first, last;
+};
+
+static void *run_last_link(void *arg)
 {
-    /* ARG nonzero: rounds 0 to ROUNDS + 1 (-m cond's, two uncounted). */
-    pthread_setname_np(pthread_self(), "writer");
+    const struct last_link *l = arg;
+    pthread_setname_np(pthread_self(), l->name);
     atomic_store(&sh->tids[2], gettid_());
-    for (int r = arg ? 0 : 1; r <= rounds + (arg ? 1 : 0); r++) {
+    for (int r = l->first; r <= l->last; r++) {
         pthread_mutex_lock(&sh->b);
-        atomic_store(&sh->holder_ready, r);     /* the flusher may wait on B */
-        until_round(&sh->first_waiting, r);     /* the worker waits on A now */
+        atomic_store(&sh->holder_ready, r);     /* the middle link may wait on B */
+        until_round(&sh->first_waiting, r);     /* the first link waits now */
         hold_last(io_fd);
         atomic_store(&sh->released_ns, now_ns());
         pthread_mutex_unlock(&sh->b);
@@ -167,7 +174,8 @@ static void first_link(pthread_mutex_t *m, int pid, int r)
 static void run_chain(void)
 {
     pthread_t tw, tf;
-    pthread_create(&tw, NULL, writer, NULL);
+    struct last_link w = {"writer", 1, rounds};
+    pthread_create(&tw, NULL, run_last_link, &w);
     pthread_create(&tf, NULL, flusher, NULL);
     pthread_setname_np(pthread_self(), "worker");
     atomic_store(&sh->tids[0], gettid_());
@@ -232,7 +240,8 @@ static void run_cond(void)
     atomic_store(&sh->middle_ready, -1);
     atomic_store(&sh->first_waiting, -1);
     atomic_store(&sh->first_done, -1);
-    pthread_create(&tw, NULL, writer, (void *)1);
+    struct last_link w = {"writer", 0, rounds + 1};    /* two rounds uncounted */
+    pthread_create(&tw, NULL, run_last_link, &w);
     pthread_create(&tp, NULL, producer, NULL);
     pthread_setname_np(pthread_self(), "consumer");
     atomic_store(&sh->tids[0], gettid_());
@@ -303,30 +312,14 @@ static void run_deadlock(void)
 }
 
 /* -m cross, in the child: the holder takes M and waits on B behind the
- * sleeper, which holds B asleep for HOLD_MS. */
-static void *sleeper(void *arg)
-{
-    (void)arg;
-    pthread_setname_np(pthread_self(), "sleeper");
-    atomic_store(&sh->tids[2], gettid_());
-    for (int r = 1; r <= rounds; r++) {
-        pthread_mutex_lock(&sh->b);
-        atomic_store(&sh->holder_ready, r);
-        until_round(&sh->first_waiting, r);
-        hold_last(-1);
-        atomic_store(&sh->released_ns, now_ns());
-        pthread_mutex_unlock(&sh->b);
-        until_round(&sh->first_done, r);
-    }
-    return NULL;
-}
-
+ * sleeper, which holds B asleep for HOLD_MS (no -d file: io_fd -1). */
 static void cross_child(void)
 {
     pthread_t ts;
+    struct last_link s = {"sleeper", 1, rounds};
     pthread_setname_np(pthread_self(), "holder");
     atomic_store(&sh->tids[1], gettid_());
-    pthread_create(&ts, NULL, sleeper, NULL);
+    pthread_create(&ts, NULL, run_last_link, &s);
     for (int r = 1; r <= rounds; r++) {
         until_round(&sh->holder_ready, r);
         pthread_mutex_lock(&sh->m);
