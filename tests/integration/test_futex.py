@@ -443,16 +443,16 @@ def full_blocker_table_is_counted_not_silent():
     check(held <= 16 and totals["live_blockers"] <= 16 and totals["blockers"] >= 16,
           f"{totals['blockers']} blockers, {totals['recycled_blockers']} recycled, "
           f"{totals['live_blockers']} live in a 16-slot table")
-    # Counted plus dropped is every wait the workload made, plus main's
-    # joins of its 4 threads (each at most one wait).
-    seen, made = totals["waits"] + totals["dropped_events"], int(wl["waits"])
-    check(seen <= made + 4 and totals["dropped_events"] > 0,
-          f"{totals['waits']} waits + {totals['dropped_events']} dropped, the workload made {made}")
-    # One wait of 17 999 neither counted nor dropped, 2 runs in 20 on a
-    # new machine: a switch out the program never saw (the ledger's gap).
-    if seen < made:
-        known_gap("missed_switch_out_uncounted", f"{totals['waits']} waits + {totals['dropped_events']} dropped, "
-                  f"the workload made {made}", made - seen)
+    # Counted plus dropped is every sleep the workload's waiters made, plus
+    # main's joins of its 4 threads (each at most one wait). Sleeps, not
+    # calls: a call whose timeout expired while its thread was held off the
+    # CPU, before it could sleep, returns without a wait (a busy CI host;
+    # this was the ledger's missed_switch_out_uncounted here until the
+    # workload counted its sleeps).
+    seen, slept = totals["waits"] + totals["dropped_events"], int(wl["slept"])
+    check(slept <= int(wl["waits"]) and slept <= seen <= slept + 4 and totals["dropped_events"] > 0,
+          f"{totals['waits']} waits + {totals['dropped_events']} dropped, the workload slept {slept} times "
+          f"in {wl['waits']} calls")
 
 
 @test
