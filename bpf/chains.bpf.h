@@ -165,6 +165,25 @@ static __always_inline void chain_watch(struct pt_wait *hw, __u32 waiter)
     hw->chain_waiter = 1;
 }
 
+/* The thread id of JavaThread JT of the current process (laid out as L),
+ * whose java.lang.Thread is OOP, or 0 unless the two lead to each other:
+ * JT's Thread handle holds OOP, and OOP's eetop holds JT. */
+static __always_inline __u32 javathread_tid(const struct pt_jvm_layout *l, __u64 jt, __u64 oop)
+{
+    __u64 handle = 0, back = 0, again = 0, osthread = 0;
+    if (!jt || (jt & 7) || bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj)) || !handle ||
+        bpf_probe_read_user(&back, sizeof(back), (void *)handle) || !back || (oop && back != oop))
+        return 0;
+    if (!oop && (bpf_probe_read_user(&again, sizeof(again), (void *)(back + l->eetop)) || again != jt))
+        return 0;
+    __s32 tid = 0;
+    if (bpf_probe_read_user(&osthread, sizeof(osthread), (void *)(jt + l->osthread)) || !osthread ||
+        bpf_probe_read_user(&tid, sizeof(tid), (void *)(osthread + l->os_tid)) || tid <= 0 ||
+        tid >= PT_PID_MAX_LIMIT)
+        return 0;
+    return (__u32)tid | PT_HOLDER_PRIVATE;
+}
+
 /* The owner of the java.util.concurrent lock the current thread (of TGID,
  * in the host's PID namespace) parks on, BLOCKER: its
  * exclusiveOwnerThread's thread id, or 0. Read for a kept chain only.
@@ -176,16 +195,26 @@ static __always_inline __u32 java_owner(__u64 blocker, __u32 tgid)
     struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
     if (!l || !l->aos_owner || !l->eetop || !blocker)
         return 0;
-    __u64 owner = heap_ref(blocker + l->aos_owner, l->compressed_oops, l->oop_base, l->oop_shift), jt = 0, handle = 0, back = 0, osthread = 0;
-    if (!owner || bpf_probe_read_user(&jt, sizeof(jt), (void *)(owner + l->eetop)) || !jt ||
-        bpf_probe_read_user(&handle, sizeof(handle), (void *)(jt + l->thread_obj)) || !handle ||
-        bpf_probe_read_user(&back, sizeof(back), (void *)handle) || back != owner ||
-        bpf_probe_read_user(&osthread, sizeof(osthread), (void *)(jt + l->osthread)) || !osthread)
+    __u64 owner = heap_ref(blocker + l->aos_owner, l->compressed_oops, l->oop_base, l->oop_shift), jt = 0;
+    if (!owner || bpf_probe_read_user(&jt, sizeof(jt), (void *)(owner + l->eetop)))
         return 0;
-    __s32 tid = 0;
-    if (bpf_probe_read_user(&tid, sizeof(tid), (void *)(osthread + l->os_tid)) || tid <= 0 || tid >= PT_PID_MAX_LIMIT)
+    return javathread_tid(l, jt, owner);
+}
+
+/* The owner of the monitor the current thread (of TGID, record W) is
+ * entering: its ObjectMonitor's _owner, where that is a JavaThread. While
+ * the monitor's first owner still holds it as a stack lock, _owner is
+ * that lock's address on its stack, which leads to no Thread: 0, and the
+ * thread that last woke this one there stands in. */
+static __always_inline __u32 monitor_owner(const struct pt_wait *w, __u32 tgid)
+{
+    struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
+    __u64 jt = w->park.jt, mon = 0, owner = 0;
+    if (!l || !l->monitor_owner || !l->eetop || !jt || !w->park.pending_monitor ||
+        bpf_probe_read_user(&mon, sizeof(mon), (void *)(jt + w->park.pending_monitor)) || !mon ||
+        bpf_probe_read_user(&owner, sizeof(owner), (void *)(mon + l->monitor_owner)))
         return 0;
-    return (__u32)tid | PT_HOLDER_PRIVATE;
+    return javathread_tid(l, owner, 0);
 }
 
 /* Reads into K the chain of thread TID's (of TGID) wait on SLOT, whose
@@ -347,16 +376,22 @@ static __always_inline void chain_begin(struct pt_wait *w, __u32 tid, __u32 tgid
 /* chain_begin's work, within the chains' budget. */
 static __always_inline void chain_open(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now)
 {
-    /* No waker stands in for a Java wait: a pool's every park would read
-     * a chain. */
+    /* No waker stands in for a Java park or Object.wait: a pool's every
+     * park would read a chain. A monitor entry's waker is the thread that
+     * let the monitor go. */
     struct pt_slot *s = bpf_map_lookup_elem(&slots, &idx);
     if (!s)
         return;
-    __u32 kind = s->key.kind & 0xff, waker = kind == PT_KIND_FUTEX ? stand_in(w, idx) : 0;
-    /* A java.util.concurrent lock's owner, read now that the chain is kept
-     * (in a container's PID namespace the JVM's tid is not the host's). */
-    if (kind == PT_KIND_JVM_PARK && !s->no_owner && !bpf_get_current_task_btf()->thread_pid->level)
+    __u32 kind = s->key.kind & 0xff,
+          waker = kind == PT_KIND_FUTEX || kind == PT_KIND_JVM_MONITOR ? stand_in(w, idx) : 0;
+    /* A java.util.concurrent lock's or a monitor's owner, read now that
+     * the chain is kept (in a container's PID namespace the JVM's tid is
+     * not the host's). */
+    bool host_ns = !bpf_get_current_task_btf()->thread_pid->level;
+    if (kind == PT_KIND_JVM_PARK && !s->no_owner && host_ns)
         w->holder = java_owner(s->key.addr, tgid);
+    else if (kind == PT_KIND_JVM_MONITOR && host_ns)
+        w->holder = monitor_owner(w, tgid);
     if (!w->holder && !waker)
         return;
     struct chain_from f = {.tid = tid, .tgid = tgid, .slot = idx, .holder = w->holder, .waker = waker, .waiter = tid};

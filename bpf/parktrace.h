@@ -124,6 +124,10 @@ struct pt_jvm_layout {
     /* AbstractOwnableSynchronizer.exclusiveOwnerThread: a java.util.concurrent
      * lock's owner, for wait chains (0: unknown). */
     __u64 aos_owner;
+    /* ObjectMonitor::_owner: a monitor's owning JavaThread (or, while its
+     * first owner still holds it as a stack lock, that lock's address on
+     * its stack), for wait chains (0: unknown). */
+    __u64 monitor_owner;
 };
 
 /* Key flags: a shared futex is keyed by (device, inode, offset) instead of

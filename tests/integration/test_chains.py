@@ -124,22 +124,41 @@ def a_condition_chain_follows_its_waker():
           f"the links' classes: {ch and [link['class'] for link in ch['links']]}")
 
 
+def java_chain_run(mode):
+    report = os.path.join(TMP, f"chain-java-{mode}.json")
+    # 1.5 s first: the JVM found and its layout read before the rounds.
+    p = run_pt(["-f", "json", "--top", "0", "--", "java", "-Xmx128m", "-cp", JAVA_CP, "ChainLocks", str(ROUNDS),
+                str(HOLD_MS), report, "1500", mode], timeout=120)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    return json.load(open(report)), final_of(json_reports(p.stdout))
+
+
 @test
 def a_java_lock_chain_follows_its_owners():
     """worker -[ReentrantLock a]-> flusher -[ReentrantLock b]-> writer, who
     holds b through Thread.sleep (tools/workloads/ChainLocks.java): each
     java.util.concurrent lock's owner is its exclusiveOwnerThread, and the
     writer's sleep (a JVM park of its own) ends the chain, sleeping."""
-    report = os.path.join(TMP, "chain-java.json")
-    # 1.5 s first: the JVM found and its layout read before the rounds.
-    p = run_pt(["-f", "json", "--top", "0", "--", "java", "-Xmx128m", "-cp", JAVA_CP, "ChainLocks", str(ROUNDS),
-                str(HOLD_MS), report, "1500"], timeout=120)
-    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-500:]}")
-    wl, final = json.load(open(report)), final_of(json_reports(p.stdout))
+    wl, final = java_chain_run("lock")
     ch = chain_of(final, ["worker", "flusher", "writer"], "sleeping")
     explains(ch, wl, "worker -[ReentrantLock]-> flusher -[ReentrantLock]-> writer (sleeping)")
     check(ch and all(link["kind"] == "jvm-park" and link["class"].endswith("ReentrantLock$NonfairSync")
                      for link in ch["links"][:2]), f"the links: {ch and ch['links']}")
+
+
+@test
+def a_java_monitor_chain_crosses_to_a_lock_and_a_wait():
+    """worker -[synchronized m]-> flusher -[ReentrantLock b]-> writer, who
+    holds b through Object.wait on an object of its own: the monitor's
+    owner is its ObjectMonitor's, the lock's its exclusiveOwnerThread, and
+    the writer's Object.wait, which no thread holds, ends the chain,
+    sleeping."""
+    wl, final = java_chain_run("monitor")
+    ch = chain_of(final, ["worker", "flusher", "writer"], "sleeping")
+    explains(ch, wl, "worker -[synchronized]-> flusher -[ReentrantLock]-> writer (sleeping)")
+    kinds = [(link["kind"], link["class"]) for link in ch["links"]] if ch else []
+    check(len(kinds) == 3 and kinds[0] == ("jvm-monitor", "java.lang.Object") and kinds[1][0] == "jvm-park"
+          and kinds[1][1].endswith("ReentrantLock$NonfairSync"), f"the links (kind, class): {kinds}")
 
 
 @test

@@ -9,11 +9,22 @@ import java.util.concurrent.locks.ReentrantLock;
  * writer, and the workload times the part of it during which the whole
  * chain stood (until the writer let go).
  *
- * usage: java ChainLocks ROUNDS HOLD_MS REPORT.json [START_MS]
- * START_MS: a pause before the rounds (a tracer finding the JVM first)
+ * MODE monitor: worker -[synchronized m]-> flusher -[ReentrantLock b]->
+ * writer, who holds b through Object.wait on an object of its own (a
+ * timed wait nobody notifies). Each round has an m of its own, so that
+ * no earlier waking on it can stand in for its owner, and each m is
+ * inflated first (a wait on it): a monitor's first contention otherwise
+ * finds its owner holding it as a stack lock.
+ *
+ * usage: java ChainLocks ROUNDS HOLD_MS REPORT.json [START_MS [MODE]]
+ * START_MS: a pause before the rounds (a tracer finding the JVM first);
+ * MODE: lock (the default) or monitor
  * The report: {"waits":N,"wait_ns":NS,"chain_ns":NS,"pid":N} */
 public class ChainLocks {
     static final ReentrantLock a = new ReentrantLock(), b = new ReentrantLock();
+    static final Object tick = new Object();
+    static Object[] ms;
+    static boolean monitor;
     static volatile int holderReady, middleReady, firstWaiting, firstDone;
     static volatile long releasedNs;
 
@@ -22,9 +33,46 @@ public class ChainLocks {
             LockSupport.parkNanos(100_000);
     }
 
+    /* The writer's hold: asleep, or in Object.wait until HOLD_MS passed. */
+    static void hold(long holdMs) throws InterruptedException {
+        if (!monitor) {
+            Thread.sleep(holdMs);
+            return;
+        }
+        long until = System.nanoTime() + holdMs * 1_000_000;
+        synchronized (tick) {
+            for (long left = holdMs; left > 0; left = (until - System.nanoTime() + 999_999) / 1_000_000)
+                tick.wait(left);
+        }
+    }
+
+    /* The worker's wait on the first lock of ROUND: a, or that round's m. */
+    static void first(int round, Runnable inside) {
+        if (monitor) {
+            synchronized (ms[round - 1]) {
+                inside.run();
+            }
+        } else {
+            a.lock();
+            try {
+                inside.run();
+            } finally {
+                a.unlock();
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         int rounds = Integer.parseInt(args[0]);
         long holdMs = Long.parseLong(args[1]);
+        monitor = args.length > 4 && args[4].equals("monitor");
+        ms = new Object[rounds];
+        for (int r = 0; r < rounds && monitor; r++) {
+            ms[r] = new Object();
+            synchronized (ms[r]) {
+                ms[r].wait(1);
+            }
+        }
         if (args.length > 3)
             Thread.sleep(Long.parseLong(args[3]));
         Thread writer = new Thread(() -> {
@@ -34,7 +82,7 @@ public class ChainLocks {
                 final int round = r;
                 until(() -> firstWaiting, round);
                 try {
-                    Thread.sleep(holdMs);
+                    hold(holdMs);
                 } catch (InterruptedException e) {
                     return;
                 }
@@ -47,11 +95,11 @@ public class ChainLocks {
             for (int r = 1; r <= rounds; r++) {
                 final int round = r;
                 until(() -> holderReady, round);
-                a.lock();
-                middleReady = r;
-                b.lock();       // behind the writer
-                b.unlock();
-                a.unlock();
+                first(round, () -> {
+                    middleReady = round;
+                    b.lock();   // behind the writer
+                    b.unlock();
+                });
                 until(() -> firstDone, round);
             }
         }, "flusher");
@@ -66,13 +114,13 @@ public class ChainLocks {
                 LockSupport.parkNanos(100_000);
             long t0 = System.nanoTime();
             firstWaiting = r;
-            a.lock();
-            long t1 = System.nanoTime(), released = releasedNs;
-            a.unlock();
+            long[] t1 = new long[1];
+            first(round, () -> t1[0] = System.nanoTime());
+            long released = releasedNs;
             firstDone = r;
             waits++;
-            waitNs += t1 - t0;
-            if (released > t0 && released <= t1)
+            waitNs += t1[0] - t0;
+            if (released > t0 && released <= t1[0])
                 chainNs += released - t0;
         }
         writer.join();

@@ -149,13 +149,15 @@ static struct pt_jvm_layout kernel_layout(const struct tracked *t, uint64_t size
         .aos_owner = t->l.aos_owner,
     };
     /* Monitors: without these offsets only parks are recognised. */
-    uint64_t pending, waiting, object;
+    uint64_t pending, waiting, object, owner;
     if (jvm_offset(&t->j, "JavaThread", "_current_pending_monitor", &pending) &&
         jvm_offset(&t->j, "JavaThread", "_current_waiting_monitor", &waiting) &&
         jvm_offset(&t->j, "ObjectMonitor", "_object", &object)) {
         kl.pending_monitor = pending;
         kl.waiting_monitor = waiting;
         kl.monitor_object = object;
+        if (jvm_offset(&t->j, "ObjectMonitor", "_owner", &owner))
+            kl.monitor_owner = owner;
     }
     return kl;
 }

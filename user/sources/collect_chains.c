@@ -90,13 +90,16 @@ static void thread_name(struct collector *c, int pid, int tid, char out[PT_MODEL
 }
 
 /* Whether the kernel's holder of a wait on blocker B (slot SLOT) counts:
- * a glibc mutex's is its owner (__owner), never its last waker; a Java
- * lock records an owner too (not read yet: none counts); on anything
- * else the word read as an owner is none, and the thread that last woke
- * the waiter there (VIA_WAKER) stands in. */
+ * a glibc mutex's is its owner (__owner), never its last waker; so is a
+ * java.util.concurrent lock's (exclusiveOwnerThread); a monitor's is its
+ * owner, or, while that is a stack lock, the thread that last let it go;
+ * on anything else the word read as an owner is none, and the thread that
+ * last woke the waiter there (VIA_WAKER) stands in. */
 static bool holder_counts(const struct collector *c, uint32_t slot, const struct blocker *b, bool via_waker)
 {
     const struct pt_slot *s = &c->t->slots[slot];
+    if ((s->key.kind & 0xff) == PT_KIND_JVM_MONITOR)
+        return true;
     if ((s->key.kind & 0xff) == PT_KIND_FUTEX && b->cls.cls && strcmp(b->cls.cls, "pthread_mutex") == 0)
         return !via_waker;
     if ((s->key.kind & 0xff) != PT_KIND_FUTEX && !b->cls.wait)
