@@ -614,8 +614,15 @@ def java_traced(pfp):
         own = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"paths"')]
         check(own, f"StackLocks printed no report: {p.stdout[-500:]}")
         lines = [l for l in open(folded).read().splitlines() if l.rpartition(" ")[0].endswith(";" + LOCK_LEAF)]
-        _java_runs[pfp] = (own[0], final_of(json_reports(p.stdout)), lines)
-    return _java_runs[pfp]
+        _java_runs[pfp] = (own[0], final_of(json_reports(p.stdout)), lines, p.stderr)
+    return _java_runs[pfp][:3]
+
+
+def perfmap_said(pfp):
+    """What parktrace said of the perf map in its run (why a JIT frame may
+    have stayed [jit-compiled])."""
+    said = [l for l in _java_runs[pfp][3].splitlines() if "perf map" in l]
+    return "; parktrace said of perf maps: " + (" | ".join(said)[-400:] if said else "nothing")
 
 
 def java_stacks_keep_call_paths_apart(pfp):
@@ -626,7 +633,7 @@ def java_stacks_keep_call_paths_apart(pfp):
         frames, n = line.rpartition(" ")[0].split(";"), int(line.rpartition(" ")[2])
         mine = [m for m in JAVA_PATHS if m in frames]
         # Waits before the JVM was recognised are futex waits, not in these lines.
-        check(len(mine) == 1, f"expected exactly one of {list(JAVA_PATHS)}: {line}")
+        check(len(mine) == 1, f"expected exactly one of {list(JAVA_PATHS)}: {line}{perfmap_said(pfp)}")
         m = mine[0]
         order = [JAVA_PATHS[m], m, "jdk.internal.misc.Unsafe.park", "Unsafe_Park"]
         idx = [frames.index(f) if f in frames else -1 for f in order]
