@@ -19,6 +19,7 @@
 #define PT_CHAINS_BPF_H
 
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+extern struct task_struct *bpf_task_from_vpid(s32 vpid) __ksym __weak;   /* 6.13 */
 extern void bpf_task_release(struct task_struct *p) __ksym;
 
 /* Chains (key: the links and the end) -> the time and waits charged. */
@@ -126,6 +127,25 @@ static __always_inline __u32 task_stand(struct task_struct *t)
     return PT_CHAIN_SLEEPING;
 }
 
+/* The host's id of thread VPID of the current task's PID namespace (a
+ * container's), or 0; VPID itself in the host's. Holders are followed by
+ * the host's ids (bpf_task_from_pid), from any thread's context. */
+static __always_inline __u32 host_tid(struct task_struct *cur, __s32 vpid)
+{
+    if (vpid <= 0 || vpid >= PT_PID_MAX_LIMIT)
+        return 0;
+    if (!cur->thread_pid->level)
+        return (__u32)vpid;
+    if (!bpf_task_from_vpid)
+        return 0;
+    struct task_struct *t = bpf_task_from_vpid(vpid);
+    if (!t)
+        return 0;
+    __u32 tid = t->pid;
+    bpf_task_release(t);
+    return tid;
+}
+
 /* The owner the glibc mutex at UADDR records (__owner, the int 8 bytes
  * in), as the host's tid, for CUR's futex wait there; 0: none. Read for
  * every futex wait while chains are on, kept or not: a chain that reaches
@@ -134,18 +154,15 @@ static __always_inline __u32 task_stand(struct task_struct *t)
  * private futex's holder must be of its own process (chain_read). */
 static __always_inline __u32 futex_holder(struct task_struct *cur, __u64 uaddr, bool private)
 {
-    __s32 owner = 0;
-    if (bpf_probe_read_user(&owner, sizeof(owner), (void *)(uaddr + 8)) || owner <= 0 ||
-        owner >= PT_PID_MAX_LIMIT)
+    __s32 vpid = 0;
+    if (bpf_probe_read_user(&vpid, sizeof(vpid), (void *)(uaddr + 8)) || vpid <= 0)
         return 0;
-    /* A tid of the process's own PID namespace: in a container's, not the
-     * host's (bpf_task_from_vpid, 6.13, would need libbpf's weak kfuncs,
-     * which Debian 12's 1.1 lacks): no holder known. */
-    if (cur->thread_pid->level)
+    /* A tid of the process's own PID namespace (a container's): the
+     * host's is looked up. */
+    __u32 owner = host_tid(cur, vpid);
+    if (!owner || owner == (__u32)cur->pid)
         return 0;
-    if ((__u32)owner == (__u32)cur->pid)
-        return 0;
-    return (__u32)owner | (private ? PT_HOLDER_PRIVATE : 0);
+    return owner | (private ? PT_HOLDER_PRIVATE : 0);
 }
 
 /* Holder record HW's switches are to re-read WAITER's chain: kept among
@@ -178,15 +195,16 @@ static __always_inline __u32 javathread_tid(const struct pt_jvm_layout *l, __u64
         return 0;
     __s32 tid = 0;
     if (bpf_probe_read_user(&osthread, sizeof(osthread), (void *)(jt + l->osthread)) || !osthread ||
-        bpf_probe_read_user(&tid, sizeof(tid), (void *)(osthread + l->os_tid)) || tid <= 0 ||
-        tid >= PT_PID_MAX_LIMIT)
+        bpf_probe_read_user(&tid, sizeof(tid), (void *)(osthread + l->os_tid)))
         return 0;
-    return (__u32)tid | PT_HOLDER_PRIVATE;
+    /* The JVM's own id of the thread: in a container, its namespace's. */
+    __u32 host = host_tid(bpf_get_current_task_btf(), tid);
+    return host ? host | PT_HOLDER_PRIVATE : 0;
 }
 
-/* The owner of the java.util.concurrent lock the current thread (of TGID,
- * in the host's PID namespace) parks on, BLOCKER: its
- * exclusiveOwnerThread's thread id, or 0. Read for a kept chain only.
+/* The owner of the java.util.concurrent lock the current thread (of TGID)
+ * parks on, BLOCKER: its exclusiveOwnerThread's thread id (the host's),
+ * or 0. Read for a kept chain only.
  * Any park blocker is read so (a condition's field there is no thread):
  * the owner counts only when its Thread's JavaThread leads back to it,
  * and user space only for a lock's row. */
@@ -385,12 +403,10 @@ static __always_inline void chain_open(struct pt_wait *w, __u32 tid, __u32 tgid,
     __u32 kind = s->key.kind & 0xff,
           waker = kind == PT_KIND_FUTEX || kind == PT_KIND_JVM_MONITOR ? stand_in(w, idx) : 0;
     /* A java.util.concurrent lock's or a monitor's owner, read now that
-     * the chain is kept (in a container's PID namespace the JVM's tid is
-     * not the host's). */
-    bool host_ns = !bpf_get_current_task_btf()->thread_pid->level;
-    if (kind == PT_KIND_JVM_PARK && !s->no_owner && host_ns)
+     * the chain is kept. */
+    if (kind == PT_KIND_JVM_PARK && !s->no_owner)
         w->holder = java_owner(s->key.addr, tgid);
-    else if (kind == PT_KIND_JVM_MONITOR && host_ns)
+    else if (kind == PT_KIND_JVM_MONITOR)
         w->holder = monitor_owner(w, tgid);
     if (!w->holder && !waker)
         return;
