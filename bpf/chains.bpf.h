@@ -246,12 +246,16 @@ struct chain_from {
 };
 
 /* Who a wait on SLOT by the thread of record W waits for, when its
- * blocker records no owner: the thread that last woke it there. */
+ * blocker records no owner: the thread that woke it there the last two
+ * times (PT_WAKER_SWITCHED: the last one was not the one before). */
 static __always_inline __u32 stand_in(const struct pt_wait *w, __u32 slot)
 {
-    for (int i = 0; i < 4; i++)
-        if (w->waker_slot[i] == slot + 1)
-            return w->waker_tid[i];
+    for (int i = 0; i < 4; i++) {
+        if (w->waker_slot[i] == slot + 1) {
+            __u32 tid = w->waker_tid[i];
+            return tid & PT_WAKER_SWITCHED ? 0 : tid;
+        }
+    }
     return 0;
 }
 
@@ -426,15 +430,24 @@ static __always_inline void chain_open(struct pt_wait *w, __u32 tid, __u32 tgid,
  * when it changes: the record's line is the waiter's). */
 static __always_inline void note_last_waker(struct pt_wait *w)
 {
-    __u32 me = (__u32)bpf_get_current_pid_tgid(), slot = w->slot + 1;
+    __u32 me = (__u32)bpf_get_current_pid_tgid(), slot = w->slot + 1, prev = 0;
     int at = 3;
-    for (int i = 0; i < 3; i++) {
+    bool found = false;
+    for (int i = 0; i < 4; i++) {
         if (w->waker_slot[i] == slot) {
             at = i;
+            found = true;
             break;
         }
     }
-    if (at == 0 && w->waker_tid[0] == me)
+    if (found)
+        prev = w->waker_tid[at & 3];
+    /* A blocker whose waiter one thread wakes, then another (a thread's
+     * own semaphore that every lock of a program wakes it on, as
+     * PostgreSQL's backends have), names no holder by its last waker:
+     * one stands in once it woke the waiter there twice in a row. */
+    __u32 mark = !found || (prev & ~PT_WAKER_SWITCHED) != me ? PT_WAKER_SWITCHED : 0;
+    if (at == 0 && prev == (me | mark))
         return;
     for (int i = 3; i > 0; i--) {
         if (i <= at) {
@@ -443,7 +456,7 @@ static __always_inline void note_last_waker(struct pt_wait *w)
         }
     }
     w->waker_slot[0] = slot;
-    w->waker_tid[0] = me;
+    w->waker_tid[0] = me | mark;
 }
 
 /* W's wait, which kept its chain, ends at NOW: its last part is charged. */

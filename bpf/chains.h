@@ -47,5 +47,7 @@ struct pt_chain_comm {
 /* A futex wait's holder, as read at its start: a host tid, with this bit
  * when the futex is private (its holder must then be of the same process). */
 #define PT_HOLDER_PRIVATE 0x80000000u
+/* In a record's waker_tid: that waker is not the one before it there. */
+#define PT_WAKER_SWITCHED 0x80000000u
 
 #endif

@@ -131,6 +131,19 @@ def a_condition_chain_follows_its_waker():
           f"the links' classes: {ch and [link['class'] for link in ch['links']]}")
 
 
+@test
+def a_waker_that_changes_stands_in_for_no_one():
+    """consumer -[condition variable]-> producer1 or producer2, who take
+    turns signalling it, two rounds each: on each of the condition's
+    futex words its wakers alternate, so the last one says nothing of who
+    will signal next, and no chain goes through the condition."""
+    wl, _, final = chain_run("turns")
+    through = [c for c in final["chains"] if threads(c)[0] == "consumer" and c["links"][0]["class"] == "pthread_cond"]
+    took = sum(c["time_ns"] for c in through)
+    check(took <= 0.05 * wl["wait_ns"], f"chains through the condition hold {took} ns of the consumer's "
+          f"{wl['wait_ns']} ns: {describe(through)}")
+
+
 def java_chain_run(mode, wrap=()):
     report = os.path.join(TMP, f"chain-java-{mode}.json")
     # 1.5 s first: the JVM found and its layout read before the rounds.

@@ -15,9 +15,13 @@
  *   cond      consumer -[a condition variable]-> producer, which signals
  *             it once it has B -[B]-> writer (sleeping): a condition
  *             records no owner, so the thread that woke the consumer last
- *             stands in; the first two rounds are not counted (glibc's
+ *             stands in; the first four rounds are not counted (glibc's
  *             condition variable sleeps on two futex words in turn: each
- *             has its waker once it has woken the consumer once)
+ *             has its waker once it has woken the consumer there twice)
+ *   turns     as cond, but two producers (producer1, producer2) take
+ *             turns at it, two rounds each, so that on each of the
+ *             condition's futex words the consumer's wakers alternate:
+ *             the last waker is no stand-in for who will signal next
  * Each waiting call starts only once the link it waits behind is asleep
  * (its /proc state), so the whole chain stands while it waits.
  *
@@ -46,12 +50,16 @@
 static int rounds = 20;
 static long hold_ms = 50;
 static const char *dir = "/var/tmp";
+/* -m cond and turns: rounds not counted, until a thread has woken the
+ * consumer twice on each of the condition's two futex words. */
+#define COND_WARMUP 4
 
 /* What every thread (and, for -m cross, both processes) shares. */
 struct shared {
     pthread_mutex_t a, b, m;
     pthread_cond_t cv;                 /* -m cond: the consumer's */
     int signaled;                      /* -m cond: the rounds signalled, under a */
+    bool turns;                        /* -m turns: two producers take turns */
     _Atomic int round;              /* deadlock: the round the lockers may start */
     _Atomic int first_waiting;      /* the round whose first link waits now */
     _Atomic int first_done;         /* the rounds the first link has finished */
@@ -187,14 +195,26 @@ static void run_chain(void)
     pthread_join(tf, NULL);
 }
 
+/* -m turns: which producer (0 or 1) signals round R: two rounds each,
+ * while the condition's futex words alternate every round. */
+static int turn(int r)
+{
+    return ((r + 1) / 2) % 2;
+}
+
 /* -m cond: each round, takes B behind the writer, then signals the
- * consumer. */
+ * consumer; -m turns: only in its own rounds (ARG: which of the two). */
 static void *producer(void *arg)
 {
-    (void)arg;
-    pthread_setname_np(pthread_self(), "producer");
-    atomic_store(&sh->tids[1], gettid_());
-    for (int r = 0; r <= rounds + 1; r++) {
+    int me = (int)(intptr_t)arg;
+    bool turns = me >= 0;
+    pthread_setname_np(pthread_self(), !turns ? "producer" : me ? "producer2" : "producer1");
+    atomic_store(&sh->tids[turns && me ? 3 : 1], gettid_());
+    for (int r = 0; r < rounds + COND_WARMUP; r++) {
+        if (turns && turn(r) != me) {
+            until_round(&sh->first_done, r);
+            continue;
+        }
         until_round(&sh->holder_ready, r);
         atomic_store(&sh->middle_ready, r);     /* its next sleep: B's */
         pthread_mutex_lock(&sh->b);
@@ -209,13 +229,12 @@ static void *producer(void *arg)
 }
 
 /* -m cond: the consumer waits on the condition until round R is
- * signalled, once the producer waits behind the writer. Rounds 0 and 1
- * are not counted: no thread has woken the consumer on their futex words
- * yet. */
+ * signalled, once the producer waits behind the writer. The first
+ * COND_WARMUP rounds are not counted. */
 static void consume(int r)
 {
     until_round(&sh->middle_ready, r);
-    wait_asleep(getpid(), atomic_load(&sh->tids[1]));
+    wait_asleep(getpid(), atomic_load(&sh->tids[sh->turns && turn(r) ? 3 : 1]));
     uint64_t t0 = now_ns();
     atomic_store(&sh->first_waiting, r);
     pthread_mutex_lock(&sh->a);
@@ -224,7 +243,7 @@ static void consume(int r)
     pthread_mutex_unlock(&sh->a);
     uint64_t t1 = now_ns(), released = atomic_load(&sh->released_ns);
     atomic_store(&sh->first_done, r);
-    if (r < 2)
+    if (r < COND_WARMUP)
         return;
     sh->waits++;
     sh->wait_ns += t1 - t0;
@@ -232,25 +251,30 @@ static void consume(int r)
         sh->chain_ns += released - t0;
 }
 
-static void run_cond(void)
+static void run_cond(bool turns)
 {
-    pthread_t tw, tp;
+    pthread_t tw, tp, tp2;
     sh->signaled = -1;
     atomic_store(&sh->holder_ready, -1);
     atomic_store(&sh->middle_ready, -1);
     atomic_store(&sh->first_waiting, -1);
     atomic_store(&sh->first_done, -1);
-    struct last_link w = {"writer", 0, rounds + 1};    /* two rounds uncounted */
+    struct last_link w = {"writer", 0, rounds + COND_WARMUP - 1};    /* the warm-up uncounted */
     pthread_create(&tw, NULL, run_last_link, &w);
-    pthread_create(&tp, NULL, producer, NULL);
+    sh->turns = turns;
+    pthread_create(&tp, NULL, producer, (void *)(intptr_t)(turns ? 0 : -1));
+    if (turns)
+        pthread_create(&tp2, NULL, producer, (void *)(intptr_t)1);
     pthread_setname_np(pthread_self(), "consumer");
     atomic_store(&sh->tids[0], gettid_());
-    while (!atomic_load(&sh->tids[1]))
+    while (!atomic_load(&sh->tids[1]) || (turns && !atomic_load(&sh->tids[3])))
         sleep_us(100);
-    for (int r = 0; r <= rounds + 1; r++)
+    for (int r = 0; r < rounds + COND_WARMUP; r++)
         consume(r);
     pthread_join(tw, NULL);
     pthread_join(tp, NULL);
+    if (turns)
+        pthread_join(tp2, NULL);
 }
 
 /* -m deadlock: locker I holds its own lock and waits, with a timeout, on
@@ -368,9 +392,9 @@ int main(int argc, char **argv)
         }
     }
     bool known = mode && (!strcmp(mode, "sleep") || !strcmp(mode, "io") || !strcmp(mode, "deadlock") ||
-                          !strcmp(mode, "cross") || !strcmp(mode, "cond"));
+                          !strcmp(mode, "cross") || !strcmp(mode, "cond") || !strcmp(mode, "turns"));
     if (!known || rounds < 1 || rounds > 100000 || hold_ms < 1 || hold_ms > 60000) {
-        fprintf(stderr, "usage: %s -m sleep|io|deadlock|cross|cond [-n ROUNDS] [-h HOLD_MS] [-d DIR] [-r REPORT]\n",
+        fprintf(stderr, "usage: %s -m sleep|io|deadlock|cross|cond|turns [-n ROUNDS] [-h HOLD_MS] [-d DIR] [-r REPORT]\n",
                 argv[0]);
         return 1;
     }
@@ -401,8 +425,8 @@ int main(int argc, char **argv)
         run_deadlock();
     else if (!strcmp(mode, "cross"))
         rc = run_cross();
-    else if (!strcmp(mode, "cond"))
-        run_cond();
+    else if (!strcmp(mode, "cond") || !strcmp(mode, "turns"))
+        run_cond(!strcmp(mode, "turns"));
     else
         run_chain();
 
