@@ -43,7 +43,7 @@ from common import JDK, JAVA_SRC, ServerError  # noqa: E402
 from jfr_parks import PARK_JFC  # noqa: E402
 from h2 import H2, THREADS as H2_THREADS  # noqa: E402
 from hsqldb import HSQLDB  # noqa: E402
-from jfr_classes import WAIT_JFC, jfr_waits  # noqa: E402
+from jfr_classes import WAIT_JFC, jfr_monitor_owners, jfr_waits  # noqa: E402
 from mariadb import MariaDB  # noqa: E402
 from memcached import Memcached  # noqa: E402
 from postgres import Postgres  # noqa: E402
@@ -168,6 +168,7 @@ def trace_server(cls):
         run["jfr"] = jfr_window(rec, w1 - final["window_ns"], w1, run["jfr_quick"])
         if cls is H2:
             run["jfr_waits"] = jfr_waits(rec, w1 - final["window_ns"], w1)
+            run["jfr_owners"] = jfr_monitor_owners(rec, w1 - final["window_ns"], w1)
             run["jfr_lost"] = jfr_data_loss(rec)
     if OUT:
         os.makedirs(OUT, exist_ok=True)
@@ -537,6 +538,29 @@ for _cls, _java in ((Postgres, False), (MariaDB, False), (Tomcat, True), (ZooKee
 @test
 def h2_row_locks_match_jfr():
     row_locks_match_jfr(H2)
+
+
+@test
+def h2_monitor_chains_name_owners_jfr_saw():
+    """H2's `synchronized` on its tables (MVTable) starts wait chains: each
+    one's holder, read from HotSpot's ObjectMonitor as the wait began, is a
+    thread JFR saw let that class's monitor go to that same waiter
+    (jdk.JavaMonitorEnter's previousOwner), in the same window. An owner
+    read wrong (a stale or foreign thread) names a pair JFR never saw."""
+    run = traced(H2)
+    seen = {(cls, t[:15], prev[:15]) for (cls, t, prev) in run["jfr_owners"]}
+    mine = [c for c in run["final"]["chains"] if c["links"][0]["pid"] in run["pids"]
+            and c["links"][0]["kind"] == "jvm-monitor"]
+    check(mine, "no chain through a monitor: " + json.dumps([[l["thread"] for l in c["links"]]
+                                                            for c in run["final"]["chains"][:8]]))
+    pairs = [(c["links"][0]["class"], c["links"][0]["thread"], c["links"][1]["thread"], c["time_ns"]) for c in mine]
+    unseen = [p for p in pairs if p[:3] not in seen]
+    # Not every one: a monitor that changed hands while its waiter waited
+    # was let go to it by another thread than its owner when it began.
+    share = 1 - sum(p[3] for p in unseen) / sum(p[3] for p in pairs)
+    print(f"INFO h2: {len(pairs)} monitor chains, {share:.3f} of their time in pairs JFR saw", flush=True)
+    check(share >= 0.8, f"{share:.2f} of the monitor chains' time in (class, waiter, holder) JFR saw as "
+          f"(monitorClass, thread, previousOwner); unseen: {unseen[:5]}; JFR's: {sorted(seen)[:10]}")
 
 
 if __name__ == "__main__":

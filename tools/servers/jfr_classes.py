@@ -69,6 +69,21 @@ def jfr_waits(recording, w0_ns=None, w1_ns=None, quick=None):
     return out
 
 
+def jfr_monitor_owners(recording, w0_ns, w1_ns):
+    """{(class, thread, previous_owner): (count, ns)}: JFR's contended
+    monitor entries begun in [w0, w1], by who waited and who let the
+    monitor go to it (jdk.JavaMonitorEnter's previousOwner)."""
+    argv = [JAVA, os.path.join(JAVA_SRC, "JfrMonitorOwners.java"), recording, str(w0_ns), str(w1_ns)]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    if p.returncode:
+        raise RuntimeError(f"JfrMonitorOwners exited {p.returncode}: {p.stderr.strip()[-400:]}")
+    out = {}
+    for line in p.stdout.splitlines():
+        cls, thread, prev, n, ns = line.split("\t")
+        out[(cls, thread, prev)] = (int(n), int(ns))
+    return out
+
+
 def jfr_wait_classes(recording, w0_ns=None, w1_ns=None):
     """{class: (count, total_ns)}: the three event types summed per class,
     each wait clipped to [w0, w1] if given; the count is the waits that
