@@ -344,10 +344,11 @@ void tracer_hot_counts(const struct tracer *t, struct pt_hot_counts *sum)
     free(per);
 }
 
-uint64_t tracer_stack_spent_max(const struct tracer *t)
+uint64_t tracer_budget_spent_max(const struct tracer *t, bool chains)
 {
     int ncpus;
-    struct pt_budget *per = percpu_entry(t->skel->maps.stack_budget, sizeof(*per), &ncpus);
+    struct pt_budget *per =
+        percpu_entry(chains ? t->skel->maps.chain_budget : t->skel->maps.stack_budget, sizeof(*per), &ncpus);
     uint64_t most = 0;
     for (int c = 0; per && c < ncpus; c++)
         most = per[c].spent > most ? per[c].spent : most;

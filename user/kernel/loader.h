@@ -80,7 +80,7 @@ void tracer_hot_counts(const struct tracer *t, struct pt_hot_counts *sum);
 
 /* The most stack work (ns) the budget charged one CPU over the run: 0
  * without a budget (--stacks all). */
-uint64_t tracer_stack_spent_max(const struct tracer *t);
+uint64_t tracer_budget_spent_max(const struct tracer *t, bool chains);
 
 /* The run's start (CLOCK_MONOTONIC), from which the kernel counts lives. */
 void tracer_set_run_start(struct tracer *t, uint64_t now);

@@ -52,6 +52,9 @@ struct self_counter {
       "naming stacks refused, the budget two seconds in debt", "bpf/budget.bpf.h")                           \
     X(STACK_SPENT_PCT, "stack_budget_spent_pct", "%", SELF_RUN, SELF_FIXED3,                                  \
       "stack work charged to --stack-budget on the busiest CPU, over the run's wall time", "bpf/budget.bpf.h") \
+    X(CHAIN_SPENT_PCT, "chain_budget_spent_pct", "%", SELF_RUN, SELF_FIXED3,                                  \
+      "wait chains' reads charged to their own budget (as large as the stacks') on the busiest CPU, over the run's wall time", \
+      "bpf/chains.bpf.h")                                                                                     \
     X(UNWIND_BINARIES, "unwind_binaries", "binaries", SELF_RUN, SELF_UINT, "binaries with an unwind table",    \
       "user/unwind/unwind_tables.c")                                                                               \
     X(UNWIND_NO_CFI, "unwind_no_cfi", "binaries", SELF_RUN, SELF_UINT, "binaries without usable CFI",          \

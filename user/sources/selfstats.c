@@ -209,8 +209,9 @@ static void read_all(struct self_values *v, struct programs *ps, struct unwind_t
     struct bpf_counters bc;
     bpf_stats_counters(t, &bc);
     read_run(v, ps, h, u, span);
-    v->v[SC_STACK_SPENT_PCT].d =
-        span.traced_s > 0 ? 100.0 * (double)tracer_stack_spent_max(t) / 1e9 / span.traced_s : 0;
+    double per_pct = span.traced_s > 0 ? 100.0 / 1e9 / span.traced_s : 0;
+    v->v[SC_STACK_SPENT_PCT].d = per_pct * (double)tracer_budget_spent_max(t, false);
+    v->v[SC_CHAIN_SPENT_PCT].d = per_pct * (double)tracer_budget_spent_max(t, true);
     read_memory(v, t, sv, stacks, u);
     read_drops(v, t, stacks, h, &bc);
     read_jvms(v, jvm, &bc);
