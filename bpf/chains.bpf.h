@@ -378,7 +378,7 @@ static __always_inline void chain_charge(struct pt_wait *w, __u64 now)
     w->chain_since = now;
 }
 
-static __always_inline void chain_open(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now);
+__noinline int chain_open(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now);
 
 /* Wait W of thread TID (of TGID) on slot IDX has kept its stack: its chain
  * is read and kept, from NOW, where its blocker's holder is known. */
@@ -395,15 +395,19 @@ static __always_inline void chain_begin(struct pt_wait *w, __u32 tid, __u32 tgid
         budget_charge(b, bpf_ktime_get_ns() - t0);
 }
 
-/* chain_begin's work, within the chains' budget. */
-static __always_inline void chain_open(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now)
+/* chain_begin's work, within the chains' budget. A global function, as
+ * chain_read is: inlined into each program that takes a wait's stack, it
+ * was walked once per path into it. */
+__noinline int chain_open(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now)
 {
+    if (!w)
+        return 0;
     /* No waker stands in for a Java park or Object.wait: a pool's every
      * park would read a chain. A monitor entry's waker is the thread that
      * let the monitor go. */
     struct pt_slot *s = bpf_map_lookup_elem(&slots, &idx);
     if (!s)
-        return;
+        return 0;
     __u32 kind = s->key.kind & 0xff,
           waker = kind == PT_KIND_FUTEX || kind == PT_KIND_JVM_MONITOR ? stand_in(w, idx) : 0;
     /* A java.util.concurrent lock's or a monitor's owner, read now that
@@ -413,16 +417,17 @@ static __always_inline void chain_open(struct pt_wait *w, __u32 tid, __u32 tgid,
     else if (kind == PT_KIND_JVM_MONITOR)
         w->holder = monitor_owner(w, tgid);
     if (!w->holder && !waker)
-        return;
+        return 0;
     struct chain_from f = {.tid = tid, .tgid = tgid, .slot = idx, .holder = w->holder, .waker = waker, .waiter = tid};
     chain_read(&w->chain, &f);
     if (!w->chain.depth)
-        return;
+        return 0;
     chain_name(bpf_get_current_task_btf(), tid);
     w->chain_since = now ? now : bpf_ktime_get_ns();
     __builtin_memset(w->chain_counted, 0, sizeof(w->chain_counted));
     w->chain_busy = 0;
     __sync_fetch_and_or(&w->flags, PT_WAIT_CHAIN);
+    return 0;
 }
 
 /* The current thread wakes the thread of record W from its wait: it
