@@ -402,19 +402,20 @@ __noinline int chain_open(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, _
 {
     if (!w)
         return 0;
-    /* No waker stands in for a Java park or Object.wait: a pool's every
-     * park would read a chain. A monitor entry's waker is the thread that
-     * let the monitor go. */
+    /* Idle housekeeping (a pool's worker waiting for work), as user space
+     * found: no chain would be shown. */
     struct pt_slot *s = bpf_map_lookup_elem(&slots, &idx);
-    if (!s)
+    if (!s || (s->chain_flags & PT_SLOT_NO_CHAIN))
         return 0;
-    __u32 kind = s->key.kind & 0xff,
-          waker = kind == PT_KIND_FUTEX || kind == PT_KIND_JVM_MONITOR ? stand_in(w, idx) : 0;
     /* A java.util.concurrent lock's or a monitor's owner, read now that
-     * the chain is kept. */
-    if (kind == PT_KIND_JVM_PARK && !s->no_owner)
+     * the chain is kept. A lock that records its owner has no stand-in (a
+     * Semaphore's is never set): user space would show none. */
+    __u32 kind = s->key.kind & 0xff, waker = 0;
+    if (kind == PT_KIND_JVM_PARK && !(s->chain_flags & PT_SLOT_NO_OWNER))
         w->holder = java_owner(s->key.addr, tgid);
-    else if (kind == PT_KIND_JVM_MONITOR)
+    else
+        waker = stand_in(w, idx);
+    if (kind == PT_KIND_JVM_MONITOR)
         w->holder = monitor_owner(w, tgid);
     if (!w->holder && !waker)
         return 0;

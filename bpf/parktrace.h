@@ -134,6 +134,12 @@ struct pt_jvm_layout {
  * (tgid, address) so that every process mapping the word meets on it. */
 #define PT_KEY_SHARED 0x100u
 
+/* pt_slot.chain_flags: a Java park blocker that records no owner (not a
+ * java.util.concurrent lock): its owner is not read; idle housekeeping
+ * (a pool's worker waiting for work): its waits read no chain. */
+#define PT_SLOT_NO_OWNER 0x1u
+#define PT_SLOT_NO_CHAIN 0x2u
+
 struct pt_blocker_key {
     __u64 addr;       /* uaddr, or byte offset in the file for shared futexes */
     __u64 ino;        /* inode number for shared futexes; a Java object's
@@ -187,8 +193,7 @@ struct pt_slot {
     __u32 first_tgid;
     __s32 first_stack;      /* user stack id of the first waiter's first wait */
     __u32 waker_named;      /* 1 once a waker's stack was taken for it (note_waker) */
-    __u32 no_owner;         /* set by user space: a Java park blocker that records no owner
-                             * (not a java.util.concurrent lock): wait chains read none */
+    __u32 chain_flags;      /* set by user space, PT_SLOT_*: what wait chains read here */
     /* Line 3, cold. */
     union {
         __u64 klass;        /* a Java blocker's Klass*, for its class name */

@@ -182,6 +182,20 @@ def a_java_monitor_chain_crosses_to_a_lock_and_a_wait():
 
 
 @test
+def a_java_condition_chain_follows_its_waker():
+    """worker -[a Condition]-> flusher, who signals it once it got b
+    -[ReentrantLock b]-> writer (Thread.sleep): a java.util.concurrent
+    condition records no owner, so the thread that woke the worker there
+    stands in, as on a native condition variable."""
+    wl, final = java_chain_run("condition")
+    ch = chain_of(final, ["worker", "flusher", "writer"], "sleeping")
+    explains(ch, wl, "worker -[ConditionObject]-> flusher -[ReentrantLock]-> writer (sleeping)")
+    check(ch and ch["links"][0]["class"].endswith("ConditionObject") and
+          ch["links"][1]["class"].endswith("ReentrantLock$NonfairSync"),
+          f"the links' classes: {ch and [link['class'] for link in ch['links']]}")
+
+
+@test
 def chains_in_a_container_find_their_holders():
     """In a PID namespace of its own (a container's), a mutex's __owner and
     a Java lock's thread id are the namespace's: each holder is found by

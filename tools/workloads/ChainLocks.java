@@ -1,5 +1,6 @@
 import java.io.FileWriter;
 import java.io.IOException;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -16,15 +17,23 @@ import java.util.concurrent.locks.ReentrantLock;
  * inflated first (a wait on it): a monitor's first contention otherwise
  * finds its owner holding it as a stack lock.
  *
+ * MODE condition: worker -[a Condition of lock c]-> flusher, who signals
+ * it once it got b -[ReentrantLock b]-> writer (Thread.sleep): a
+ * condition records no owner, so the thread that woke the worker there
+ * (twice in a row) stands in; the first two rounds are not counted.
+ *
  * usage: java ChainLocks ROUNDS HOLD_MS REPORT.json [START_MS [MODE]]
  * START_MS: a pause before the rounds (a tracer finding the JVM first);
- * MODE: lock (the default) or monitor
+ * MODE: lock (the default), monitor or condition
  * The report: {"waits":N,"wait_ns":NS,"chain_ns":NS,"pid":N} */
 public class ChainLocks {
     static final ReentrantLock a = new ReentrantLock(), b = new ReentrantLock();
+    static final ReentrantLock c = new ReentrantLock();
+    static final Condition signal = c.newCondition();
     static final Object tick = new Object();
     static Object[] ms;
-    static boolean monitor;
+    static boolean monitor, condition;
+    static volatile int signaled;
     static volatile int holderReady, middleReady, firstWaiting, firstDone;
     static volatile long releasedNs;
 
@@ -46,9 +55,19 @@ public class ChainLocks {
         }
     }
 
-    /* The worker's wait on the first lock of ROUND: a, or that round's m. */
+    /* The worker's wait on the first lock of ROUND: a, or that round's m;
+     * or for its signal. */
     static void first(int round, Runnable inside) {
-        if (monitor) {
+        if (condition) {
+            c.lock();
+            try {
+                while (signaled < round)
+                    signal.awaitUninterruptibly();
+                inside.run();
+            } finally {
+                c.unlock();
+            }
+        } else if (monitor) {
             synchronized (ms[round - 1]) {
                 inside.run();
             }
@@ -63,9 +82,11 @@ public class ChainLocks {
     }
 
     public static void main(String[] args) throws Exception {
-        int rounds = Integer.parseInt(args[0]);
+        String mode = args.length > 4 ? args[4] : "lock";
+        monitor = mode.equals("monitor");
+        condition = mode.equals("condition");
+        int warm = condition ? 2 : 0, rounds = Integer.parseInt(args[0]) + warm;
         long holdMs = Long.parseLong(args[1]);
-        monitor = args.length > 4 && args[4].equals("monitor");
         ms = new Object[rounds];
         for (int r = 0; r < rounds && monitor; r++) {
             ms[r] = new Object();
@@ -95,11 +116,21 @@ public class ChainLocks {
             for (int r = 1; r <= rounds; r++) {
                 final int round = r;
                 until(() -> holderReady, round);
-                first(round, () -> {
+                if (condition) {
                     middleReady = round;
                     b.lock();   // behind the writer
                     b.unlock();
-                });
+                    c.lock();
+                    signaled = round;
+                    signal.signal();
+                    c.unlock();
+                } else {
+                    first(round, () -> {
+                        middleReady = round;
+                        b.lock();   // behind the writer
+                        b.unlock();
+                    });
+                }
                 until(() -> firstDone, round);
             }
         }, "flusher");
@@ -118,6 +149,8 @@ public class ChainLocks {
             first(round, () -> t1[0] = System.nanoTime());
             long released = releasedNs;
             firstDone = r;
+            if (r <= warm)
+                continue;
             waits++;
             waitNs += t1[0] - t0;
             if (released > t0 && released <= t1[0])

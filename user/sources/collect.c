@@ -191,7 +191,7 @@ void collector_resolve(struct collector *c, uint32_t idx)
     bool named = name_class(c, s, b, kind);
     /* The kernel reads no owner for wait chains where there is none. */
     if (named && kind == PT_KIND_JVM_PARK && !b->owner_recorded)
-        c->t->slots[idx].no_owner = 1;
+        __atomic_or_fetch(&c->t->slots[idx].chain_flags, PT_SLOT_NO_OWNER, __ATOMIC_RELAXED);
     classify_override(c->o, b->cls.cls, &b->cls.wait);
     /* The first stack arrives with the first waiter's first completed wait. */
     if (s->first_stack < 0)

@@ -271,9 +271,13 @@ bool blocker_idle(struct collector *c, struct blocker *b, const struct pt_slot *
         }
         b->idle = c->idle_memo[m].idle;
     }
-    if (!b->cls.wait)
-        return b->idle & PT_IDLE_RUNTIME;
-    return (b->idle & PT_IDLE_WAIT) || (strcmp(b->cls.cls ? b->cls.cls : "futex", "futex") != 0 && unwoken(s));
+    bool by_stack = !b->cls.wait ? b->idle & PT_IDLE_RUNTIME : b->idle & PT_IDLE_WAIT;
+    /* Idle by its stack, for good: its waits read no chain from now on
+     * (none would be shown). Not so the unwoken, which a wake may change. */
+    if (by_stack && !(s->chain_flags & PT_SLOT_NO_CHAIN))
+        __atomic_or_fetch(&((struct pt_slot *)s)->chain_flags, PT_SLOT_NO_CHAIN, __ATOMIC_RELAXED);
+    return by_stack ||
+           (b->cls.wait && strcmp(b->cls.cls ? b->cls.cls : "futex", "futex") != 0 && unwoken(s));
 }
 
 /* A lock-role futex whose top waker is a thread's end (CPython's join
