@@ -146,6 +146,17 @@ static __always_inline __u32 host_tid(struct task_struct *cur, __s32 vpid)
     return tid;
 }
 
+/* The host's tid in the int 8 bytes into the futex at UADDR of the current
+ * task's address space (CUR's), where a glibc mutex keeps its owner; 0:
+ * none. In a container's PID namespace it is that namespace's id. */
+static __always_inline __u32 futex_owner(struct task_struct *cur, __u64 uaddr)
+{
+    __s32 vpid = 0;
+    if (bpf_probe_read_user(&vpid, sizeof(vpid), (void *)(uaddr + 8)) || vpid <= 0)
+        return 0;
+    return host_tid(cur, vpid);
+}
+
 /* The owner the glibc mutex at UADDR records (__owner, the int 8 bytes
  * in), as the host's tid, for CUR's futex wait there; 0: none. Read for
  * every futex wait while chains are on, kept or not: a chain that reaches
@@ -154,12 +165,7 @@ static __always_inline __u32 host_tid(struct task_struct *cur, __s32 vpid)
  * private futex's holder must be of its own process (chain_read). */
 static __always_inline __u32 futex_holder(struct task_struct *cur, __u64 uaddr, bool private)
 {
-    __s32 vpid = 0;
-    if (bpf_probe_read_user(&vpid, sizeof(vpid), (void *)(uaddr + 8)) || vpid <= 0)
-        return 0;
-    /* A tid of the process's own PID namespace (a container's): the
-     * host's is looked up. */
-    __u32 owner = host_tid(cur, vpid);
+    __u32 owner = futex_owner(cur, uaddr);
     if (!owner || owner == (__u32)cur->pid)
         return 0;
     return owner | (private ? PT_HOLDER_PRIVATE : 0);
@@ -477,6 +483,33 @@ static __always_inline void chain_end(struct pt_wait *w, __u64 now)
 }
 
 
+/* The holder of the wait of record W (of process TGID) now: a lock
+ * changes hands while its waiters wait (its owner lets go, and another
+ * waiter takes it). Read again only from a thread of the same process
+ * (its address space is the current one), for a private futex, a Java
+ * lock or a monitor, and only where one was read as the wait began; the
+ * one read then where none is read now (the lock between two owners). */
+static __always_inline __u32 holder_now(struct pt_wait *w, __u32 tgid)
+{
+    __u32 old = w->holder, now = 0;
+    struct task_struct *cur = bpf_get_current_task_btf();
+    struct pt_slot *s = old && cur->tgid == tgid ? bpf_map_lookup_elem(&slots, &w->slot) : NULL;
+    if (!s)
+        return old;
+    if (s->key.kind == PT_KIND_FUTEX) {
+        now = futex_owner(cur, s->key.addr);
+        now = now ? now | PT_HOLDER_PRIVATE : 0;
+    }
+    else if (s->key.kind == PT_KIND_JVM_PARK && !(s->chain_flags & PT_SLOT_NO_OWNER))
+        now = java_owner(s->key.addr, tgid);
+    else if (s->key.kind == PT_KIND_JVM_MONITOR)
+        now = monitor_owner(w, tgid);
+    if (!now)
+        return old;
+    w->holder = now;
+    return now;
+}
+
 /* Whether SELF is a holder in chain K. */
 static __always_inline bool chain_through(const struct pt_chain_key *k, __u32 self)
 {
@@ -503,7 +536,8 @@ __noinline int chain_reread(__u32 wt, __u32 self, __u32 self_end, __u64 now)
         if (!__sync_val_compare_and_swap(&ww->chain_busy, 0, 1)) {
             chain_charge(ww, now);
             __u32 slot = ww->chain.slot[0] - 1;
-            struct chain_from f = {.tid = wt, .tgid = ww->chain.tgid[0], .slot = slot, .holder = ww->holder,
+            struct chain_from f = {.tid = wt, .tgid = ww->chain.tgid[0], .slot = slot,
+                                   .holder = holder_now(ww, ww->chain.tgid[0]),
                                    .waker = stand_in(ww, slot), .self = self, .self_end = self_end, .waiter = wt};
             chain_read(&ww->chain, &f);
             ww->chain_busy = 0;

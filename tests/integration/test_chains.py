@@ -94,6 +94,18 @@ def a_chain_that_ends_in_fsync_ends_in_io():
 
 
 @test
+def a_chain_follows_its_lock_to_its_next_owner():
+    """worker and flusher wait on A, held by keeper; keeper lets go and A
+    passes to the flusher, who waits on B behind the writer: the worker's
+    chain, read as its wait began through keeper, is read again as A
+    changes hands, and stands as worker -[A]-> flusher -[B]-> writer for
+    the rest of the wait."""
+    wl, _, final = chain_run("handoff")
+    ch = chain_of(final, ["worker", "flusher", "writer"], "sleeping")
+    explains(ch, wl, "after the hand-off, worker -[A]-> flusher -[B]-> writer (sleeping)")
+
+
+@test
 def a_deadlock_is_a_cycle():
     """locker1 holds A and waits on B, locker2 holds B and waits on A, each
     until its timeout: one cycle, both lockers' waits in it, starting at

@@ -22,6 +22,10 @@
  *             turns at it, two rounds each, so that on each of the
  *             condition's futex words the consumer's wakers alternate:
  *             the last waker is no stand-in for who will signal next
+ *   handoff   worker and flusher wait on A, held by keeper; keeper lets go,
+ *             A passes to the flusher, who waits on B -[B]-> writer
+ *             (sleeping): the worker's chain changes hands with A; chain_ns
+ *             is the part of its wait after the hand-off
  * Each waiting call starts only once the link it waits behind is asleep
  * (its /proc state), so the whole chain stands while it waits.
  *
@@ -68,6 +72,8 @@ struct shared {
     _Atomic int middle_ready;       /* the round whose middle link holds A (or M) and waits */
     _Atomic int done[2];            /* deadlock: rounds each locker has finished */
     _Atomic uint64_t released_ns;   /* when the chain's last holder let go */
+    _Atomic uint64_t handed_ns;     /* -m handoff: when the keeper let A go */
+    _Atomic int kept;               /* -m handoff: the round whose keeper holds A */
     uint64_t waits, wait_ns, chain_ns;
     uint64_t start_ns[2], end_ns[2];   /* deadlock: each locker's wait this round */
 };
@@ -177,6 +183,72 @@ static void first_link(pthread_mutex_t *m, int pid, int r)
     sh->wait_ns += t1 - t0;
     if (released > t0 && released <= t1)
         sh->chain_ns += released - t0;
+}
+
+/* -m handoff: holds A until both the flusher and the worker sleep on it
+ * (the flusher first, so that A passes to it), then lets it go. */
+static void *keeper(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "keeper");
+    atomic_store(&sh->tids[3], gettid_());
+    for (int r = 1; r <= rounds; r++) {
+        until_round(&sh->holder_ready, r);
+        pthread_mutex_lock(&sh->a);
+        atomic_store(&sh->kept, r);
+        until_round(&sh->first_waiting, r);
+        wait_asleep(getpid(), atomic_load(&sh->tids[0]));
+        sleep_us(hold_ms * 250);     /* a quarter of the hold with the keeper as holder */
+        atomic_store(&sh->handed_ns, now_ns());
+        pthread_mutex_unlock(&sh->a);
+        until_round(&sh->first_done, r);
+    }
+    return NULL;
+}
+
+/* -m handoff: the flusher queues on A first, then, A handed to it, waits
+ * on B behind the writer. */
+static void *handed_flusher(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "flusher");
+    atomic_store(&sh->tids[1], gettid_());
+    for (int r = 1; r <= rounds; r++) {
+        until_round(&sh->kept, r);
+        atomic_store(&sh->middle_ready, r);     /* its next sleep: A's */
+        pthread_mutex_lock(&sh->a);
+        pthread_mutex_lock(&sh->b);             /* behind the writer */
+        pthread_mutex_unlock(&sh->b);
+        pthread_mutex_unlock(&sh->a);
+        until_round(&sh->first_done, r);
+    }
+    return NULL;
+}
+
+/* -m handoff: the worker's timed lock() of A, behind the keeper and the
+ * flusher; the chain after the hand-off is what the test checks. */
+static void run_handoff(void)
+{
+    pthread_t tw, tf, tk;
+    struct last_link w = {"writer", 1, rounds};
+    pthread_create(&tw, NULL, run_last_link, &w);
+    pthread_create(&tk, NULL, keeper, NULL);
+    pthread_create(&tf, NULL, handed_flusher, NULL);
+    pthread_setname_np(pthread_self(), "worker");
+    atomic_store(&sh->tids[0], gettid_());
+    while (!atomic_load(&sh->tids[1]) || !atomic_load(&sh->tids[3]))
+        sleep_us(100);
+    for (int r = 1; r <= rounds; r++) {
+        uint64_t before = sh->chain_ns;
+        first_link(&sh->a, getpid(), r);
+        /* first_link counted the wait from its start: only the part after
+         * the hand-off stood as worker -> flusher -> writer. */
+        uint64_t handed = atomic_load(&sh->handed_ns), released = atomic_load(&sh->released_ns);
+        sh->chain_ns = before + (released > handed && sh->chain_ns > before ? released - handed : 0);
+    }
+    pthread_join(tw, NULL);
+    pthread_join(tk, NULL);
+    pthread_join(tf, NULL);
 }
 
 static void run_chain(void)
@@ -392,9 +464,10 @@ int main(int argc, char **argv)
         }
     }
     bool known = mode && (!strcmp(mode, "sleep") || !strcmp(mode, "io") || !strcmp(mode, "deadlock") ||
-                          !strcmp(mode, "cross") || !strcmp(mode, "cond") || !strcmp(mode, "turns"));
+                          !strcmp(mode, "cross") || !strcmp(mode, "cond") || !strcmp(mode, "turns") ||
+                          !strcmp(mode, "handoff"));
     if (!known || rounds < 1 || rounds > 100000 || hold_ms < 1 || hold_ms > 60000) {
-        fprintf(stderr, "usage: %s -m sleep|io|deadlock|cross|cond|turns [-n ROUNDS] [-h HOLD_MS] [-d DIR] [-r REPORT]\n",
+        fprintf(stderr, "usage: %s -m sleep|io|deadlock|cross|cond|turns|handoff [-n ROUNDS] [-h HOLD_MS] [-d DIR] [-r REPORT]\n",
                 argv[0]);
         return 1;
     }
@@ -425,6 +498,8 @@ int main(int argc, char **argv)
         run_deadlock();
     else if (!strcmp(mode, "cross"))
         rc = run_cross();
+    else if (!strcmp(mode, "handoff"))
+        run_handoff();
     else if (!strcmp(mode, "cond") || !strcmp(mode, "turns"))
         run_cond(!strcmp(mode, "turns"));
     else
