@@ -334,8 +334,9 @@ def jit_compiled_frames_are_named_from_the_perf_map():
     # Uprobe stacks change as code is compiled, so compiled frames appear.
     folded = os.path.join(TMP, "jit-stacks.txt")
     before = set(glob.glob("/tmp/perf-*.map"))
-    # 4 s: C2 compiles the ping-pong loop (inlining LockSupport.park) 1-2.5 s in.
-    run_java("PingPong", "-s", "4", jvm_flags=["-XX:+PreserveFramePointer"],
+    # 6 s: C2 compiles the ping-pong loop (inlining LockSupport.park) 1-2.5 s
+    # in on a quiet host; in 4 s a CI run on a host stealing CPU had none yet.
+    run_java("PingPong", "-s", "6", jvm_flags=["-XX:+PreserveFramePointer"],
              pt_args=["--probes", "uprobes", "--kinds", "jvm-park", "--collapsed", folded])
     stacks = [l.rpartition(" ")[0].split(";") for l in open(folded).read().splitlines()]
     stubless = [s for s in stacks if "[StubRoutines (1)]" not in s]
