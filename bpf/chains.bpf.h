@@ -229,7 +229,7 @@ static __always_inline __u32 java_owner(__u64 blocker, __u32 tgid)
  * entering: its ObjectMonitor's _owner, where that is a JavaThread. While
  * the monitor's first owner still holds it as a stack lock, _owner is
  * that lock's address on its stack, which leads to no Thread: 0, and the
- * thread that last woke this one there stands in. */
+ * thread that wakes this one there stands in (stand_in). */
 static __always_inline __u32 monitor_owner(const struct pt_wait *w, __u32 tgid)
 {
     struct pt_jvm_layout *l = bpf_map_lookup_elem(&jvm_layouts, &tgid);
@@ -239,6 +239,18 @@ static __always_inline __u32 monitor_owner(const struct pt_wait *w, __u32 tgid)
         bpf_probe_read_user(&owner, sizeof(owner), (void *)(mon + l->monitor_owner)))
         return 0;
     return javathread_tid(l, owner, 0);
+}
+
+/* The owner a Java blocker S records for the wait of record W by the
+ * current thread (of TGID): a java.util.concurrent lock's (unless user
+ * space found it records none), a monitor's; 0 for any other. */
+static __always_inline __u32 java_lock_owner(const struct pt_wait *w, const struct pt_slot *s, __u32 tgid)
+{
+    if (s->key.kind == PT_KIND_JVM_PARK && !(s->chain_flags & PT_SLOT_NO_OWNER))
+        return java_owner(s->key.addr, tgid);
+    if (s->key.kind == PT_KIND_JVM_MONITOR)
+        return monitor_owner(w, tgid);
+    return 0;
 }
 
 /* Reads into K the chain of thread TID's (of TGID) wait on SLOT, whose
@@ -416,13 +428,10 @@ __noinline int chain_open(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, _
     /* A java.util.concurrent lock's or a monitor's owner, read now that
      * the chain is kept. A lock that records its owner has no stand-in (a
      * Semaphore's is never set): user space would show none. */
-    __u32 kind = s->key.kind & 0xff, waker = 0;
-    if (kind == PT_KIND_JVM_PARK && !(s->chain_flags & PT_SLOT_NO_OWNER))
-        w->holder = java_owner(s->key.addr, tgid);
-    else
-        waker = stand_in(w, idx);
-    if (kind == PT_KIND_JVM_MONITOR)
-        w->holder = monitor_owner(w, tgid);
+    bool owner_recorded = s->key.kind == PT_KIND_JVM_PARK && !(s->chain_flags & PT_SLOT_NO_OWNER);
+    __u32 waker = owner_recorded ? 0 : stand_in(w, idx);
+    if ((s->key.kind & 0xff) != PT_KIND_FUTEX)     /* a futex's was read as its wait began */
+        w->holder = java_lock_owner(w, s, tgid);
     if (!w->holder && !waker)
         return 0;
     struct chain_from f = {.tid = tid, .tgid = tgid, .slot = idx, .holder = w->holder, .waker = waker, .waiter = tid};
@@ -482,7 +491,6 @@ static __always_inline void chain_end(struct pt_wait *w, __u64 now)
     w->chain_busy = 0;
 }
 
-
 /* The holder of the wait of record W (of process TGID) now: a lock
  * changes hands while its waiters wait (its owner lets go, and another
  * waiter takes it). Read again only from a thread of the same process
@@ -499,11 +507,9 @@ static __always_inline __u32 holder_now(struct pt_wait *w, __u32 tgid)
     if (s->key.kind == PT_KIND_FUTEX) {
         now = futex_owner(cur, s->key.addr);
         now = now ? now | PT_HOLDER_PRIVATE : 0;
+    } else {
+        now = java_lock_owner(w, s, tgid);
     }
-    else if (s->key.kind == PT_KIND_JVM_PARK && !(s->chain_flags & PT_SLOT_NO_OWNER))
-        now = java_owner(s->key.addr, tgid);
-    else if (s->key.kind == PT_KIND_JVM_MONITOR)
-        now = monitor_owner(w, tgid);
     if (!now)
         return old;
     w->holder = now;
@@ -561,15 +567,17 @@ __noinline int chain_reread(__u32 wt, __u32 self, __u32 self_end, __u64 now)
  * are charged up to now and read again. */
 static __always_inline void chain_holder_moved(struct pt_wait *hw, __u32 self, __u32 self_end, __u64 now)
 {
-    if (!now)
+    bool fresh = !now;
+    if (fresh)
         now = bpf_ktime_get_ns();
     bool stops = (hw->flags & PT_WAIT_ACTIVE) || self_end == PT_CHAIN_SLEEPING || self_end == PT_CHAIN_IO;
     if (!stops && now - hw->chain_reread_ns < PT_CHAIN_REREAD_NS)
         return;
     hw->chain_reread_ns = now;
-    /* Within the stack budget, as the chains' first reading is: spent, the
-     * chains stand as last read. */
-    __u64 t0 = bpf_ktime_get_ns();
+    /* Within the chains' budget, as their first reading is: spent, the
+     * chains stand as last read. Charged from here (a NOW the switch read
+     * earlier would charge the switch's other work). */
+    __u64 t0 = fresh ? now : bpf_ktime_get_ns();
     struct pt_budget *b = budget_of(&chain_budget, t0);
     if (budget_spent(b))
         return;

@@ -78,8 +78,8 @@ uint64_t tracer_drop(const struct tracer *t, int which);
  * cannot be read). */
 void tracer_hot_counts(const struct tracer *t, struct pt_hot_counts *sum);
 
-/* The most stack work (ns) the budget charged one CPU over the run: 0
- * without a budget (--stacks all). */
+/* The most work (ns) a budget charged one CPU over the run, the stacks'
+ * or (CHAINS) the wait chains': 0 without a budget (--stacks all). */
 uint64_t tracer_budget_spent_max(const struct tracer *t, bool chains);
 
 /* The run's start (CLOCK_MONOTONIC), from which the kernel counts lives. */

@@ -90,11 +90,12 @@ static void thread_name(struct collector *c, int pid, int tid, char out[PT_MODEL
 }
 
 /* Whether the kernel's holder of a wait on blocker B (slot SLOT) counts:
- * a glibc mutex's is its owner (__owner), never its last waker; so is a
+ * a glibc mutex's is its owner (__owner), never its waker; so is a
  * java.util.concurrent lock's (exclusiveOwnerThread); a monitor's is its
- * owner, or, while that is a stack lock, the thread that last let it go;
- * on anything else the word read as an owner is none, and the thread that
- * last woke the waiter there (VIA_WAKER) stands in. */
+ * owner, or, while that is a stack lock, the thread that lets it go to
+ * the waiter; on anything else the word read as an owner is none, and
+ * the thread that woke the waiter there the last two times (VIA_WAKER)
+ * stands in. */
 static bool holder_counts(const struct collector *c, uint32_t slot, const struct blocker *b, bool via_waker)
 {
     const struct pt_slot *s = &c->t->slots[slot];
