@@ -150,15 +150,21 @@ static void *run_last_link(void *arg)
     return NULL;
 }
 
+/* The middle link: holds A while it waits on B behind the writer. ARG
+ * nonzero (-m handoff): queues on A first, behind the keeper, and holds A
+ * once the keeper hands it over. */
 static void *flusher(void *arg)
 {
-    (void)arg;
+    bool handoff = arg != NULL;
     pthread_setname_np(pthread_self(), "flusher");
     atomic_store(&sh->tids[1], gettid_());
     for (int r = 1; r <= rounds; r++) {
-        until_round(&sh->holder_ready, r);
+        until_round(handoff ? &sh->kept : &sh->holder_ready, r);
+        if (handoff)
+            atomic_store(&sh->middle_ready, r); /* its next sleep: A's */
         pthread_mutex_lock(&sh->a);
-        atomic_store(&sh->middle_ready, r);     /* its next sleep: B's */
+        if (!handoff)
+            atomic_store(&sh->middle_ready, r); /* its next sleep: B's */
         pthread_mutex_lock(&sh->b);             /* behind the writer */
         pthread_mutex_unlock(&sh->b);
         pthread_mutex_unlock(&sh->a);
@@ -168,8 +174,9 @@ static void *flusher(void *arg)
 }
 
 /* The first link: one timed lock() of A (or M) a round, once the chain
- * behind it stands (its holder, in process PID, asleep). */
-static void first_link(pthread_mutex_t *m, int pid, int r)
+ * behind it stands (its holder, in process PID, asleep). HANDOFF: the
+ * whole chain stands only from the keeper's hand-off on. */
+static void first_link(pthread_mutex_t *m, int pid, int r, bool handoff)
 {
     until_round(&sh->middle_ready, r);
     wait_asleep(pid, atomic_load(&sh->tids[1]));
@@ -177,12 +184,13 @@ static void first_link(pthread_mutex_t *m, int pid, int r)
     atomic_store(&sh->first_waiting, r);
     pthread_mutex_lock(m);
     uint64_t t1 = now_ns(), released = atomic_load(&sh->released_ns);
+    uint64_t from = handoff ? atomic_load(&sh->handed_ns) : t0;
     pthread_mutex_unlock(m);
     atomic_store(&sh->first_done, r);
     sh->waits++;
     sh->wait_ns += t1 - t0;
-    if (released > t0 && released <= t1)
-        sh->chain_ns += released - t0;
+    if (released > t0 && released <= t1 && released > from)
+        sh->chain_ns += released - from;
 }
 
 /* -m handoff: holds A until both the flusher and the worker sleep on it
@@ -206,25 +214,6 @@ static void *keeper(void *arg)
     return NULL;
 }
 
-/* -m handoff: the flusher queues on A first, then, A handed to it, waits
- * on B behind the writer. */
-static void *handed_flusher(void *arg)
-{
-    (void)arg;
-    pthread_setname_np(pthread_self(), "flusher");
-    atomic_store(&sh->tids[1], gettid_());
-    for (int r = 1; r <= rounds; r++) {
-        until_round(&sh->kept, r);
-        atomic_store(&sh->middle_ready, r);     /* its next sleep: A's */
-        pthread_mutex_lock(&sh->a);
-        pthread_mutex_lock(&sh->b);             /* behind the writer */
-        pthread_mutex_unlock(&sh->b);
-        pthread_mutex_unlock(&sh->a);
-        until_round(&sh->first_done, r);
-    }
-    return NULL;
-}
-
 /* -m handoff: the worker's timed lock() of A, behind the keeper and the
  * flusher; the chain after the hand-off is what the test checks. */
 static void run_handoff(void)
@@ -233,19 +222,13 @@ static void run_handoff(void)
     struct last_link w = {"writer", 1, rounds};
     pthread_create(&tw, NULL, run_last_link, &w);
     pthread_create(&tk, NULL, keeper, NULL);
-    pthread_create(&tf, NULL, handed_flusher, NULL);
+    pthread_create(&tf, NULL, flusher, (void *)1);
     pthread_setname_np(pthread_self(), "worker");
     atomic_store(&sh->tids[0], gettid_());
     while (!atomic_load(&sh->tids[1]) || !atomic_load(&sh->tids[3]))
         sleep_us(100);
-    for (int r = 1; r <= rounds; r++) {
-        uint64_t before = sh->chain_ns;
-        first_link(&sh->a, getpid(), r);
-        /* first_link counted the wait from its start: only the part after
-         * the hand-off stood as worker -> flusher -> writer. */
-        uint64_t handed = atomic_load(&sh->handed_ns), released = atomic_load(&sh->released_ns);
-        sh->chain_ns = before + (released > handed && sh->chain_ns > before ? released - handed : 0);
-    }
+    for (int r = 1; r <= rounds; r++)
+        first_link(&sh->a, getpid(), r, true);
     pthread_join(tw, NULL);
     pthread_join(tk, NULL);
     pthread_join(tf, NULL);
@@ -262,7 +245,7 @@ static void run_chain(void)
     while (!atomic_load(&sh->tids[1]))
         sleep_us(100);
     for (int r = 1; r <= rounds; r++)
-        first_link(&sh->a, getpid(), r);
+        first_link(&sh->a, getpid(), r, false);
     pthread_join(tw, NULL);
     pthread_join(tf, NULL);
 }
@@ -444,7 +427,7 @@ static int run_cross(void)
     while (!atomic_load(&sh->tids[1]))
         sleep_us(100);
     for (int r = 1; r <= rounds; r++)
-        first_link(&sh->m, child, r);
+        first_link(&sh->m, child, r, false);
     int status;
     return waitpid(child, &status, 0) == child && WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 1;
 }
