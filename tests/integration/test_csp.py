@@ -49,6 +49,11 @@ def players_at_real_time(cmd, pidfile):
     return ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "sh", *cmd], players
 
 
+# Seconds the host may steal from one 4 s ping-pong run before it takes the
+# players' turns away (0.53 s stolen: the workload's own CSP 0.463, untraced).
+STEAL_BREAKS_TURNS_S = 0.5
+
+
 def stolen_s():
     """Seconds the hypervisor has taken from this machine's CPUs (steal)."""
     with open("/proc/stat") as f:
@@ -77,6 +82,18 @@ def ping_pong_run(cmd, pidfile=os.path.join(TMP, "pingpong.pid")):
     return wl, reports, getattr(players, "raised", 0)
 
 
+def windows_ms(reports, kind, cls):
+    """Each interval's (thread time of the CLS rows, working time of their
+    processes) in ms: what a failing window's CSP was made of."""
+    out = []
+    for r in [r for r in reports if r["type"] == "interval"]:
+        rows = [b for b in r["blockers"] if b["kind"] == kind and b["class"] == cls]
+        pids = {b["pid"] for b in rows}
+        out.append((sum(b["thread_time_ns"] for b in rows) // 1000000,
+                    sum(p["working_ns"] for p in r["processes"] if p["pid"] in pids) // 1000000))
+    return out
+
+
 @test
 def ping_pong_csp_is_one_half():
     # Two threads take turns holding one lock: one always holds, one always
@@ -91,26 +108,38 @@ def ping_pong_csp_is_one_half():
              ("ReentrantLock, main in Thread.sleep", java("LockPingPong", "juc", "4", "500", "sleep"), "jvm-park",
               "java.util.concurrent.locks.ReentrantLock$FairSync"),
              ("synchronized", java("LockPingPong", "sync", "4"), "jvm-monitor", "LockPingPong$Token")]
+    stolen_from = []    # the cases whose premise the host took away
     for what, cmd, kind, cls in cases:
         # The premise is the machine's, not parktrace's: a run in which the
         # players still did not take turns (a CI run under a hypervisor that
         # stole CPU read the workload's own CSP 0.201, and another 0.273 in
         # three runs in a row) is run again, up to five times; parktrace's
         # figures are checked on the last run only.
+        steals = []
         for _ in range(5):
             steal0 = stolen_s()
             wl, reports, raised = ping_pong_run(cmd)
+            steals.append(stolen_s() - steal0)
             # lock_pingpong's players live from their start to the deadline: 4 s each.
             ref = wl["lock_ns"] / wl.get("alive_ns", 8e9)
             if ref >= 0.45:
                 break
             print(f"INFO {what}: the players did not take turns (the workload's own CSP {ref:.3f}, "
-                  f"{stolen_s() - steal0:.2f} s stolen by the host meanwhile): run again", flush=True)
+                  f"{steals[-1]:.2f} s stolen by the host meanwhile): run again", flush=True)
         # The reference value needs a core for each player: where they still
         # ran in turn and seldom waited, the workload saw it too, and the
-        # run proves nothing.
-        check(ref >= 0.45, f"{what}: the players did not take turns at the lock (the workload's own CSP "
-              f"{ref:.3f}) in 5 runs: no core for each, even with a raised priority")
+        # run proves nothing of one half. A host that steals a vCPU right as
+        # a player wakes the other (measured untraced: the releaser loses up
+        # to 12 ms between its unlock and its next lock(), time that is
+        # neither held nor waited; 0.5 s stolen in a 4 s run took the
+        # workload's own CSP to 0.463, 3-4 s in a CI run to 0.10-0.29) takes
+        # the premise away; any other miss is a failure.
+        took_turns = ref >= 0.45
+        check(took_turns or min(steals) >= STEAL_BREAKS_TURNS_S,
+              f"{what}: the players did not take turns at the lock (the workload's own CSP {ref:.3f}) in 5 runs, "
+              f"the host stealing only {min(steals):.2f} s of one: no core for each, even with a raised priority")
+        if not took_turns:
+            stolen_from.append(f"{what} ({min(steals):.1f}-{max(steals):.1f} s of each run)")
         if cmd[0] != PINGPONG:
             check(raised == 2, f"{what}: the players were not raised to real-time priority")
         # The kernel's working time is the players' lives alone: every
@@ -131,12 +160,15 @@ def ping_pong_csp_is_one_half():
         steady = [csp_of(r) for r in [r for r in reports if r["type"] == "interval"][1:-1]]
         check(len(steady) >= 2 and None not in steady, f"{what}: steady intervals {steady}")
         # At most one of the two players waits at any time.
-        check(max(steady) <= 0.55, f"{what}: steady CSP {steady} above one half")
+        check(max(steady) <= 0.55, f"{what}: steady CSP {steady} above one half; the windows' "
+              f"{cls} thread time and process working time, ms: {windows_ms(reports, kind, cls)}")
         # One half where they took turns perfectly; the workload's own figure
         # where the host made them miss some turns (a CI run under steal: the
         # workload 0.455, parktrace's windows 0.42-0.47, checked against 0.5).
         mid, want = sorted(steady)[len(steady) // 2], min(ref, 0.5)
-        check(abs(mid - want) <= 0.05, f"{what}: steady CSP {steady}, want {want:.3f} +- 0.05 (workload {ref:.3f})")
+        if took_turns:
+            check(abs(mid - want) <= 0.05,
+                  f"{what}: steady CSP {steady}, want {want:.3f} +- 0.05 (workload {ref:.3f})")
         # Whole run against the workload's own figure. parktrace can only
         # see less: a wait is the blocked part of lock(), not its spins nor a
         # preemption before the park, and the working time adds the JVM's
@@ -154,6 +186,11 @@ def ping_pong_csp_is_one_half():
         floor = 0.85 if cmd[0] == PINGPONG else 0.80
         check(whole is not None and floor * min(ref, 0.5) <= whole <= 1.02 * ref,
               f"{what}: whole-run CSP {whole}, the workload's {ref:.3f} (floor {floor} of it)")
+    # Every other check held against the workload's own figures; one half
+    # could not be asked of a machine whose host took the turns away.
+    if stolen_from:
+        skip("a core for each player (a host that does not steal the CPU): the players did not take turns, "
+             "the host stole " + "; ".join(stolen_from))
 
 
 @test
