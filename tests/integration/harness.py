@@ -270,6 +270,34 @@ def wait_threads(pid, n, timeout=20):
     wait_for(lambda: count() >= n, f"{n} threads in process {pid}", timeout)
 
 
+def futex_sleepers(pid):
+    """The threads of PID other than its leader asleep in a futex call now
+    (x86-64's futex is system call 202): its workers that wait."""
+    found = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            if int(tid) == pid:
+                continue
+            try:
+                with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+                    call = f.read().split()
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if call and call[0] == "202" and state == "S":
+                found.append(int(tid))
+    except OSError:
+        pass
+    return found
+
+
+def wait_futex_sleepers(pid, n=1, timeout=20):
+    """Waits until N of PID's workers sleep in a futex wait: its waits have
+    begun, not only its threads."""
+    wait_for(lambda: len(futex_sleepers(pid)) >= n, f"{n} threads of {pid} asleep in a futex wait", timeout)
+
+
 def wait_mapped(pid, name, timeout=20):
     """Waits until process PID has a file whose path ends in NAME mapped."""
     def mapped():

@@ -263,6 +263,9 @@ def killed_process_keeps_its_threads_lives():
         try:
             wl = child_of(child_of(p.pid))
             wait_threads(wl, 9)
+            # Its workers wait, not only exist: a CI run killed it 0.3 s
+            # in, before any wait, and found no waits (the premise's miss).
+            wait_futex_sleepers(wl)
             time.sleep(0.02 * run)
             kill_descendants(p.pid)
             out, err = p.communicate(timeout=30)
