@@ -215,21 +215,29 @@ FILE *procmaps_open_list(int pid, char *buf, size_t len)
 static void read_maps(struct pm_proc *p)
 {
     char fn[64];
+    /* Who it is, even when its maps cannot be read: a list that does not
+     * open for a live process (during its exec, say) left its namespace
+     * pid 0 for good, and a container's rows without it. */
+    struct procstatus ps;
+    bool status = procstatus_read(p->pid, &ps) == 0;
     FILE *f = procmaps_open_list(p->pid, p->owner->list_buf, sizeof(p->owner->list_buf));
-    if (!f) {
+    if (!f && !status) {
         p->exited = true;
         return;
     }
-    /* A list cut at its caps is not read again on a miss: the rest would
-     * be cut the same way, at the same cost. */
-    if (procmaps_parse(f, p))
-        p->rereads = MAX_REREADS;
-    fclose(f);
-    struct procstatus ps;
-    bool status = procstatus_read(p->pid, &ps) == 0;
+    if (f) {
+        /* A list cut at its caps is not read again on a miss: the rest
+         * would be cut the same way, at the same cost. */
+        if (procmaps_parse(f, p))
+            p->rereads = MAX_REREADS;
+        fclose(f);
+    }
     p->uid = status ? (uint32_t)ps.euid : UINT32_MAX;
-    p->ns_pid = status && ps.nslevels > 1 ? ps.nspid : 0;
-    p->cgroup = cgroup_names_of_pid(p->owner->cgroups, p->pid);
+    if (status)     /* a failed reading keeps what an earlier one found */
+        p->ns_pid = ps.nslevels > 1 ? ps.nspid : 0;
+    const struct cgroup_name *cg = cgroup_names_of_pid(p->owner->cgroups, p->pid);
+    if (cg)
+        p->cgroup = cg;
     snprintf(fn, sizeof(fn), "/proc/%d/comm", p->pid);
     f = fopen(fn, "re");
     if (f) {
