@@ -252,14 +252,19 @@ void stacks_free(struct stacks *s)
 {
     if (!s)
         return;
-    for (int h = 0; h < BUCKETS; h++) {
-        struct entry *e = s->table[h];
-        while (e) {
-            struct entry *next = e->next;
-            stacks_free_entry(e);
-            e = next;
-        }
-    }
+    /* The stacks before the templates they hold a reference to: freed in
+     * bucket order, a stack met its template already freed (a write into
+     * freed memory at exit; parktrace died of SIGSEGV in a CI run). */
+    for (int templates = 0; templates < 2; templates++)
+        for (int h = 0; h < BUCKETS; h++)
+            for (struct entry **at = &s->table[h], *e; (e = *at);) {
+                if ((e->slot == KSTACK_TEMPLATE) != templates) {
+                    at = &e->next;
+                    continue;
+                }
+                *at = e->next;
+                stacks_free_entry(e);
+            }
     free(s->retry);
     map_dump_free(&s->tally_dump);
     for (int h = 0; h < CANON_BUCKETS; h++)
