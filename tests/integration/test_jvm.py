@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sys
+import time
 
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
@@ -147,6 +148,32 @@ def parks_of_short_lived_threads_are_recognised():
                    if b["kind"] == "futex" and "Parker::park(bool, long)" in b["first_stack"])
     check(seen >= 0.85 * made, f"only {seen} of {made} parks of short-lived threads were jvm-park")
     check(seen + as_futex <= made * 1.01, f"{seen} + {as_futex} parks counted for {made} made")
+
+
+@test
+def a_jvm_starting_thousands_of_threads_stays_tracked():
+    # Each thread's start and end replaces the JVM's thread list and frees
+    # the old one under a reader outside: attached to such a JVM, parktrace
+    # gave it up at one attach in two, and all its parks became futex waits.
+    import subprocess
+    w = subprocess.Popen(java("ThreadStorm", "9")[1:], stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        for attach in range(4):
+            p = run_pt(["-p", str(w.pid), "-d", "1.5", "-f", "json", "--top", "0", "--self-stats"])
+            check(p.returncode == 0, p.stderr[-500:])
+            st = self_stats(p.stderr)
+            check(st.get("jvms_given_up") == "0", f"attach {attach}: the JVM was given up on "
+                  f"(list reads failed: {st.get('jvm_lists_unread')})")
+            final = final_of(json_reports(p.stdout))
+            java_parks = sum(b["parks"] for b in jvm_rows(final) if b["class"] == "ThreadStorm$Gate")
+            as_futex = sum(b["parks"] for b in final["blockers"]
+                           if b["kind"] == "futex" and "Parker::park(bool, long)" in b["first_stack"])
+            check(java_parks >= 0.85 * (java_parks + as_futex) and java_parks > 1000,
+                  f"attach {attach}: {java_parks} storm parks as Java parks, {as_futex} as futex waits")
+    finally:
+        w.kill()
+        w.wait()
 
 
 @test

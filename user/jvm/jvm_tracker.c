@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +26,10 @@
 #include "safe_open.h"
 #include "unwind_tables.h"
 #include "jvm_tracker_parts.h"
+
+/* Failed thread-list reads in a row before a live JVM is given up on: a
+ * list freed under one read is read whole at the next tick. */
+#define LIST_FAILURES_TO_GIVE_UP 8
 
 struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o, struct pt_services *sv)
 {
@@ -138,10 +143,19 @@ void jvm_tracker_refresh(struct jvm_tracker *jt, struct tracked *t)
     uint64_t *threads = jt->listed_threads;
     struct java_thread *now = jt->listed;
     int n = jvm_java_threads(&t->j, tids, threads, MAX_JAVA_THREADS);
+    bool alive = n < 0 && kill(t->pid, 0) == 0;
+    if (alive && ++t->list_failures < LIST_FAILURES_TO_GIVE_UP) {
+        /* A JVM starting and ending threads by the thousand a second
+         * frees lists under our reads: its threads as last read, for now. */
+        jt->stats.lists_unread++;
+        return;
+    }
+    if (n >= 0)
+        t->list_failures = 0;
     if (n < 0) {
         /* Exited, or its list cannot be believed: given up on, kept for
          * naming what it already has, and the first entry reused. */
-        if (kill(t->pid, 0) == 0)
+        if (alive)
             jt->stats.given_up++;
         n = 0;
         t->live = false;

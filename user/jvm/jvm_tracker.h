@@ -55,6 +55,7 @@ struct jvm_tracker_stats {
     int entries;                  /* table entries ever used (130 KiB each) */
     uint64_t evicted;             /* live JVMs dropped for another (table or user share full) */
     uint64_t given_up;            /* live JVMs whose thread list could not be believed */
+    uint64_t lists_unread;        /* refreshes that kept the threads last read: the list read failed */
     uint64_t threads_refused;     /* Java threads over their user's share of the kernel's map */
     uint64_t candidates_evicted;  /* processes dropped unexamined from a full candidate table */
     uint64_t probes_refused;      /* libjvm files left unprobed: their owner had their share */

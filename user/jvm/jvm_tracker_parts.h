@@ -46,6 +46,7 @@ struct tracked {
     struct jvm_tids ids;  /* its list's thread ids (a container's) to the host's */
     uint64_t pid_checked_ns;   /* not live: when its pid was last seen not reused */
     struct jvm_classes *classes;   /* its blockers' class names, by klass */
+    int list_failures;    /* thread-list reads failed in a row */
 };
 
 struct java_thread {

@@ -18,6 +18,9 @@
  * (plus a few that started or ended while it was read) is not believed. */
 #define THREAD_SLACK 64
 #define MAX_BAD_THREADS 16
+/* Reads of a thread list that keeps being replaced before it is given up
+ * for this refresh. */
+#define THREAD_LIST_READS 4
 
 static int fail(struct jvm *j, const char *what)
 {
@@ -298,24 +301,20 @@ bool jvm_flag(const struct jvm *j, const char *name, bool *v)
     return true;
 }
 
-int jvm_java_threads(const struct jvm *j, int *tids, uint64_t *threads, int max)
+struct thread_list_offsets {
+    uint64_t list_var, len_off, threads_off, osthread_off, tid_off;
+};
+
+/* One read of LIST, a ThreadsList the JVM published: its threads and tids,
+ * or -1 if they cannot be believed. */
+static int read_thread_list(const struct jvm *j, const struct thread_list_offsets *o, uint64_t list, int *tids,
+                            uint64_t *threads, int max)
 {
-    uint64_t list_var, len_off, threads_off, osthread_off, tid_off, list, array;
+    uint64_t array;
     uint32_t len;
-    if (!jvm_static(j, "ThreadsSMRSupport", "_java_thread_list", &list_var) ||
-        !jvm_offset(j, "ThreadsList", "_length", &len_off) ||
-        !jvm_offset(j, "ThreadsList", "_threads", &threads_off) ||
-        !jvm_offset(j, "JavaThread", "_osthread", &osthread_off) ||
-        !jvm_offset(j, "OSThread", "_thread_id", &tid_off))
-        return -1;
-    if (!procmem_u64(&j->mem, list_var, &list))
-        return -1;
-    if (!list)
-        return 0;   /* the JVM is still starting */
     int os_threads = procstatus_threads(j->pid);
-    if (!procmem_read(&j->mem, list + len_off, &len, 4) ||
-        !procmem_u64(&j->mem, list + threads_off, &array) || len > MAX_THREADS || os_threads < 0 ||
-        len > (uint32_t)os_threads + THREAD_SLACK)
+    if (!procmem_read(&j->mem, list + o->len_off, &len, 4) || !procmem_u64(&j->mem, list + o->threads_off, &array) ||
+        len > MAX_THREADS || os_threads < 0 || len > (uint32_t)os_threads + THREAD_SLACK)
         return -1;
     if (len > (uint32_t)max)
         len = (uint32_t)max;
@@ -327,8 +326,8 @@ int jvm_java_threads(const struct jvm *j, int *tids, uint64_t *threads, int max)
     for (uint32_t i = 0; i < len; i++) {
         uint64_t thread = threads[i], osthread;
         int32_t tid;
-        if (procmem_u64(&j->mem, thread + osthread_off, &osthread) &&
-            procmem_read(&j->mem, osthread + tid_off, &tid, 4) && tid > 0) {
+        if (procmem_u64(&j->mem, thread + o->osthread_off, &osthread) &&
+            procmem_read(&j->mem, osthread + o->tid_off, &tid, 4) && tid > 0) {
             threads[n] = thread;
             tids[n++] = tid;
         } else if (++bad == MAX_BAD_THREADS) {
@@ -336,4 +335,35 @@ int jvm_java_threads(const struct jvm *j, int *tids, uint64_t *threads, int max)
         }
     }
     return n;
+}
+
+int jvm_java_threads(const struct jvm *j, int *tids, uint64_t *threads, int max)
+{
+    struct thread_list_offsets o;
+    if (!jvm_static(j, "ThreadsSMRSupport", "_java_thread_list", &o.list_var) ||
+        !jvm_offset(j, "ThreadsList", "_length", &o.len_off) ||
+        !jvm_offset(j, "ThreadsList", "_threads", &o.threads_off) ||
+        !jvm_offset(j, "JavaThread", "_osthread", &o.osthread_off) ||
+        !jvm_offset(j, "OSThread", "_thread_id", &o.tid_off))
+        return -1;
+    /* The JVM publishes a new list at every thread's start and end and
+     * frees the old one once no thread of its own holds it; we hold none,
+     * so a list replaced while it was read may have been freed under the
+     * read: read again while the published list moves. (Its memory may be
+     * reused for the next list at once, so an unmoved pointer is no proof:
+     * the caller gives a JVM up only after failures in a row.) */
+    uint64_t list, after;
+    if (!procmem_u64(&j->mem, o.list_var, &list))
+        return -1;
+    for (int attempt = 0; attempt < THREAD_LIST_READS; attempt++) {
+        if (!list)
+            return 0;   /* the JVM is still starting */
+        int n = read_thread_list(j, &o, list, tids, threads, max);
+        if (!procmem_u64(&j->mem, o.list_var, &after))
+            return -1;
+        if (after == list)
+            return n;
+        list = after;
+    }
+    return -1;
 }

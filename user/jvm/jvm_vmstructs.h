@@ -61,7 +61,8 @@ bool jvm_flag(const struct jvm *j, const char *name, bool *v);
 
 /* The OS thread ids of the JVM's JavaThreads into TIDS, and their
  * JavaThread pointers into THREADS (both of MAX entries), from
- * ThreadsSMRSupport's current list. Returns how many were stored, or -1. */
+ * ThreadsSMRSupport's current list. Returns how many were stored, or -1
+ * if the list cannot be believed (or was replaced under every read). */
 int jvm_java_threads(const struct jvm *j, int *tids, uint64_t *threads, int max);
 
 #endif

@@ -153,6 +153,8 @@ struct self_counter {
       "user/jvm/jvm_tracker.c")                                                                                    \
     X(JVMS_GIVEN_UP, "jvms_given_up", "JVMs", SELF_JVMS, SELF_UINT, "live JVMs whose thread list was unreadable", \
       "user/jvm/jvm_tracker.c")                                                                                    \
+    X(JVM_LISTS_UNREAD, "jvm_lists_unread", "refreshes", SELF_JVMS, SELF_UINT,                                \
+      "thread-list reads that failed, the threads last read kept", "user/jvm/jvm_tracker.c")                       \
     X(JAVA_THREADS_REFUSED, "java_threads_refused", "threads", SELF_JVMS, SELF_UINT,                          \
       "Java threads past their JVM's owner's share", "user/jvm/jvm_tracker.c")                                     \
     X(JVM_CANDIDATES_EVICTED, "jvm_candidates_evicted", "processes", SELF_JVMS, SELF_UINT,                    \

@@ -188,6 +188,7 @@ static void read_jvms(struct self_values *v, const struct jvm_tracker *jvm, cons
     v->v[SC_JVM_ENTRIES].u = (uint64_t)js.entries;
     v->v[SC_JVMS_EVICTED].u = js.evicted;
     v->v[SC_JVMS_GIVEN_UP].u = js.given_up;
+    v->v[SC_JVM_LISTS_UNREAD].u = js.lists_unread;
     v->v[SC_JAVA_THREADS_REFUSED].u = js.threads_refused;
     v->v[SC_JVM_CANDIDATES_EVICTED].u = js.candidates_evicted;
     v->v[SC_JVM_PROBES_REFUSED].u = js.probes_refused;
