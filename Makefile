@@ -25,11 +25,12 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOADS := $(patsubst tools/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tools/workloads/*.c))
 JAVA_WORKLOADS := $(patsubst tools/workloads/%.java,$(BUILD)/java/%.class,$(wildcard tools/workloads/*.java))
+GO_WORKLOADS := $(patsubst tools/workloads/%.go,$(BUILD)/go/%,$(wildcard tools/workloads/*.go))
 
 .PHONY: soak all deps demo test unit bench clean install check check-layers check-docs check-options
 # The benchmark's empty programs on parktrace's hooks (tools/bench/hooks_floor.c).
 HOOKS_FLOOR := $(BUILD)/bench/hooks_floor
-all: $(BUILD)/parktrace $(WORKLOADS) $(JAVA_WORKLOADS) $(HOOKS_FLOOR)
+all: $(BUILD)/parktrace $(WORKLOADS) $(JAVA_WORKLOADS) $(GO_WORKLOADS) $(HOOKS_FLOOR)
 
 deps:
 	@tools/install-deps.sh
@@ -71,6 +72,12 @@ $(BUILD)/workloads/%: tools/workloads/%.c tools/workloads/workload_time.h | $(BU
 $(BUILD)/java/%.class: tools/workloads/%.java | $(BUILD)
 	@mkdir -p $(dir $@)
 	javac -d $(BUILD)/java $<
+
+# Debian's Go, its build cache in the build tree (no home directory needed);
+# frame pointers are Go's default on amd64.
+$(BUILD)/go/%: tools/workloads/%.go | $(BUILD)
+	@mkdir -p $(dir $@)
+	GOCACHE=$(abspath $(BUILD))/gocache GOFLAGS=-trimpath go build -o $@ $<
 
 $(BUILD)/bench/hooks_floor.bpf.o: tools/bench/hooks_floor.bpf.c vmlinux/vmlinux.h | $(BUILD)
 	@mkdir -p $(dir $@)

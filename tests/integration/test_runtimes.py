@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runtimes' own locks, joins and idle threads as metrics.md's table "Idle,
 joins and runtime locks" says, on the runtimes from Debian."""
+import json
 import os
 import sys
 
@@ -78,6 +79,36 @@ def cpython_join_ranks_with_idle_housekeeping():
     joined = sum(b["thread_time_ns"] for b in joins)
     check(0.85 * wl["join_ns"] <= joined <= 1.01 * wl["join_ns"],
           f"the joins' thread time {joined / 1e9:.3f} s, the main thread spent {wl['join_ns'] / 1e9:.3f} s in join()")
+
+
+GO_MUTEX = os.path.join(BUILD, "go", "go_mutex")
+GO_IDLE = ("runtime.notesleep", "runtime.notetsleep", "runtime.notetsleepg", "runtime.mPark", "runtime.stopm")
+
+
+@test
+def go_scheduler_idle_threads_rank_with_idle_housekeeping():
+    # Eight goroutines on one sync.Mutex (Debian's Go). Between goroutines
+    # the runtime's threads sleep on their notes (stopm, notesleep): before
+    # 2026-12-01 those futex rows, seconds of them, were the whole report.
+    p = run_pt(["-f", "json", "--top", "0", "--", GO_MUTEX, "-s", "3"], timeout=60)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
+    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"goroutines"')][-1])
+    final = final_of(json_reports(p.stdout))
+    rows = [b for b in final["blockers"] if b["comm"].startswith("go_mutex")]
+    check(wl["locks"] > 1000, f"the workload took its lock only {wl['locks']} times")
+
+    def scheduler_idle(b):
+        return any(f.split("(")[0] in GO_IDLE for f in b["first_stack"] or [])
+    idle = [b for b in rows if scheduler_idle(b)]
+    check(idle and sum(b["parks"] for b in idle) > 100,
+          f"no scheduler sleeps among {[(b['top_frame'], b['parks']) for b in rows]}")
+    check(all(b["idle"] for b in idle),
+          f"scheduler sleeps not idle: {[(b['top_frame'], b['first_stack'][:5]) for b in idle if not b['idle']]}")
+    # The runtime's own mutex (lock2: a semaphore's or channel's lock) is contention.
+    lock2 = [b for b in rows if "runtime.lock2" in (b["first_stack"] or [])[:4] and not scheduler_idle(b)]
+    check(not any(b["idle"] for b in lock2), "a runtime.lock2 wait was called idle")
+    first_idle = min(i for i, b in enumerate(rows) if b["idle"])
+    check(all(b["idle"] for b in rows[first_idle:]), "a contention row ranks below idle housekeeping")
 
 
 if __name__ == "__main__":

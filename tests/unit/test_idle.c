@@ -99,6 +99,22 @@ static const struct pt_frame innodb_idle[] = {
     APP("tpool::thread_pool_generic::wait_for_tasks(std::unique_lock<std::mutex>&, tpool::worker_data*)"),
     APP("tpool::thread_pool_generic::get_task(tpool::worker_data*, tpool::task**)"), LIBC("start_thread"),
 };
+/* Go 1.19: an M with no goroutine to run, sleeping on its note; and a
+ * goroutine's thread waiting for a channel's runtime lock (lock2), which
+ * is contention. */
+#define GO(n) { (char *)(n), (char *)"go_mutex" }
+static const struct pt_frame go_idle_m[] = {
+    GO("runtime.futex.abi0"), GO("runtime.futexsleep"), GO("runtime.notesleep"), GO("runtime.mPark"),
+    GO("runtime.stopm"), GO("runtime.findrunnable"), GO("runtime.schedule"), GO("runtime.park_m"), GO("runtime.mcall.abi0"),
+};
+static const struct pt_frame go_sysmon[] = {
+    GO("runtime.futex.abi0"), GO("runtime.futexsleep"), GO("runtime.notetsleep_internal"), GO("runtime.notetsleep"),
+    GO("runtime.sysmon"), GO("runtime.newm.func1"), GO("runtime.newm1"),
+};
+static const struct pt_frame go_runtime_lock[] = {
+    GO("runtime.futex.abi0"), GO("runtime.futexsleep"), GO("runtime.lock2"), GO("runtime.lockWithRank"),
+    GO("runtime.lock"), GO("runtime.chansend"), GO("runtime.chansend1"), GO("main.worker"),
+};
 
 int main(void)
 {
@@ -131,5 +147,8 @@ int main(void)
           "a pool worker's queue lock is contention among workers");
     CHECK(!(idle_stack(innodb_idle, NFRAMES(innodb_idle), true) & PT_IDLE_RUNTIME), "a native pool's locks are the program's");
     CHECK(!(idle_stack(java_join, NFRAMES(java_join), false) & PT_IDLE_RUNTIME), "a join is not the runtime's lock");
+    CHECK(idle_stack(go_idle_m, NFRAMES(go_idle_m), false) & PT_IDLE_RUNTIME, "a Go M with nothing to run is the runtime's");
+    CHECK(idle_stack(go_sysmon, NFRAMES(go_sysmon), false) & PT_IDLE_RUNTIME, "Go's sysmon sleeping is the runtime's");
+    CHECK(!idle_stack(go_runtime_lock, NFRAMES(go_runtime_lock), false), "a Go channel's runtime lock is contention");
     return CHECK_DONE();
 }

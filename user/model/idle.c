@@ -48,6 +48,20 @@ static const char *const hotspot_loops[] = {
     "G1ServiceThread::wait_for_task",
 };
 
+/* Go's runtime: an M (an OS thread) with no goroutine to run sleeps on its
+ * note until the scheduler hands it one (stopm, mPark); sysmon and the
+ * template thread sleep on theirs, and a goroutine waiting for a signal in
+ * notetsleepg. Threads with nothing to run: the goroutines' own waits are
+ * elsewhere. Not runtime.lock2, the runtime's mutex (a channel's, the
+ * scheduler's), which is contention. */
+static const char *const go_runtime_idle[] = {
+    "runtime.notesleep",
+    "runtime.notetsleep",
+    "runtime.notetsleepg",
+    "runtime.mPark",
+    "runtime.stopm",
+};
+
 /* NAME is PATTERN, or ends with it after a '.', '$' or ':', with an
  * argument list or nothing after it. */
 static bool names(const char *name, const char *pattern)
@@ -148,7 +162,7 @@ unsigned idle_stack(const struct pt_frame *frames, int n, bool whole)
         const char *name = frames[i].name;
         if (!name)
             continue;
-        if (NAMES_ANY(name, hotspot_loops))
+        if (NAMES_ANY(name, hotspot_loops) || NAMES_ANY(name, go_runtime_idle))
             return PT_IDLE_WAIT | PT_IDLE_RUNTIME;
         work |= NAMES_ANY(name, wait_for_work);
         hotspot_thread |= names(name, "thread_native_entry");
