@@ -188,12 +188,27 @@ class Variant:
         self.proc = None
 
 
+def where_stuck(proc):
+    """Where a tracer that missed its SIGINT is: its threads' stacks, user
+    (gdb) and kernel, into the log, as evidence for a bug report."""
+    log(f"{proc.args[0]} ({proc.pid}) still runs 10 s after SIGINT; its stacks:")
+    try:
+        bt = subprocess.run(["gdb", "-p", str(proc.pid), "-batch", "-ex", "thread apply all bt 30"],
+                            capture_output=True, text=True, timeout=60).stdout
+        log("\n".join(l for l in bt.splitlines() if l.startswith(("#", "Thread"))))
+        for tid in os.listdir(f"/proc/{proc.pid}/task"):
+            with open(f"/proc/{proc.pid}/task/{tid}/stack") as f:
+                log(f"kernel stack of {tid}:\n{f.read()}")
+    except (OSError, subprocess.SubprocessError) as e:
+        log(f"(no stacks: {e})")
+
+
 def stop_and_reap(proc):
     """SIGINT, and the tracer's rusage (its own CPU and peak RSS, from the
     kernel's accounting). bpftrace has been seen to miss a SIGINT and sit
     in epoll_wait: the signal is sent again every 10 s, and after 30 s the
     tracer is killed (and said so on stderr)."""
-    for _ in range(3):
+    for attempt in range(3):
         proc.send_signal(signal.SIGINT)
         deadline = time.time() + 10
         while time.time() < deadline:
@@ -202,6 +217,8 @@ def stop_and_reap(proc):
                 proc.returncode = 0     # reaped here, not by Popen
                 return ru
             time.sleep(0.05)
+        if attempt == 0:
+            where_stuck(proc)
     log(f"{proc.args[0]} ignored SIGINT for 30 s: killed")
     proc.kill()
     _, _, ru = os.wait4(proc.pid, 0)
