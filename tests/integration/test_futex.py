@@ -357,6 +357,21 @@ def traced_pid_exit_is_reported_not_an_error():
     check("final report" in p.stdout, "no final report")
 
 
+def left_behind(mine):
+    """Of parktrace's BPF ids MINE, those the kernel still lists (ids are
+    not reused soon), once it has had 10 s to free them: closed maps are
+    freed from a work queue."""
+    deadline = time.time() + 10
+    while True:
+        left = {}
+        for kind, obj in (("prog_id", "prog"), ("link_id", "link"), ("map_id", "map")):
+            listed = subprocess.run(["bpftool", "-j", obj, "list"], capture_output=True, text=True).stdout
+            left[kind] = mine[kind] & {o["id"] for o in json.loads(listed or "[]")}
+        if not any(left.values()) or time.time() > deadline:
+            return left
+        time.sleep(0.2)
+
+
 @test
 def signals_detach_every_probe():
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -367,19 +382,33 @@ def signals_detach_every_probe():
         out, err = p.communicate(timeout=20)
         check(p.returncode == 0, f"{sig.name}: exit {p.returncode}: {err}")
         check('"type":"final"' in out, f"{sig.name}: no final report")
+        left = left_behind(mine)
+        check(not any(left.values()), f"{sig.name}: left behind {left}")
 
-        def left():
-            """parktrace's ids the kernel still lists (ids are not reused soon)."""
-            alive = {}
-            for kind, obj in (("prog_id", "prog"), ("link_id", "link"), ("map_id", "map")):
-                listed = subprocess.run(["bpftool", "-j", obj, "list"], capture_output=True, text=True).stdout
-                alive[kind] = mine[kind] & {o["id"] for o in json.loads(listed or "[]")}
-            return alive
-        # The kernel frees closed maps from a work queue: give it a moment.
-        deadline = time.time() + 10
-        while any(left().values()) and time.time() < deadline:
-            time.sleep(0.2)
-        check(not any(left().values()), f"{sig.name}: left behind {left()}")
+
+@test
+def signals_detach_a_jvms_probes_too():
+    # A JVM named with -p gets its uprobes (Unsafe_Park, Unsafe_Unpark) at
+    # the start; they and the scheduler's programs are closed from several
+    # threads at once at exit (one grace period each, one after another,
+    # took seconds on a loaded machine). All must be gone after SIGINT.
+    jvm = subprocess.Popen(["java", "-Xmx128m", "-cp", JAVA_CP, "TimedParks", "30"], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(1.5)
+        p = subprocess.Popen(pt_cmd(["-f", "json", "-p", str(jvm.pid)]), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        mine = wait_tracing(p)
+        time.sleep(1)
+        mine = bpf_ids(p.pid)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+        check(p.returncode == 0, f"exit {p.returncode}: {err}")
+        check('"type":"final"' in out and '"jvm-park"' in out, "no final report with the JVM's parks")
+        left = left_behind(mine)
+        check(not any(left.values()), f"left behind {left}")
+    finally:
+        jvm.kill()
+        jvm.wait()
 
 
 @test

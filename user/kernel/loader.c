@@ -13,6 +13,7 @@
 
 #include "cgroup_mount.h"
 #include "gap_tables.h"
+#include "links_close.h"
 #include "parktrace.skel.h"
 #include "preflight.h"
 #include "sanitize.h"
@@ -441,8 +442,16 @@ void tracer_close(struct tracer *t)
 {
     if (t->sample_ready)
         ring_buffer__free(t->sample_ready);
+    /* The JVMs' uprobes and the skeleton's programs, detached at once. */
+    struct bpf_link **links[TRACER_MAX_LINKS + 64];
+    int n = 0;
     for (int i = 0; i < t->nlinks; i++)
-        bpf_link__destroy(t->links[i]);
+        links[n++] = &t->links[i];
+    const struct bpf_object_skeleton *os = t->skel ? t->skel->skeleton : NULL;
+    for (int i = 0; os && i < os->prog_cnt && n < (int)(sizeof(links) / sizeof(links[0])); i++)
+        if (os->progs[i].link && *os->progs[i].link)
+            links[n++] = os->progs[i].link;
+    links_close_all(links, n);
     if (t->slots)
         munmap(t->slots, t->slots_len);
     if (t->free_ring)
