@@ -397,7 +397,7 @@ def signals_detach_a_jvms_probes_too():
         time.sleep(1.5)
         p = subprocess.Popen(pt_cmd(["-f", "json", "-p", str(jvm.pid)]), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-        mine = wait_tracing(p)
+        wait_tracing(p)
         time.sleep(1)
         mine = bpf_ids(p.pid)
         p.send_signal(signal.SIGINT)

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -143,16 +142,16 @@ void jvm_tracker_refresh(struct jvm_tracker *jt, struct tracked *t)
     uint64_t *threads = jt->listed_threads;
     struct java_thread *now = jt->listed;
     int n = jvm_java_threads(&t->j, tids, threads, MAX_JAVA_THREADS);
-    bool alive = n < 0 && kill(t->pid, 0) == 0;
-    if (alive && ++t->list_failures < LIST_FAILURES_TO_GIVE_UP) {
-        /* A JVM starting and ending threads by the thousand a second
-         * frees lists under our reads: its threads as last read, for now. */
-        jt->stats.lists_unread++;
-        return;
-    }
-    if (n >= 0)
+    if (n >= 0) {
         t->list_failures = 0;
-    if (n < 0) {
+    } else {
+        bool alive = kill(t->pid, 0) == 0;
+        if (alive && ++t->list_failures < LIST_FAILURES_TO_GIVE_UP) {
+            /* A JVM starting and ending threads by the thousand a second
+             * frees lists under our reads: its threads as last read, for now. */
+            jt->stats.lists_unread++;
+            return;
+        }
         /* Exited, or its list cannot be believed: given up on, kept for
          * naming what it already has, and the first entry reused. */
         if (alive)

@@ -443,7 +443,7 @@ void tracer_close(struct tracer *t)
     if (t->sample_ready)
         ring_buffer__free(t->sample_ready);
     /* The JVMs' uprobes and the skeleton's programs, detached at once. */
-    struct bpf_link **links[TRACER_MAX_LINKS + 64];
+    struct bpf_link **links[TRACER_MAX_LINKS + sizeof(t->skel->links) / sizeof(struct bpf_link *)];
     int n = 0;
     for (int i = 0; i < t->nlinks; i++)
         links[n++] = &t->links[i];
