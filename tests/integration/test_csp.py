@@ -82,6 +82,17 @@ def ping_pong_run(cmd, pidfile=os.path.join(TMP, "pingpong.pid")):
     return wl, reports, getattr(players, "raised", 0)
 
 
+def process_ms(report, pid):
+    """PID's (working, lived, idle) time in REPORT and its six heaviest rows
+    (role, kind, class, first thread, ms), in ms: where its working time
+    came from when a CSP missed."""
+    procs = [(p["working_ns"] // 1000000, p["lived_ns"] // 1000000, p["idle_ns"] // 1000000)
+             for p in report["processes"] if p["pid"] == pid]
+    rows = sorted((b for b in report["blockers"] if b["pid"] == pid), key=lambda b: -b["thread_time_ns"])
+    return procs, [(b["role"], b["kind"], b["class"], b["first_thread"], b["thread_time_ns"] // 1000000)
+                   for b in rows[:6]]
+
+
 def windows_ms(reports, kind, cls):
     """Each interval's (thread time of the CLS rows, working time of their
     processes) in ms: what a failing window's CSP was made of."""
@@ -185,7 +196,9 @@ def ping_pong_csp_is_one_half():
         whole = csp_of(final_of(reports))
         floor = 0.85 if cmd[0] == PINGPONG else 0.80
         check(whole is not None and floor * min(ref, 0.5) <= whole <= 1.02 * ref,
-              f"{what}: whole-run CSP {whole}, the workload's {ref:.3f} (floor {floor} of it)")
+              f"{what}: whole-run CSP {whole}, the workload's {ref:.3f} (floor {floor} of it); the windows' "
+              f"{cls} thread time and process working time, ms: {windows_ms(reports, kind, cls)}; the process "
+              f"(working, lived, idle) and its heaviest rows: {[process_ms(final_of(reports), b['pid']) for b in final_of(reports)['blockers'] if b['kind'] == kind and b['class'] == cls]}")
     # Every other check held against the workload's own figures; one half
     # could not be asked of a machine whose host took the turns away.
     if stolen_from:
