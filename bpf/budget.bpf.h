@@ -259,9 +259,17 @@ static __always_inline __u32 budget_sample(struct pt_gap *g, __u64 now, bool nam
     return odds;
 }
 
+/* The most one piece of stack or chain work is charged. Timed from the
+ * clock, it holds whatever the CPU did meanwhile: a vCPU its host took
+ * away mid-walk charged milliseconds, a second's saved budget at once,
+ * and a CI run's worker kept 2 of its 12 chains (chains_unread). No walk
+ * or chain reading of ours comes near it (a deep Java walk: ~12 us). */
+#define PT_CHARGE_MAX_NS 200000
+
 /* COST ns of stack work, off B: what is left, and what was spent. */
 static __always_inline void budget_charge(struct pt_budget *b, __u64 cost)
 {
+    cost = cost < PT_CHARGE_MAX_NS ? cost : PT_CHARGE_MAX_NS;
     b->left -= (__s64)cost;
     b->spent += cost;
 }

@@ -396,23 +396,6 @@ static __always_inline void chain_charge(struct pt_wait *w, __u64 now)
     w->chain_since = now;
 }
 
-__noinline int chain_open(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now);
-
-/* Wait W of thread TID (of TGID) on slot IDX has kept its stack: its chain
- * is read and kept, from NOW, where its blocker's holder is known. */
-static __always_inline void chain_begin(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now)
-{
-    if (!trace_chains)
-        return;
-    __u64 t0 = bpf_ktime_get_ns();
-    struct pt_budget *b = budget_of(&chain_budget, t0);
-    if (budget_spent(b))
-        return;
-    chain_open(w, tid, tgid, idx, now ? now : t0);
-    if (b)
-        budget_charge(b, bpf_ktime_get_ns() - t0);
-}
-
 /* chain_begin's work, within the chains' budget. A global function, as
  * chain_read is: inlined into each program that takes a wait's stack, it
  * was walked once per path into it. */
@@ -444,6 +427,23 @@ __noinline int chain_open(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, _
     w->chain_busy = 0;
     __sync_fetch_and_or(&w->flags, PT_WAIT_CHAIN);
     return 0;
+}
+
+/* Wait W of thread TID (of TGID) on slot IDX has kept its stack: its chain
+ * is read and kept, from NOW, where its blocker's holder is known. */
+static __always_inline void chain_begin(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now)
+{
+    if (!trace_chains)
+        return;
+    __u64 t0 = bpf_ktime_get_ns();
+    struct pt_budget *b = budget_of(&chain_budget, t0);
+    if (budget_spent(b)) {
+        HOT_ADD(chains_unread, 1);
+        return;
+    }
+    chain_open(w, tid, tgid, idx, now ? now : t0);
+    if (b)
+        budget_charge(b, bpf_ktime_get_ns() - t0);
 }
 
 /* The current thread wakes the thread of record W from its wait: it

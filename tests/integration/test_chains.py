@@ -53,7 +53,10 @@ def explains(ch, wl, what, final=None):
     thread heads, where the rest of the time went."""
     check(ch is not None, f"{what}: no such chain")
     others = [c for c in (final or {}).get("chains", []) if c["links"] and threads(c)[0] == threads(ch)[0]]
-    within(ch["time_ns"], wl["chain_ns"], 0.10, f"{what}'s time (its first thread's chains: {describe(others)})")
+    totals = (final or {}).get("totals", {})
+    lost = {k: totals.get(k) for k in ("stack_samples_lost", "chains_unread")}
+    within(ch["time_ns"], wl["chain_ns"], 0.10, f"{what}'s time (its first thread's chains: {describe(others)}; "
+           f"waits left without a stack or chain: {lost})")
 
 
 @test

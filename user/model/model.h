@@ -173,6 +173,7 @@ struct pt_totals {
      * blockers with stacks, and of those without (every walk left out). */
     double stack_budget;
     uint64_t stack_samples, stack_sampled_ns, stack_samples_lost;
+    uint64_t chains_unread;         /* waits that kept a stack but no chain: the chains' budget spent */
     uint64_t stack_sampled_sq;      /* their weighed times squared, in (2^10 ns)^2 */
     uint64_t stack_time_ns, stack_unsampled_ns;
 };

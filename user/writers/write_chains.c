@@ -45,12 +45,16 @@ void write_chain_line(FILE *f, const struct pt_model_chain *ch)
 
 void write_chains_text(FILE *f, const struct pt_model *m)
 {
-    if (!m->nchains)
+    if (!m->nchains && !m->totals.chains_unread)
         return;
     fprintf(f, "-- wait chains, by the waiting time they explain: who waited -[on what]-> its holder ... (how the last"
                " stood) --\n");
     for (int i = 0; i < m->nchains; i++)
         write_chain_line(f, &m->chains[i]);
+    /* Their time is in no chain: the chains above are short of it. */
+    if (m->totals.chains_unread)
+        fprintf(f, "  %" PRIu64 " waits had no chain read, the chains' budget spent (a larger --stack-budget"
+                   " raises it)\n", m->totals.chains_unread);
 }
 
 static void json_link(FILE *f, const struct pt_model_chain_link *l)

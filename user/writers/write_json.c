@@ -150,6 +150,8 @@ int write_json(FILE *f, const struct pt_model *m, const struct pt_write_opts *o)
         fprintf(f, ",\"stack_budget_pct\":%g,\"stack_samples\":%" PRIu64 ",\"stack_samples_effective\":%.1f"
                    ",\"stack_samples_lost\":%" PRIu64,
                 t->stack_budget * 100, t->stack_samples, model_stack_samples_effective(t), t->stack_samples_lost);
+    if (t->chains_unread)
+        fprintf(f, ",\"chains_unread\":%" PRIu64, t->chains_unread);
     if (t->stack_time_ns)
         fprintf(f, ",\"stack_time_sampled_pct\":%.2f,\"stack_time_unsampled_pct\":%.2f",
                 model_stack_sampled_pct(t),
