@@ -54,12 +54,6 @@ def players_at_real_time(cmd, pidfile):
 STEAL_BREAKS_TURNS_S = 0.5
 
 
-def stolen_s():
-    """Seconds the hypervisor has taken from this machine's CPUs (steal)."""
-    with open("/proc/stat") as f:
-        return int(f.readline().split()[8]) / os.sysconf("SC_CLK_TCK")
-
-
 def ping_pong_run(cmd, pidfile=os.path.join(TMP, "pingpong.pid")):
     """One traced run of a ping-pong CMD with its two players at real-time
     priority: (workload figures, reports, players raised). The premise, a
