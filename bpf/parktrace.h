@@ -56,7 +56,6 @@ struct pt_hot_counts {
      * those that could not be (no stack, no budget, no task work). */
     __u64 end_stacks, end_stacks_lost;
     __u64 naming_refused;       /* naming stacks refused, the budget two seconds in debt */
-    __u64 chains_unread;        /* waits that kept their stack but not their chain: the chains' budget spent */
     __u32 spare_slot;           /* slot + 1 taken for a blocker another CPU made first, 0: none */
     __u32 pad_spare;
     __u64 part_runs[PT_PART_COUNT], part_ns[PT_PART_COUNT];   /* PARKTRACE_TIME_PARTS */
@@ -275,6 +274,7 @@ struct pt_budget {
     __u32 floor_m;  /* the lowest odds are 1 / floor_m (0: PT_GAP_FLOOR_M; floor_m_of) */
     __u32 pad;
     __u64 floor_at; /* when floor_m last changed */
+    __u64 refused;  /* chain_budget: waits that kept their stack but had no chain read, it spent */
 };
 
 /* Waits left until the next stack taken, the gap as drawn (its waits

@@ -416,10 +416,8 @@ __noinline int unwind_user(__u64 ip, __u64 sp, __u64 bp, struct pt_stack_cache *
     struct pt_uproc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
     if (!p) {
         __u8 one = 1;
-        if (!bpf_map_update_elem(&unwind_asked, &tgid, &one, BPF_NOEXIST)) {
-            struct pt_ready ev = { .what = PT_READY_UNWIND, .tgid = tgid };
-            bpf_ringbuf_output(&sample_ready, &ev, sizeof(ev), 0);
-        }
+        if (!bpf_map_update_elem(&unwind_asked, &tgid, &one, BPF_NOEXIST))
+            ready_post(PT_READY_UNWIND, tgid, 0, 0);
         return UNWIND_LATER;
     }
     if (!p->n)
@@ -460,10 +458,8 @@ __noinline int unwind_user(__u64 ip, __u64 sp, __u64 bp, struct pt_stack_cache *
         return UNWIND_FAILED;
     /* A new stack is copied by user space at once, before the table lets it
      * go, and a JVM's named while its JIT code is known. */
-    if (fresh) {
-        struct pt_ready ev = { .what = PT_READY_STACK, .tgid = tgid, .stack_id = id };
-        bpf_ringbuf_output(&sample_ready, &ev, sizeof(ev), 0);
-    }
+    if (fresh)
+        ready_post(PT_READY_STACK, tgid, id, 0);
     /* Walked before the JVM and its code cache were known: held until they are. */
     c->early = (st->flags & PT_USTACK_EARLY) != 0;
     /* Cut at code without a table (one still being built?): held until the

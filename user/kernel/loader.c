@@ -357,6 +357,17 @@ uint64_t tracer_budget_spent_max(const struct tracer *t, bool chains)
     return most;
 }
 
+uint64_t tracer_chains_unread(const struct tracer *t)
+{
+    int ncpus;
+    struct pt_budget *per = percpu_entry(t->skel->maps.chain_budget, sizeof(*per), &ncpus);
+    uint64_t sum = 0;
+    for (int c = 0; per && c < ncpus; c++)
+        sum += per[c].refused;
+    free(per);
+    return sum;
+}
+
 void tracer_set_run_start(struct tracer *t, uint64_t now)
 {
     __atomic_store_n(&t->skel->bss->run_start_ns, now, __ATOMIC_RELEASE);

@@ -81,6 +81,8 @@ void tracer_hot_counts(const struct tracer *t, struct pt_hot_counts *sum);
 /* The most work (ns) a budget charged one CPU over the run, the stacks'
  * or (CHAINS) the wait chains': 0 without a budget (--stacks all). */
 uint64_t tracer_budget_spent_max(const struct tracer *t, bool chains);
+/* Waits that kept their stack but had no chain read: the chains' budget spent. */
+uint64_t tracer_chains_unread(const struct tracer *t);
 
 /* The run's start (CLOCK_MONOTONIC), from which the kernel counts lives. */
 void tracer_set_run_start(struct tracer *t, uint64_t now);

@@ -482,7 +482,7 @@ static void report_totals(struct collector *c, struct pt_model *r)
         r->totals.stack_sampled_ns = h.stack_sampled_ns;
         r->totals.stack_sampled_sq = h.stack_sampled_sq;
         r->totals.stack_samples_lost = h.stack_samples_lost;
-        r->totals.chains_unread = h.chains_unread;
+        r->totals.chains_unread = tracer_chains_unread(c->t);
     }
 }
 

@@ -115,7 +115,6 @@ static void read_run(struct self_values *v, const struct programs *ps, const str
     v->v[SC_END_STACKS].u = h->end_stacks;
     v->v[SC_END_STACKS_LOST].u = h->end_stacks_lost;
     v->v[SC_NAMING_REFUSED].u = h->naming_refused;
-    v->v[SC_CHAINS_UNREAD].u = h->chains_unread;
     v->v[SC_UNWIND_BINARIES].u = u->binaries;
     v->v[SC_UNWIND_NO_CFI].u = u->without_cfi;
     v->v[SC_UNWIND_ROWS].u = u->rows;
@@ -214,6 +213,7 @@ static void read_all(struct self_values *v, struct programs *ps, struct unwind_t
     double per_pct = span.traced_s > 0 ? 100.0 / 1e9 / span.traced_s : 0;
     v->v[SC_STACK_SPENT_PCT].d = per_pct * (double)tracer_budget_spent_max(t, false);
     v->v[SC_CHAIN_SPENT_PCT].d = per_pct * (double)tracer_budget_spent_max(t, true);
+    v->v[SC_CHAINS_UNREAD].u = tracer_chains_unread(t);
     read_memory(v, t, sv, stacks, u);
     read_drops(v, t, stacks, h, &bc);
     read_jvms(v, jvm, &bc);
