@@ -51,15 +51,6 @@ def unnamed_above(stack, entries=JVM_ENTRIES):
     return [f for i, f in enumerate(stack[:-1]) if f in entries and stack[i + 1] == "[unknown]"]
 
 
-def misread_return(stack):
-    """The one known way left: [unknown] right above Unsafe_Park and then a
-    frame twice over, the kernel walk having read a wrong return address
-    there and walked the caller again from JavaThread's anchor (seen in 2 of
-    22 runs under load)."""
-    return any(f == "Unsafe_Park" and stack[i + 1] == "[unknown]" and i + 3 < len(stack) and
-               stack[i + 2] == stack[i + 3] for i, f in enumerate(stack[:-1]))
-
-
 def gap_if_misread(stacks, what):
     if stacks and all(misread_return(st) for st in stacks):
         known_gap("java_walk_misreads_return_above_unsafe_park", what, len(stacks))

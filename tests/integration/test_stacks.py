@@ -629,6 +629,7 @@ def java_stacks_keep_call_paths_apart(pfp):
     wl, final, lines = java_traced(pfp)
     check(lines, "no collapsed stack ends in the lock's class")
     us = {m: 0 for m in JAVA_PATHS}
+    misordered = []
     for line in lines:
         frames, n = line.rpartition(" ")[0].split(";"), int(line.rpartition(" ")[2])
         mine = [m for m in JAVA_PATHS if m in frames]
@@ -637,7 +638,8 @@ def java_stacks_keep_call_paths_apart(pfp):
         m = mine[0]
         order = [JAVA_PATHS[m], m, "jdk.internal.misc.Unsafe.park", "Unsafe_Park"]
         idx = [frames.index(f) if f in frames else -1 for f in order]
-        check(-1 not in idx and idx == sorted(idx), f"frames not in call order {order}: {line}")
+        if -1 in idx or idx != sorted(idx):
+            misordered.append(line)
         us[m] += n
     # Park time per path against the workload's timed lock() calls.
     ratios = {m: us[m] * 1000 / wl["paths"][m.split(".")[1]] for m in JAVA_PATHS}
@@ -650,6 +652,11 @@ def java_stacks_keep_call_paths_apart(pfp):
                                f"{wl['paths'][m.split('.')[1]] / 1e9:.3f} s in lock() (ratio {r:.2f})")
     a, b = ratios.values()
     check(abs(a - b) <= 0.1, f"the two paths' ratios differ: {ratios} (paths merged?)")
+    # Collapsed lines are root first; the known misreading is told leaf first.
+    if misordered and all(misread_return(l.rpartition(" ")[0].split(";")[::-1]) for l in misordered):
+        known_gap("java_walk_misreads_return_above_unsafe_park", misordered[0], len(misordered))
+    check(not misordered, f"frames not in call order (the paths, their loops, Unsafe.park, Unsafe_Park): "
+                          f"{misordered[:2]}")
 
 
 def java_stacks_reach_thread_run(pfp):
@@ -727,7 +734,7 @@ def the_stack_budget_holds_on_every_cpu():
     """Issue 42, item 3: --stack-budget 0.5 keeps the stacks' BPF time under
     0.5% of each CPU, and --self-stats says what was spent. Four runs of
     many_stacks back to back (every wait from a call path of its own, so
-    every stack is a walk: 14 us each, ten times the budget at its rate):
+    every stack is a walk: 1-14 us each, several times the budget at its rate):
     the busiest CPU's stack work, as the budget charged it, is at most the
     budget over the run, and the budget was binding. (It once was allowed a
     second's worth more each way: the bucket started full, and loads whose
@@ -746,8 +753,10 @@ def the_stack_budget_holds_on_every_cpu():
     limit = budget
     print(f"INFO stacks spent {spent:.3f}% of the busiest CPU over {took:.1f} s (limit {limit:.3f}%), "
           f"{skips} stacks left out, {st.get('unwind_walks')} walks of {st.get('unwind_ns_per_walk')} ns", flush=True)
-    # The premise: the walks would have cost far more than the budget.
-    check(skips > 10 * int(st.get("unwind_walks", 0)), f"the budget was hardly binding: {skips} stacks left out, "
+    # The premise: the walks would have cost far more than the budget (3
+    # times at least: 5.5 times in a CI run of 2026-12-01 whose walks took
+    # 1.4 us, 14 before, and each charge is now capped at 200 us).
+    check(skips > 3 * int(st.get("unwind_walks", 0)), f"the budget was hardly binding: {skips} stacks left out, "
           f"{st.get('unwind_walks')} walked")
     check(0 < spent <= limit, f"stacks spent {spent}% of the busiest CPU, budget {budget}% (limit {limit:.3f}% "
           f"over {took:.1f} s)")
