@@ -670,12 +670,24 @@ def java_stacks_reach_thread_run(pfp):
           f"{t['truncated_stacks']} of {t['stacks']} stacks truncated")
 
 
-for _pfp in (False, True):
-    for _c in (java_stacks_keep_call_paths_apart, java_stacks_reach_thread_run):
-        def _run(p=_pfp, c=_c):
-            c(p)
-        _run.__name__ = f"java_{'pfp' if _pfp else 'nopfp'}_{_c.__name__[5:]}"
-        test(_run)
+@test
+def java_nopfp_stacks_keep_call_paths_apart():
+    java_stacks_keep_call_paths_apart(False)
+
+
+@test
+def java_nopfp_stacks_reach_thread_run():
+    java_stacks_reach_thread_run(False)
+
+
+@test
+def java_pfp_stacks_keep_call_paths_apart():
+    java_stacks_keep_call_paths_apart(True)
+
+
+@test
+def java_pfp_stacks_reach_thread_run():
+    java_stacks_reach_thread_run(True)
 
 
 def java_mixed_shares(extra):
