@@ -6,7 +6,7 @@ BUILD := build
 CFLAGS ?= -O2 -g
 # user/ by layer, top first (docs/design.md, "Layers"; make check-layers):
 # a folder includes only its own headers and those of the folders after it.
-USER_DIRS := user user/writers user/sources user/stacks user/jvm user/unwind user/proc user/kernel \
+USER_DIRS := user user/writers user/sources user/stacks user/jvm user/golang user/unwind user/proc user/kernel \
 	user/model user/base
 USER_INC := $(addprefix -I,$(USER_DIRS))
 USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)))

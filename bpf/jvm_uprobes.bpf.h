@@ -107,7 +107,7 @@ int BPF_KPROBE(unsafe_park, void *env, void *unsafe, bool absolute, __s64 time)
     w->nvcsw = task->nvcsw;
     bool naming, for_waker;
     if (!wait_stack_skipped(s, idx, w, pid_tgid, &naming, &for_waker))
-        take_wait_stack(ctx, s, idx, w, pid_tgid, ctx, naming, for_waker);
+        take_wait_stack(ctx, s, idx, w, pid_tgid, ctx, naming, for_waker, true);
     return 0;
 }
 

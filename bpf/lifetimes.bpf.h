@@ -192,6 +192,7 @@ int BPF_PROG(thread_exit, struct task_struct *p)
         }
         if (filter_tgids)
             bpf_map_delete_elem(&traced, &tgid);
+        go_process_gone(tgid);
     }
     struct pt_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
     if (last) {

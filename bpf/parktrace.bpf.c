@@ -13,6 +13,7 @@
  *     budget.bpf.h       the stack budget, its odds and gaps
  *     unwind_java.bpf.h  its Java frames
  *   chains.bpf.h       wait chains: holders, and what they wait on
+ *   go_uprobes.bpf.h   goroutine parks (kind go-park): uprobes in Go binaries
  *   lifetimes.bpf.h    exec, fork and exit: thread time alive for CSP, and
  *                      idle sleeps (its working time)
  *   sched.bpf.h        probe mode "sched" (default): the scheduler tracepoints
@@ -70,6 +71,7 @@ const volatile bool trace_chains = false;
 #include "stacks.bpf.h"
 #include "end_stacks.bpf.h"
 #include "chains.bpf.h"
+#include "go_uprobes.bpf.h"
 #include "lifetimes.bpf.h"
 #include "sched.bpf.h"
 #include "syscalls.bpf.h"

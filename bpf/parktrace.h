@@ -56,6 +56,7 @@ struct pt_hot_counts {
      * those that could not be (no stack, no budget, no task work). */
     __u64 end_stacks, end_stacks_lost;
     __u64 naming_refused;       /* naming stacks refused, the budget two seconds in debt */
+    __u64 go_reparks;           /* goroutine parks again in one semaphore acquire (go_uprobes.bpf.h) */
     __u32 spare_slot;           /* slot + 1 taken for a blocker another CPU made first, 0: none */
     __u32 pad_spare;
     __u64 part_runs[PT_PART_COUNT], part_ns[PT_PART_COUNT];   /* PARKTRACE_TIME_PARTS */
@@ -72,8 +73,12 @@ enum pt_kind {
     PT_KIND_JVM_PARK = 1,
     PT_KIND_JVM_MONITOR = 2,
     PT_KIND_JVM_WAIT = 3,
+    PT_KIND_GO_PARK = 4,
     PT_KIND_COUNT
 };
+
+#include "go.h"
+
 
 #define PT_PARK_OFFS 4
 #define PT_CODE_HEAPS 3          /* HotSpot's segmented code cache has at most 3 heaps */

@@ -244,7 +244,7 @@ static __always_inline void futex_wait_opens(__u64 *ctx, struct task_struct *pre
     t0 = part_clock();
     bool naming, for_waker;
     if (!wait_stack_skipped(s, idx, w, pid_tgid, &naming, &for_waker))
-        take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming, for_waker);
+        take_wait_stack(ctx, s, idx, w, pid_tgid, user_regs(), naming, for_waker, true);
     /* What note_waker would leave alone (no stack, or untimed under --threshold). */
     note_quiet((__u32)pid_tgid, !timed && (w->stack_id < 0 || !(w->flags & PT_WAIT_TIMED)));
     part_done(PT_PART_STACK, t0);

@@ -219,7 +219,7 @@ static __always_inline struct pt_regs *user_regs(void)
 static __always_inline void chain_begin(struct pt_wait *w, __u32 tid, __u32 tgid, __u32 idx, __u64 now);
 
 static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, struct pt_wait *w,
-                                          struct pt_regs *regs, bool naming, bool first)
+                                          struct pt_regs *regs, bool naming, bool first, bool chains)
 {
     __u64 start = stack_budget_ns ? bpf_ktime_get_ns() : 0;
     struct pt_budget *b;
@@ -231,8 +231,10 @@ static __always_inline __s32 waiter_stack(void *ctx, __u32 idx, __u64 pid_tgid, 
     /* Noting the stack for a blocker new to it is the blocker's own
      * bookkeeping, as its slot is: under churn, thousands a second. */
     budget_close(b, start, naming);
-    /* A chain is kept where the stack is (within a budget of its own). */
-    if (sid >= 0)
+    /* A chain is kept where the stack is (within a budget of its own);
+     * CHAINS false (a goroutine's wait: no thread holds what it waits on,
+     * and a uprobe may not look a thread up by its id) reads none. */
+    if (sid >= 0 && chains)
         chain_begin(w, (__u32)pid_tgid, pid_tgid >> 32, idx, start);
     if (sid >= 0 && c->noted_slot != idx + 1) {
         note_stack(idx, sid, pid_tgid, first);
@@ -260,11 +262,12 @@ static __always_inline bool wait_stack_skipped(struct pt_slot *s, __u32 idx, str
 
 /* As wait W on slot S (index IDX) begins, in its thread, and not skipped:
  * its stack, outside the gap where NAMING or FOR_WAKER. REGS: its user
- * registers. */
+ * registers. CHAINS: its wait chain read too (waiter_stack). */
 static __always_inline void take_wait_stack(void *ctx, struct pt_slot *s, __u32 idx, struct pt_wait *w,
-                                            __u64 pid_tgid, struct pt_regs *regs, bool naming, bool for_waker)
+                                            __u64 pid_tgid, struct pt_regs *regs, bool naming, bool for_waker,
+                                            bool chains)
 {
-    w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs, naming || for_waker, naming);
+    w->stack_id = waiter_stack(ctx, idx, pid_tgid, w, regs, naming || for_waker, naming, chains);
     if (!naming)
         return;
     if (w->stack_id >= 0)

@@ -73,7 +73,7 @@ static __always_inline int syscall_wait_end(void *ctx, long ret)
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     /* Still in the kernel: the user stack is as it was when it slept. */
     if ((w.flags & PT_WAIT_TIMED) && !stack_skipped(&wp->wait_gap, false)) {
-        w.stack_id = waiter_stack(ctx, w.slot, pid_tgid, wp, user_regs(), false, false);
+        w.stack_id = waiter_stack(ctx, w.slot, pid_tgid, wp, user_regs(), false, false, true);
         w.odds = wp->odds;
     }
     __u32 end = ret == -ETIMEDOUT ? PT_END_TIMEOUT : ret < 0 ? PT_END_INTERRUPTED : PT_END_WOKEN;

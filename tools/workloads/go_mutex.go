@@ -5,7 +5,9 @@
 // runtime's view of the same waits. Prints, as JSON, what it timed: each
 // Lock's wait (the time it took), and the run's goroutine time.
 //
-// usage: go_mutex [-g 8] [-hold 200] [-pause 50] [-s 5] [-profile DIR]
+// -wait S sleeps S seconds first (a tracer finds the program meanwhile).
+//
+// usage: go_mutex [-g 8] [-hold 200] [-pause 50] [-s 5] [-wait 0] [-profile DIR]
 package main
 
 import (
@@ -33,7 +35,9 @@ func main() {
 	pause := flag.Int("pause", 50, "pause between holds, us")
 	seconds := flag.Float64("s", 5, "seconds")
 	profile := flag.String("profile", "", "write Go's mutex and block profiles into this directory")
+	wait := flag.Float64("wait", 0, "seconds to sleep before starting")
 	flag.Parse()
+	time.Sleep(time.Duration(*wait * float64(time.Second)))
 	if *profile != "" {
 		runtime.SetMutexProfileFraction(1)
 		runtime.SetBlockProfileRate(1)

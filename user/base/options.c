@@ -7,4 +7,14 @@ bool options_trace_java(const struct pt_options *o)
     return o->kinds & ((1u << PT_KIND_JVM_PARK) | (1u << PT_KIND_JVM_MONITOR) | (1u << PT_KIND_JVM_WAIT));
 }
 
-const char *const pt_kind_names[PT_KIND_COUNT] = {"futex", "jvm-park", "jvm-monitor", "jvm-wait"};
+bool options_trace_go(const struct pt_options *o)
+{
+    return o->kinds & (1u << PT_KIND_GO_PARK);
+}
+
+bool options_trace_runtimes(const struct pt_options *o)
+{
+    return options_trace_java(o) || options_trace_go(o);
+}
+
+const char *const pt_kind_names[PT_KIND_COUNT] = {"futex", "jvm-park", "jvm-monitor", "jvm-wait", "go-park"};

@@ -74,5 +74,9 @@ struct pt_options {
 
 /* Whether any Java kind (jvm-park, jvm-monitor, jvm-wait) is traced. */
 bool options_trace_java(const struct pt_options *o);
+/* Goroutine parks (kind go-park) are traced. */
+bool options_trace_go(const struct pt_options *o);
+/* Processes are looked at for a runtime: a JVM or a Go program. */
+bool options_trace_runtimes(const struct pt_options *o);
 
 #endif

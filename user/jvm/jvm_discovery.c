@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "go_tracker.h"
 #include "jvm_candidates.h"
 #include "jvm_classes.h"
 #include "jvm_frames.h"
@@ -96,6 +97,20 @@ static void consider(struct jvm_tracker *jt, struct jvm_candidate *c, uint64_t n
         return;
     }
     int pid = c->pid;
+    /* A Go program is no JVM: each program the process runs looked at
+     * once (a command's child is parktrace until its exec). */
+    uint64_t program = jt->go ? go_tracker_program(pid) : 0;
+    if (program && program != c->go_looked) {
+        c->go_looked = program;
+        if (go_tracker_look(jt->go, pid)) {
+            c->settled = true;
+            return;
+        }
+    }
+    if (!options_trace_java(jt->opts)) {
+        c->settled = true;
+        return;
+    }
     uint64_t age = now - c->first_seen;
     /* Outside the cgroups now, as a program not yet a JVM: a runtime moves
      * a container's first process into its cgroup before its exec. */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "go_tracker.h"
 #include "jvm_candidates.h"
 #include "jvm_classes.h"
 #include "jvm_frames.h"
@@ -41,6 +42,11 @@ struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o
     jt->tr = t;
     jt->opts = o;
     jt->sv = sv;
+    if (t && options_trace_go(o) && !(jt->go = go_tracker_new(t))) {
+        jvm_candidates_free(jt->cands);
+        free(jt);
+        return NULL;
+    }
     jt->tick_budget = FIRST_DISCOVERY_BUDGET_NS;
     return jt;
 }
@@ -195,7 +201,7 @@ void jvm_tracker_refresh(struct jvm_tracker *jt, struct tracked *t)
 
 static bool enabled(struct jvm_tracker *jt)
 {
-    return jt->tr && options_trace_java(jt->opts);
+    return jt->tr && options_trace_runtimes(jt->opts);
 }
 
 void jvm_tracker_discover_named(struct jvm_tracker *jt)
@@ -356,5 +362,6 @@ void jvm_tracker_free(struct jvm_tracker *jt)
         free(jt->jvms[i].tids);
     }
     jvm_candidates_free(jt->cands);
+    go_tracker_free(jt->go);
     free(jt);
 }

@@ -58,7 +58,8 @@ struct jvm_tracker {
     struct tracer *tr;
     const struct pt_options *opts;
     struct pt_services *sv;
-    struct jvm_candidates *cands;   /* the processes that may be JVMs */
+    struct jvm_candidates *cands;   /* the processes that may be JVMs (or Go programs) */
+    struct go_tracker *go;          /* with --kinds go-park: the Go programs found among them */
     struct tracked jvms[MAX_JVMS];
     int njvms;
     struct jvm_tracker_stats stats;

@@ -111,6 +111,9 @@ static bool choose_programs(struct parktrace_bpf *skel, const struct pt_options 
     bpf_program__set_autoload(skel->progs.unsafe_park_exit, uprobes);
     bpf_program__set_autoload(skel->progs.unsafe_unpark, uprobes);
     bpf_program__set_autoload(skel->progs.java_thread_start, options_trace_java(o));
+    bpf_program__set_autoload(skel->progs.go_semacquire, options_trace_go(o));
+    bpf_program__set_autoload(skel->progs.go_park, options_trace_go(o));
+    bpf_program__set_autoload(skel->progs.go_ready, options_trace_go(o));
     /* Parks timed from the scheduler keep their heap reads between safepoints. */
     bpf_program__set_autoload(skel->progs.jvm_safepoint, jvm_park && o->probes == PT_PROBES_SCHED);
     bpf_program__set_autoload(skel->progs.futex_enter, syscalls);
@@ -123,8 +126,8 @@ static bool choose_programs(struct parktrace_bpf *skel, const struct pt_options 
     bpf_program__set_autoload(skel->progs.hrtimer_exit, sched);
     bpf_program__set_autoload(skel->progs.find_hrtimer_wakeup, sched);
     bpf_program__set_autoload(skel->progs.exec_unwind, o->unwind == PT_UNWIND_CFI);
-    /* New programs are checked for a JVM only when tracing system-wide. */
-    bpf_program__set_autoload(skel->progs.exec_seen, !o->npids && !o->command && options_trace_java(o));
+    /* New programs are checked for a JVM or Go only when tracing system-wide. */
+    bpf_program__set_autoload(skel->progs.exec_seen, !o->npids && !o->command && options_trace_runtimes(o));
     return sched;
 }
 
@@ -170,6 +173,7 @@ static void take_fds(struct tracer *t)
     t->unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs);
     t->traced_fd = bpf_map__fd(skel->maps.traced);
     t->jvm_layouts_fd = bpf_map__fd(skel->maps.jvm_layouts);
+    t->go_layouts_fd = bpf_map__fd(skel->maps.go_layouts);
     t->java_threads_fd = bpf_map__fd(skel->maps.java_threads);
     t->execs_fd = bpf_map__fd(skel->maps.execs);
     t->procs_fd = bpf_map__fd(skel->maps.procs);
@@ -379,8 +383,9 @@ void tracer_start_window(struct tracer *t, uint64_t now)
     __atomic_add_fetch(&t->skel->data->window_gen, 1, __ATOMIC_RELEASE);
 }
 
-/* Attaches one program to FUNC in the libjvm at PATH, for every process. */
-static int attach_jvm_probe(struct tracer *t, struct bpf_program *prog, bool ret, const char *path,
+/* Attaches one program to FUNC in the file at PATH (a libjvm, a Go
+ * program), for every process that maps it. */
+static int attach_file_probe(struct tracer *t, struct bpf_program *prog, bool ret, const char *path,
                             const char *name, const char *func)
 {
     if (t->nlinks == TRACER_MAX_LINKS)
@@ -420,21 +425,46 @@ int tracer_attach_jvm(struct tracer *t, int fd, const char *libjvm)
     /* libbpf reads the symbols and the kernel finds the inode through the
      * descriptor: no path that could be swapped for a FIFO meanwhile. */
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    if (attach_jvm_probe(t, t->skel->progs.java_thread_start, false, path, name, "_ZN10JavaThread3runEv"))
+    if (attach_file_probe(t, t->skel->progs.java_thread_start, false, path, name, "_ZN10JavaThread3runEv"))
         return -1;
     /* Both ends of a safepoint, or neither counts. */
     if (bpf_program__autoload(t->skel->progs.jvm_safepoint) &&
-        !attach_jvm_probe(t, t->skel->progs.jvm_safepoint, false, path, name,
+        !attach_file_probe(t, t->skel->progs.jvm_safepoint, false, path, name,
                           "_ZN20SafepointSynchronize5beginEv") &&
-        !attach_jvm_probe(t, t->skel->progs.jvm_safepoint, false, path, name, "_ZN20SafepointSynchronize3endEv"))
+        !attach_file_probe(t, t->skel->progs.jvm_safepoint, false, path, name, "_ZN20SafepointSynchronize3endEv"))
         file->safepoints = true;
     if (!bpf_program__autoload(t->skel->progs.unsafe_park))
         return file->safepoints;
-    if (attach_jvm_probe(t, t->skel->progs.unsafe_park, false, path, name, "Unsafe_Park") ||
-        attach_jvm_probe(t, t->skel->progs.unsafe_park_exit, true, path, name, "Unsafe_Park") ||
-        attach_jvm_probe(t, t->skel->progs.unsafe_unpark, false, path, name, "Unsafe_Unpark"))
+    if (attach_file_probe(t, t->skel->progs.unsafe_park, false, path, name, "Unsafe_Park") ||
+        attach_file_probe(t, t->skel->progs.unsafe_park_exit, true, path, name, "Unsafe_Park") ||
+        attach_file_probe(t, t->skel->progs.unsafe_unpark, false, path, name, "Unsafe_Unpark"))
         return -1;
     return file->safepoints;
+}
+
+int tracer_attach_go(struct tracer *t, int fd, const char *exe)
+{
+    struct stat st;
+    char name[256], path[32];
+    if (!t->skel || !bpf_program__autoload(t->skel->progs.go_park) || fstat(fd, &st))
+        return -1;
+    sanitize_copy(name, sizeof(name), exe, 200);     /* the program's owner chose it */
+    for (int i = 0; i < t->ngo_files; i++)
+        if (t->go_files[i].dev == st.st_dev && t->go_files[i].ino == st.st_ino)
+            return t->go_files[i].probed ? 0 : -1;
+    if (t->ngo_files == TRACER_MAX_GO_FILES) {
+        fprintf(stderr, "parktrace: more than %d different Go programs; %s is not probed\n", TRACER_MAX_GO_FILES,
+                name);
+        return -1;
+    }
+    struct tracer_go_file *file = &t->go_files[t->ngo_files++];
+    *file = (struct tracer_go_file){.dev = st.st_dev, .ino = st.st_ino};
+    /* Through the descriptor, as a libjvm is (tracer_attach_jvm). */
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    file->probed = !attach_file_probe(t, t->skel->progs.go_semacquire, false, path, name, "runtime.semacquire1") &&
+                   !attach_file_probe(t, t->skel->progs.go_park, false, path, name, "runtime.gopark") &&
+                   !attach_file_probe(t, t->skel->progs.go_ready, false, path, name, "runtime.goready");
+    return file->probed ? 0 : -1;
 }
 
 int tracer_sample_ready_fd(const struct tracer *t)

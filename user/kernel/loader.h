@@ -15,7 +15,8 @@ struct bpf_link;
 struct ring_buffer;
 
 #define TRACER_MAX_JVMS 32
-#define TRACER_MAX_LINKS (4 * TRACER_MAX_JVMS)
+#define TRACER_MAX_GO_FILES 64
+#define TRACER_MAX_LINKS (4 * TRACER_MAX_JVMS + 3 * TRACER_MAX_GO_FILES)
 
 struct tracer {
     struct parktrace_bpf *skel;
@@ -35,6 +36,11 @@ struct tracer {
         bool safepoints;       /* SafepointSynchronize::begin and ::end probed */
     } jvm_files[TRACER_MAX_JVMS];
     int njvm_files;
+    struct tracer_go_file {
+        uint64_t dev, ino;
+        bool probed;           /* its three uprobes attached */
+    } go_files[TRACER_MAX_GO_FILES];
+    int ngo_files;
     struct ring_buffer *sample_ready;   /* new stack samples, to unwind at once */
     const struct tracer_ready *on_ready;   /* while draining it */
     int procs_fd, uncounted_fd, unwatched_life_fd, exited_life_fd;
@@ -44,6 +50,7 @@ struct tracer {
     bool stacks_sampled;                /* --stacks sampled: walks within a budget (else every one) */
     int chain_time_fd, chain_comms_fd, chain_kstacks_fd;
     int stack_time_fd, waker_time_fd, stacks_fd, samples_fd, traced_fd, jvm_layouts_fd, java_threads_fd, execs_fd;
+    int go_layouts_fd;
 };
 
 /* Loads the programs and maps, not yet attached. Returns 0, or -1 after
@@ -95,6 +102,9 @@ void tracer_start_window(struct tracer *t, uint64_t now);
  * park and unpark. 1 when the file's safepoints are probed, 0 when not, or
  * -1 after saying why in one line. */
 int tracer_attach_jvm(struct tracer *t, int fd, const char *libjvm);
+/* Puts the goroutine park probes on the Go program open at FD (EXE: its
+ * name, for messages), once per file: 0, or -1 when it cannot be. */
+int tracer_attach_go(struct tracer *t, int fd, const char *exe);
 
 /* What the kernel asks user space for at once, through its ready ring. */
 struct tracer_ready {

@@ -109,10 +109,13 @@ bool frame_is_c_runtime(const struct pt_frame *f)
 bool frame_is_runtime(const struct pt_frame *f)
 {
     static const char *const jdk[] = {"java.", "jdk.", "sun.", "["};
+    /* Go's runtime and standard sync packages: no C symbol has a dot. */
+    static const char *const go[] = {"runtime.", "sync.", "internal/"};
     if (!f->module)
         return false;
     if (strcmp(f->module, PT_JAVA_MODULE) == 0)
         return has_prefix(f->name, jdk, sizeof(jdk) / sizeof(jdk[0]));
-    return frame_is_c_runtime(f) || strncmp(f->module, "libjvm.so", 9) == 0;
+    return frame_is_c_runtime(f) || strncmp(f->module, "libjvm.so", 9) == 0 ||
+           (f->name && has_prefix(f->name, go, sizeof(go) / sizeof(go[0])));
 }
 

@@ -24,7 +24,7 @@ char *symbolize_demangle(const char *name);
 void frame_free(struct pt_frame *f);
 
 /* True for frames of a runtime (libc, libpthread, the dynamic loader,
- * libstdc++, the JVM itself and the JDK's own classes), which are never
+ * libstdc++, the JVM itself and the JDK's own classes, Go's runtime and sync), which are never
  * the "application frame" of a wait. */
 bool frame_is_runtime(const struct pt_frame *f);
 

@@ -134,6 +134,14 @@ static void classify_at_ip(struct collector *c, int tgid, uint64_t ip, struct pt
  * one frame its first wait was at. */
 static bool name_class(struct collector *c, const struct pt_slot *s, struct blocker *b, uint32_t kind)
 {
+    if (kind == PT_KIND_GO_PARK) {
+        /* Named after the object, not the semaphore inside it; a select's
+         * key is its call site, code. */
+        classify_go(b->first_stack, (uint32_t)s->key.ino, &b->cls);
+        if (!b->name && s->key.ino != PT_GO_SELECT && b->first_stack->n)
+            b->name = symbolize_data(c->sv->maps, (int)s->first_tgid, s->key.addr - b->cls.field);
+        return true;
+    }
     if (kind != PT_KIND_FUTEX) {
         /* The kernel publishes a slot a moment before its class: retried.
          * Once named, its role stays; the superclasses are needed only for

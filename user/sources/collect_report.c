@@ -316,7 +316,7 @@ static void describe_row(struct collector *c, struct pt_row *row, uint32_t i, st
     row->pid = b->pid;
     row->comm = b->comm;
     row_set_cgroup(row, b->cgroup, b->ns_pid);
-    row->id = slot_blocker_id(s);
+    row->id = slot_blocker_id(s) - b->cls.field;
     row->name = b->name;
     row->cls = b->cls.cls;
     row->wait = b->cls.wait;
@@ -387,8 +387,10 @@ static void live_row(struct collector *c, struct pt_model *r, uint32_t k, bool i
     /* Every wait is its process's, and every wait-role wait idle time
      * of it, printed or not; a futex shared by processes is no one
      * process's (its row's pid is the first waiter's, and the others'
-     * waits charged to that process made it wait longer than it lived). */
-    if (!(c->t->slots[i].key.kind & PT_KEY_SHARED))
+     * waits charged to that process made it wait longer than it lived);
+     * a goroutine's is no thread's (a thousand goroutines wait on a few
+     * threads: their time is the goroutines'). */
+    if (!(c->t->slots[i].key.kind & PT_KEY_SHARED) && (c->t->slots[i].key.kind & 0xff) != PT_KIND_GO_PARK)
         add_to_process(sums, b->pid, b->cls.wait, row->fig.thread_time_ns);
     if (cur->parks < c->o->print_threshold) {
         row->objects = 1;
@@ -413,7 +415,8 @@ static void recycled_rows(struct collector *c, struct pt_model *r, bool interval
         if (row->waker_stack)
             row->waker_top_frame = stacks_top_frame(row->waker_stack);
         r->totals.thread_time_ns += row->fig.thread_time_ns;
-        add_to_process(sums, row->pid, row->wait, row->fig.thread_time_ns);
+        if (strcmp(row->kind, "go-park") != 0)
+            add_to_process(sums, row->pid, row->wait, row->fig.thread_time_ns);
     }
 }
 

@@ -50,6 +50,8 @@ struct self_counter {
       "long waits whose stack could not be taken as they ended", "bpf/stacks.bpf.h")                          \
     X(NAMING_REFUSED, "naming_stacks_refused", "stacks", SELF_RUN, SELF_UINT,                                 \
       "naming stacks refused, the budget two seconds in debt", "bpf/budget.bpf.h")                           \
+    X(GO_REPARKS, "go_reparks", "waits", SELF_RUN, SELF_UINT,                                                 \
+      "goroutine parks that were a second or later park of one semaphore acquire", "bpf/go_uprobes.bpf.h")       \
     X(CHAINS_UNREAD, "chains_unread", "waits", SELF_RUN, SELF_UINT,                                          \
       "waits that kept their stack but had no chain read: the chains' budget spent", "bpf/chains.bpf.h")         \
     X(STACK_SPENT_PCT, "stack_budget_spent_pct", "%", SELF_RUN, SELF_FIXED3,                                  \

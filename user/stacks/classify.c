@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "str_hash.h"
+#include "../bpf/parktrace.h"
 
 static const struct rule {
     const char *prefix;
@@ -203,4 +204,64 @@ void classify_override(const struct pt_options *o, const char *cls, bool *wait)
     for (int i = 0; i < o->nroles; i++)
         if (strcmp(o->roles[i].cls, cls) == 0 || strcmp(o->roles[i].cls, simple) == 0)
             *wait = o->roles[i].wait;
+}
+
+/* The sync types that park on a runtime semaphore, by the innermost frame
+ * of package sync, and where that semaphore lies in them (Go 1.19's
+ * sync: Mutex.sema at 4; RWMutex.writerSem 8, readerSem 12, its w.sema 4;
+ * WaitGroup's at 8 since 1.18). */
+static const struct go_sema_rule {
+    const char *frame;
+    const char *cls;
+    bool wait;
+    uint32_t field;
+} go_sema_rules[] = {
+    {"sync.(*Mutex).lockSlow", "sync.Mutex", false, 4},
+    {"sync.(*RWMutex).RLock", "sync.RWMutex", false, 12},
+    {"sync.(*RWMutex).Lock", "sync.RWMutex", false, 8},
+    {"sync.(*WaitGroup).Wait", "sync.WaitGroup", true, 8},
+};
+
+/* The rule of the innermost sync frame of ST from frame *AT on (*AT moves
+ * past it), or -1. */
+static int go_sema_rule_at(const struct pt_stack *st, int *at)
+{
+    for (int i = *at; i < st->n; i++) {
+        const char *name = st->frames[i].name;
+        for (size_t r = 0; name && r < sizeof(go_sema_rules) / sizeof(go_sema_rules[0]); r++)
+            if (strcmp(name, go_sema_rules[r].frame) == 0) {
+                *at = i + 1;
+                return (int)r;
+            }
+    }
+    return -1;
+}
+
+void classify_go(const struct pt_stack *st, uint32_t what, struct pt_class *out)
+{
+    static const char *const waits[PT_GO_WAIT_COUNT] = {
+        [PT_GO_COND] = "sync.Cond", [PT_GO_RECV] = "chan receive", [PT_GO_SEND] = "chan send",
+        [PT_GO_SELECT] = "select",
+    };
+    out->field = 0;
+    if (what != PT_GO_SEMA) {
+        out->cls = what < PT_GO_WAIT_COUNT && waits[what] ? waits[what] : "go-park";
+        out->wait = true;
+        return;
+    }
+    /* Any other user of the runtime's semaphores (internal/poll's fdMutex):
+     * a lock of the runtime's own. */
+    out->cls = "semaphore";
+    out->wait = false;
+    int at = 0, r = go_sema_rule_at(st, &at);
+    if (r < 0)
+        return;
+    out->cls = go_sema_rules[r].cls;
+    out->wait = go_sema_rules[r].wait;
+    out->field = go_sema_rules[r].field;
+    /* RWMutex.Lock takes its writers' Mutex (w, at 0) first: a wait there
+     * is the RWMutex's, its semaphore the Mutex's own. */
+    int up = at;
+    if (r == 0 && go_sema_rule_at(st, &up) == 2)
+        out->cls = go_sema_rules[2].cls;
 }

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Goroutine waits (kind go-park, docs/go.md), read from outside Debian's Go
+binaries, against Go's own block profile of the same run."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
+
+GO_MUTEX = os.path.join(BUILD, "go", "go_mutex")
+
+
+def block_profile(path):
+    """Go's block profile at PATH, read by `go tool pprof -raw`: each
+    sample's (count, delay ns, its frames innermost first)."""
+    env = dict(os.environ, GOCACHE=os.path.join(TMP, "gocache"), HOME=TMP)
+    out = subprocess.run(["go", "tool", "pprof", "-raw", path], capture_output=True, text=True, env=env,
+                         timeout=60)
+    check(out.returncode == 0, f"go tool pprof -raw {path}: {out.stderr.strip()[-300:]}")
+    samples, frames, section, loc = [], {}, None, None
+    for line in out.stdout.splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line
+            continue
+        if section == "Samples:" and ":" in line and line.strip()[0].isdigit():
+            values, _, ids = line.partition(":")
+            count, delay = (int(v) for v in values.split())
+            samples.append((count, delay, ids.split()))
+        elif section == "Locations":
+            words = line.split()
+            if words and words[0].endswith(":"):
+                loc = words[0][:-1]
+                frames[loc] = [words[3]]
+            elif words and loc:
+                frames[loc].append(words[0])
+    return [(c, d, [f for i in ids for f in frames.get(i, [])]) for c, d, ids in samples]
+
+
+def go_traced(*args, pt_args=()):
+    """go_mutex ARGS traced from its start, Go's profiles on: (the
+    workload's line, parktrace's final report, Go's block profile)."""
+    d = tempfile.mkdtemp(dir=TMP)
+    p = run_pt(["-f", "json", "--top", "0", "--self-stats", *pt_args, "--", GO_MUTEX, *args, "-profile", d],
+               timeout=90)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
+    wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"goroutines"')][-1])
+    stats = self_stats(p.stderr)
+    wl["reparks"] = int(stats.get("go_reparks", -1))
+    wl["dropped"] = int(stats.get("drop_waiting", 0))
+    return wl, final_of(json_reports(p.stdout)), block_profile(os.path.join(d, "block.pb.gz"))
+
+
+def go_rows(final, pid=None):
+    return [b for b in final["blockers"] if b["kind"] == "go-park" and (pid is None or b["pid"] == pid)]
+
+
+@test
+def go_mutex_waits_match_gos_block_profile():
+    """Eight goroutines on one sync.Mutex, each holding it 200 us, for 3 s,
+    after a second's sleep (the program found meanwhile): one go-park row,
+    sync.Mutex at the mutex's own address (main.mu, not its semaphore),
+    role lock, its parks those of Go's block profile exactly (which counts
+    a blocked semaphore acquire once: a readied goroutine that lost the
+    semaphore parks again, a wait of its own, go_reparks in --self-stats:
+    2.7% more here) and its time theirs: Go's
+    starts at the acquire's slow path (the semaphore table's lock first,
+    contended here), parktrace's at the park, both end at the ready."""
+    wl, final, prof = go_traced("-s", "3", "-wait", "1")
+    rows = go_rows(final)
+    mutex = [b for b in rows if b["class"] == "sync.Mutex"]
+    check(len(mutex) == 1, f"go-park rows {[(b['class'], b['name'], b['parks']) for b in rows]}")
+    m = mutex[0]
+    check(m["name"] == "main.mu" and m["role"] == "lock",
+          f"the mutex's row: name {m['name']}, role {m['role']}, id {m['id']}")
+    go = [(c, d) for c, d, fr in prof if fr and fr[0] == "sync.(*Mutex).Lock"]
+    check(go, f"Go's block profile has no sync.(*Mutex).Lock sample: {[fr[:2] for _, _, fr in prof]}")
+    count, delay = sum(c for c, _ in go), sum(d for _, d in go)
+    # A wait whose ready the kernel did not run the probe for (a uprobe
+    # preempted by another on its CPU is skipped) is dropped and counted.
+    acquires = m["parks"] - wl["reparks"]
+    check(count - wl["dropped"] <= acquires <= count, f"parktrace {m['parks']} parks, {wl['reparks']} of them again "
+          f"in one acquire, {wl['dropped']} waits dropped; Go's block profile {count} contentions")
+    within(m["thread_time_ns"], delay, 0.05, "the mutex's thread time", "Go's block profile delay")
+    # Where: the waiting goroutine's own function, and the unlocker woke it.
+    check("sync.(*Mutex).lockSlow" in m["first_stack"] and m["top_frame"] == "main.main.func1",
+          f"first stack {m['first_stack'][:8]}, top frame {m['top_frame']}")
+    waker = m.get("top_waker") or {}
+    check(waker.get("top_frame") == "main.main.func1" and "sync.(*Mutex).unlockSlow" in (waker.get("stack") or []),
+          f"caused by {waker.get('top_frame')}, waker stack {(waker.get('stack') or [])[:6]}")
+
+
+@test
+def a_go_program_started_before_parktrace_is_found():
+    """-p on a Go program already running: its parks are read from the next
+    ones on (the ones under way then are not), with no change to it."""
+    prog = subprocess.Popen([GO_MUTEX, "-s", "4"], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        p = run_pt(["-f", "json", "--top", "0", "-p", str(prog.pid), "-d", "2"], timeout=60)
+        check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
+        rows = go_rows(final_of(json_reports(p.stdout)), prog.pid)
+        check(rows and rows[0]["class"] == "sync.Mutex" and rows[0]["parks"] > 500,
+              f"go-park rows {[(b['class'], b['parks']) for b in rows]}")
+    finally:
+        prog.kill()
+        prog.wait()
+
+
+@test
+def go_waits_are_not_thread_time():
+    """Goroutine time is not its threads': six goroutines waiting on two
+    threads wait longer than the threads lived, so a go-park row has no
+    CSP and adds nothing to its process's thread time (invariants)."""
+    wl, final, _ = go_traced("-s", "2", "-wait", "0.5")
+    rows = go_rows(final)
+    check(rows and all(b["csp"] is None for b in rows), f"CSP of go-park rows {[b['csp'] for b in rows]}")
+    pid = rows[0]["pid"] if rows else None
+    procs = [p for p in final["processes"] if p["pid"] == pid]
+    futex = sum(b["thread_time_ns"] for b in final["blockers"] if b["pid"] == pid and b["kind"] != "go-park")
+    check(not procs or procs[0]["thread_time_ns"] <= futex + 1,
+          f"the process's thread time {procs and procs[0]['thread_time_ns']} holds more than its threads' waits {futex}")
+    invariants(final)
+
+
+if __name__ == "__main__":
+    main()

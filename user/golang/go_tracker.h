@@ -1,0 +1,32 @@
+/* Go programs found and read from outside (docs/go.md): each process the
+ * runtime discovery looks at is checked once for Go build info; a Go
+ * program's binary gets the goroutine park probes (once per file), and
+ * the process its layout in the kernel. */
+#ifndef PT_GO_TRACKER_H
+#define PT_GO_TRACKER_H
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tracer;
+
+struct go_tracker_stats {
+    uint64_t processes;     /* Go processes whose parks are read */
+    uint64_t unsupported;   /* Go processes whose layout is known neither way */
+    uint64_t refused;       /* Go programs that could not be probed */
+};
+
+struct go_tracker;
+struct go_tracker *go_tracker_new(struct tracer *t);
+void go_tracker_free(struct go_tracker *gt);
+
+/* Which program process PID runs now (its executable's file identity,
+ * hashed; 0 when it cannot be told): a process is looked at again when
+ * it changes. */
+uint64_t go_tracker_program(int pid);
+
+/* Looks at process PID: true when it is a Go program (read or not). */
+bool go_tracker_look(struct go_tracker *gt, int pid);
+
+void go_tracker_stats(const struct go_tracker *gt, struct go_tracker_stats *s);
+
+#endif
