@@ -79,7 +79,7 @@ static void options_usage(FILE *f)
           "      --listen-token FILE    every request to --listen needs Authorization: Bearer and\n"
           "                             the token in FILE (mode 0600); without it, loopback only\n"
           "                             and no /debug/pprof (stacks are private)\n"
-          "      --kinds LIST           futex,jvm-park,jvm-monitor,jvm-wait (default: all)\n"
+          "      --kinds LIST           futex,jvm-park,jvm-monitor,jvm-wait,go-park (default: all)\n"
           "      --by object|class|site|cgroup\n"
           "                             group rows (default: object)\n"
           "      --top N                rows per report (default 20, 0 = all)\n"
@@ -233,7 +233,7 @@ static int parse_kinds(const char *arg, struct pt_options *o)
         if (!*tok)
             rc = fail("invalid --kinds '%s' (KIND[,KIND...])", arg);
         else if (k < 0)
-            rc = fail("unknown kind '%s' (futex, jvm-park, jvm-monitor, jvm-wait)", tok);
+            rc = fail("unknown kind '%s' (futex, jvm-park, jvm-monitor, jvm-wait, go-park)", tok);
         else
             o->kinds |= 1u << k;
     }

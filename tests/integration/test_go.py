@@ -86,11 +86,35 @@ def go_mutex_waits_match_gos_block_profile():
           f"in one acquire, {wl['dropped']} waits dropped; Go's block profile {count} contentions")
     within(m["thread_time_ns"], delay, 0.05, "the mutex's thread time", "Go's block profile delay")
     # Where: the waiting goroutine's own function, and the unlocker woke it.
-    check("sync.(*Mutex).lockSlow" in m["first_stack"] and m["top_frame"] == "main.main.func1",
+    check("sync.(*Mutex).lockSlow" in m["first_stack"] and m["top_frame"] == "main.worker",
           f"first stack {m['first_stack'][:8]}, top frame {m['top_frame']}")
     waker = m.get("top_waker") or {}
-    check(waker.get("top_frame") == "main.main.func1" and "sync.(*Mutex).unlockSlow" in (waker.get("stack") or []),
+    check(waker.get("top_frame") == "main.worker" and "sync.(*Mutex).unlockSlow" in (waker.get("stack") or []),
           f"caused by {waker.get('top_frame')}, waker stack {(waker.get('stack') or [])[:6]}")
+
+
+@test
+def go_channel_sends_match_gos_block_profile():
+    """Eight goroutines send work on one unbuffered channel to a single
+    consumer (go_mutex -mode chan): they wait in chan send, one row at the
+    channel's address, role wait, its parks Go's block profile's blocked
+    sends exactly (a send parks once) and its time theirs; the consumer
+    receiving is the waker."""
+    wl, final, prof = go_traced("-mode", "chan", "-s", "3", "-wait", "1")
+    rows = go_rows(final)
+    sends = [b for b in rows if b["class"] == "chan send"]
+    check(len(sends) == 1 and sends[0]["role"] == "wait",
+          f"go-park rows {[(b['class'], b['id'], b['parks'], b['role']) for b in rows]}")
+    s = sends[0]
+    go = [(c, d) for c, d, fr in prof if fr and fr[0] == "runtime.chansend1"]
+    check(go, f"Go's block profile has no runtime.chansend1 sample: {[fr[:2] for _, _, fr in prof]}")
+    count, delay = sum(c for c, _ in go), sum(d for _, d in go)
+    check(count - wl["dropped"] <= s["parks"] <= count, f"parktrace {s['parks']} sends parked, {wl['dropped']} waits "
+          f"dropped; Go's block profile {count}")
+    within(s["thread_time_ns"], delay, 0.05, "the channel's thread time", "Go's block profile delay")
+    waker = s.get("top_waker") or {}
+    check(waker.get("top_frame") == "main.consumer" and s["top_frame"] == "main.worker",
+          f"top frame {s['top_frame']}, waker stack {(waker.get('stack') or [])[:6]}")
 
 
 @test

@@ -16,6 +16,7 @@
 #define BUILDINFO_MAX 65536       /* a real one is a few hundred bytes */
 #define DWARF_CUS_MAX 100000      /* compile units looked at, at most */
 #define DWARF_DIES_MAX 2000000    /* DIEs looked at in the two units read */
+#define DWARF_BYTES_MAX (512ull << 20)  /* debug sections, as decompressed, all together */
 
 /* Go 1.18 and later keep the version inline: 14 bytes of magic, the
  * pointer size, flags (2: strings inline), padding to 32, then the version
@@ -141,11 +142,39 @@ static void walk_dwarf(Dwarf *dw, struct dwarf_finds *f)
     }
 }
 
+/* Whether ELF's debug sections are of a size to decompress: libdw
+ * inflates them whole, and a header can claim any size (a few bytes that
+ * say 100 GiB). GNU's .zdebug sections, which Go stopped writing in 1.12,
+ * are not read. */
+static bool dwarf_size_ok(Elf *elf)
+{
+    size_t shstrndx;
+    uint64_t total = 0;
+    if (elf_getshdrstrndx(elf, &shstrndx))
+        return false;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        GElf_Chdr ch;
+        const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+        if (!n || strncmp(n, ".zdebug", 7) == 0)
+            return false;
+        if (strncmp(n, ".debug", 6) != 0)
+            continue;
+        if (sh.sh_flags & SHF_COMPRESSED)
+            total += gelf_getchdr(scn, &ch) ? ch.ch_size : DWARF_BYTES_MAX;
+        else
+            total += sh.sh_size;
+        if (total > DWARF_BYTES_MAX)
+            return false;
+    }
+    return true;
+}
+
 /* The layout from ELF's DWARF: false when any part the kernel needs is
  * missing (a condition's offsets may be: a program without sync.Cond). */
 static bool layout_from_dwarf(Elf *elf, struct pt_go_layout *out)
 {
-    Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+    Dwarf *dw = dwarf_size_ok(elf) ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
     if (!dw)
         return false;
     struct dwarf_finds f;

@@ -4,6 +4,7 @@
 #include "go_tracker.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "go_binary.h"
 #include "go_maps.h"
 #include "loader.h"
+#include "safe_open.h"
 #include "sanitize.h"
 
 /* Binaries remembered, Go or not: a system-wide run looks at every process
@@ -96,24 +98,42 @@ static struct known_file *read_file(struct go_tracker *gt, int fd, const struct 
     return f;
 }
 
+/* Process PID's lowest mapping (its executable, PIE or not: libraries
+ * and the vdso lie above it), from the text of its maps: no file read. */
+static bool first_mapping(int pid, uint64_t *start, uint64_t *end, uint64_t *ino)
+{
+    char path[32], line[512];
+    unsigned maj, min;
+    snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    bool ok = fgets(line, sizeof(line), f) &&
+              sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*s %x:%x %" SCNu64, start, end, &maj, &min, ino) == 5 &&
+              *ino != 0;
+    fclose(f);
+    *ino ^= (uint64_t)maj << 52 ^ (uint64_t)min << 40;
+    return ok;
+}
+
 uint64_t go_tracker_program(int pid)
 {
-    char path[32];
-    struct stat st;
-    snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-    if (stat(path, &st) || !S_ISREG(st.st_mode))
-        return 0;
-    return ((uint64_t)st.st_dev * 0x9E3779B97F4A7C15ull ^ (uint64_t)st.st_ino) | 1;
+    uint64_t start, end, id;
+    return first_mapping(pid, &start, &end, &id) ? id | 1 : 0;
 }
 
 bool go_tracker_look(struct go_tracker *gt, int pid)
 {
-    char path[32];
-    snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-    /* The process's own executable, as the kernel holds it: no path a
-     * user could swap, and never a FIFO (nothing that is not a regular
-     * file can be run). */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    /* Its executable's own inode through its mapping (/proc/PID/map_files,
+     * as every mapped file is opened: no path a user could swap, the file
+     * an overlay maps rather than the overlay's, never a FIFO, never a
+     * file on FUSE, whose server can stall every read). */
+    char path[96];
+    uint64_t start, end, id;
+    if (!first_mapping(pid, &start, &end, &id))
+        return false;
+    snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
+    int fd = safe_open_at(AT_FDCWD, path, 0);
     if (fd < 0)
         return false;
     struct stat st;

@@ -19,9 +19,9 @@ struct go_tracker;
 struct go_tracker *go_tracker_new(struct tracer *t);
 void go_tracker_free(struct go_tracker *gt);
 
-/* Which program process PID runs now (its executable's file identity,
- * hashed; 0 when it cannot be told): a process is looked at again when
- * it changes. */
+/* Which program process PID runs now (its lowest mapping's device and
+ * inode, read off its maps' text; 0 when it cannot be told): a process
+ * is looked at again when it changes. */
 uint64_t go_tracker_program(int pid);
 
 /* Looks at process PID: true when it is a Go program (read or not). */

@@ -54,6 +54,13 @@ struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o
 void jvm_tracker_stats(const struct jvm_tracker *jt, struct jvm_tracker_stats *s)
 {
     *s = jt->stats;
+    if (jt->go) {
+        struct go_tracker_stats gs;
+        go_tracker_stats(jt->go, &gs);
+        s->go_processes = gs.processes;
+        s->go_unsupported = gs.unsupported;
+        s->go_refused = gs.refused;
+    }
     s->tracked = 0;
     s->entries = jt->njvms;
     for (int i = 0; i < jt->njvms; i++)

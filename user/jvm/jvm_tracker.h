@@ -61,6 +61,8 @@ struct jvm_tracker_stats {
     uint64_t probes_refused;      /* libjvm files left unprobed: their owner had their share */
     uint64_t heap_reads_kept;     /* JVMs whose parks reuse their heap reads between safepoints */
     uint64_t code_ranges_late;    /* JVMs whose interpreter and code cache were read after they were found */
+    /* Go programs among the processes looked at (go_tracker.h). */
+    uint64_t go_processes, go_unsupported, go_refused;
 };
 
 void jvm_tracker_stats(const struct jvm_tracker *jt, struct jvm_tracker_stats *s);

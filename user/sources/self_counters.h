@@ -172,6 +172,12 @@ struct self_counter {
     X(CODE_RANGES_LATE, "jvm_code_ranges_late", "JVMs", SELF_JVMS, SELF_UINT,                                 \
       "JVMs found before their interpreter and code cache were set up, read again later",                    \
       "user/jvm/jvm_tracker.c")                                                                               \
+    X(GO_PROCESSES, "go_processes", "processes", SELF_JVMS, SELF_UINT,                                         \
+      "Go processes whose goroutine parks are read (docs/go.md)", "user/golang/go_tracker.c")                 \
+    X(GO_UNSUPPORTED, "go_unsupported", "processes", SELF_JVMS, SELF_UINT,                                     \
+      "Go processes whose layout neither their DWARF nor the version table gives", "user/golang/go_tracker.c") \
+    X(GO_REFUSED, "go_refused", "processes", SELF_JVMS, SELF_UINT,                                             \
+      "Go processes whose binary could not be probed", "user/golang/go_tracker.c")                            \
     X(RETIRED_SITES, "retired_sites", "sites", SELF_COLLECTOR, SELF_UINT, "recycled blockers' sites kept",     \
       "user/sources/retired.c")                                                                                    \
     X(RETIRED_STACKS, "retired_stacks", "stacks", SELF_COLLECTOR, SELF_UINT, "their stacks kept",             \

@@ -196,6 +196,9 @@ static void read_jvms(struct self_values *v, const struct jvm_tracker *jvm, cons
     v->v[SC_JVMS_HEAP_READS_KEPT].u = js.heap_reads_kept;
     v->v[SC_SAFEPOINT_EDGES].u = bc->safepoint_edges;
     v->v[SC_CODE_RANGES_LATE].u = js.code_ranges_late;
+    v->v[SC_GO_PROCESSES].u = js.go_processes;
+    v->v[SC_GO_UNSUPPORTED].u = js.go_unsupported;
+    v->v[SC_GO_REFUSED].u = js.go_refused;
 }
 
 /* Every figure but the collector's and the per-program ones; the unwind
