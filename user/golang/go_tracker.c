@@ -103,7 +103,7 @@ static struct known_file *read_file(struct go_tracker *gt, int fd, const struct 
 static bool first_mapping(int pid, uint64_t *start, uint64_t *end, uint64_t *ino)
 {
     char path[32], line[512];
-    unsigned maj, min;
+    unsigned maj = 0, min = 0;
     snprintf(path, sizeof(path), "/proc/%d/maps", pid);
     FILE *f = fopen(path, "re");
     if (!f)
