@@ -3,6 +3,7 @@
 binaries, against Go's own block profile of the same run."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -115,6 +116,45 @@ def go_channel_sends_match_gos_block_profile():
     waker = s.get("top_waker") or {}
     check(waker.get("top_frame") == "main.consumer" and s["top_frame"] == "main.worker",
           f"top frame {s['top_frame']}, waker stack {(waker.get('stack') or [])[:6]}")
+
+
+def pprof_samples(path):
+    """parktrace's pprof profile at PATH as Go's own client reads it: each
+    sample's (count, delay ns, labels)."""
+    env = dict(os.environ, GOCACHE=os.path.join(TMP, "gocache"), HOME=TMP)
+    out = subprocess.run(["go", "tool", "pprof", "-raw", path], capture_output=True, text=True, env=env, timeout=60)
+    check(out.returncode == 0, f"go tool pprof -raw {path}: {out.stderr.strip()[-300:]}")
+    samples, section = [], None
+    for line in out.stdout.splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line
+        elif section == "Samples:" and ":" in line and line.strip()[0].isdigit():
+            values = line.partition(":")[0].split()
+            samples.append((int(values[0]), int(values[1]), {}))
+        elif section == "Samples:" and samples and "[" in line:
+            samples[-1][2].update(re.findall(r"(\w+):\[([^\]]*)\]", line))
+    return samples
+
+
+@test
+def go_park_rows_reach_every_output():
+    """The mutex's row in the JSON report, its collapsed stacks (waits) and
+    parktrace's pprof profile as `go tool pprof` reads it: the same waits
+    and time, labelled kind go-park, class sync.Mutex, blocker main.mu."""
+    folded, prof = os.path.join(TMP, "go.folded"), os.path.join(TMP, "go.pb.gz")
+    p = run_pt(["-f", "json", "--top", "0", "--collapsed-value", "count", "--collapsed", folded, "--pprof", prof,
+                "--", GO_MUTEX, "-s", "1", "-wait", "0.5"], timeout=60)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
+    m = [b for b in go_rows(final_of(json_reports(p.stdout))) if b["class"] == "sync.Mutex"]
+    check(len(m) == 1, f"go-park rows {[(b['class'], b['parks']) for b in go_rows(final_of(json_reports(p.stdout)))]}")
+    lines = [l for l in open(folded).read().splitlines() if l.rpartition(" ")[0].endswith(";[sync.Mutex]")]
+    check(lines and all(";main.worker;" in l for l in lines) and
+          sum(int(l.rpartition(" ")[2]) for l in lines) == m[0]["parks"],
+          f"collapsed {lines[:2]} against {m[0]['parks']} parks")
+    mine = [(c, d) for c, d, lab in pprof_samples(prof) if lab.get("kind") == "go-park" and
+            lab.get("class") == "sync.Mutex" and lab.get("blocker") == "main.mu"]
+    check(sum(c for c, _ in mine) == m[0]["parks"] and sum(d for _, d in mine) == m[0]["thread_time_ns"],
+          f"pprof samples {mine} against {m[0]['parks']} parks, {m[0]['thread_time_ns']} ns")
 
 
 @test
