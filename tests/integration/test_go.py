@@ -158,6 +158,20 @@ def go_park_rows_reach_every_output():
 
 
 @test
+def go_park_alone_still_finds_the_program():
+    """--kinds go-park and nothing else: the command's child is parktrace
+    until its exec, and is looked at again until it runs the Go program
+    (it was settled at its first look, and no row came)."""
+    p = run_pt(["-f", "json", "--top", "0", "--kinds", "go-park", "--", GO_MUTEX, "-s", "1", "-wait", "0.3"],
+               timeout=60)
+    check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
+    final = final_of(json_reports(p.stdout))
+    kinds = {b["kind"] for b in final["blockers"]}
+    check(kinds == {"go-park"} and any(b["class"] == "sync.Mutex" for b in go_rows(final)),
+          f"rows {[(b['kind'], b['class'], b['parks']) for b in final['blockers']]}")
+
+
+@test
 def a_go_program_started_before_parktrace_is_found():
     """-p on a Go program already running: its parks are read from the next
     ones on (the ones under way then are not), with no change to it."""

@@ -107,11 +107,14 @@ static void consider(struct jvm_tracker *jt, struct jvm_candidate *c, uint64_t n
             return;
         }
     }
+    uint64_t age = now - c->first_seen;
+    /* Go alone: looked at again as a JVM would be, until it has aged (a
+     * command's child runs parktrace until its exec). */
     if (!options_trace_java(jt->opts)) {
-        c->settled = true;
+        c->settled = age > SETTLE_NS;
+        c->next_try = now + age / 8;
         return;
     }
-    uint64_t age = now - c->first_seen;
     /* Outside the cgroups now, as a program not yet a JVM: a runtime moves
      * a container's first process into its cgroup before its exec. */
     enum maps_jvm m = in_cgroups(jt, pid) ? maps_libjvm(jt, pid) : MAPS_NO_JVM;
