@@ -79,7 +79,6 @@ enum pt_kind {
 
 #include "go.h"
 
-
 #define PT_PARK_OFFS 4
 #define PT_CODE_HEAPS 3          /* HotSpot's segmented code cache has at most 3 heaps */
 

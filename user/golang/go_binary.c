@@ -52,7 +52,7 @@ static int go_minor(const char *version)
 
 bool go_layout_of_version(const char *version, struct pt_go_layout *out)
 {
-    /* Go 1.19 (Debian 12's), checked against its DWARF by test_go.py. */
+    /* Go 1.19 (Debian 12's), checked against its DWARF by tests/unit/test_go_binary.c. */
     if (go_minor(version) != 19)
         return false;
     *out = (struct pt_go_layout){.goid = 152, .chan_lock = 88, .cond_lock = 24};

@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "go_binary.h"
 #include "go_maps.h"
 #include "loader.h"
+#include "procstatus.h"
 #include "safe_open.h"
 #include "sanitize.h"
 
@@ -22,8 +22,7 @@
 #define GO_FILES_KNOWN 1024
 
 struct known_file {
-    dev_t dev;
-    ino_t ino;
+    uint64_t id;                    /* device and inode, as its processes' maps give them */
     enum go_binary_result result;
     bool probed;                    /* GO_READ: its probes are on */
     struct pt_go_layout layout;
@@ -57,16 +56,18 @@ void go_tracker_stats(const struct go_tracker *gt, struct go_tracker_stats *s)
     *s = gt->stats;
 }
 
-static struct known_file *known(struct go_tracker *gt, const struct stat *st)
+/* A binary by its identity in its process's maps (device and inode, as
+ * the text gives them), so that a process of a known one opens nothing. */
+static struct known_file *known(struct go_tracker *gt, uint64_t id)
 {
     for (int i = 0; i < gt->nfiles; i++)
-        if (gt->files[i].dev == st->st_dev && gt->files[i].ino == st->st_ino)
+        if (gt->files[i].id == id)
             return &gt->files[i];
     return NULL;
 }
 
-/* The binary open at FD (of status ST, run by PID) read and remembered. */
-static struct known_file *read_file(struct go_tracker *gt, int fd, const struct stat *st, int pid)
+/* The binary open at FD (maps identity ID, run by PID) read and remembered. */
+static struct known_file *read_file(struct go_tracker *gt, int fd, uint64_t id, int pid)
 {
     struct known_file *f;
     if (gt->nfiles < GO_FILES_KNOWN) {
@@ -76,17 +77,10 @@ static struct known_file *read_file(struct go_tracker *gt, int fd, const struct 
         gt->next_evicted = (gt->next_evicted + 1) % GO_FILES_KNOWN;
     }
     struct go_binary gb;
-    *f = (struct known_file){.dev = st->st_dev, .ino = st->st_ino, .result = go_binary_read(fd, &gb)};
+    *f = (struct known_file){.id = id, .result = go_binary_read(fd, &gb)};
     char comm[64] = "", name[64];
-    char path[32];
-    snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-    FILE *c = fopen(path, "re");
-    if (c) {
-        if (!fgets(comm, sizeof(comm), c))
-            comm[0] = '\0';
-        fclose(c);
-    }
-    comm[strcspn(comm, "\n")] = '\0';
+    if (procstatus_thread_comm(pid, pid, comm, sizeof(comm)))
+        comm[0] = '\0';
     sanitize_copy(name, sizeof(name), comm, 32);
     if (f->result == GO_UNSUPPORTED)
         fprintf(stderr, "parktrace: %s (pid %d) is Go %s, whose goroutines parktrace cannot read: no DWARF, and"
@@ -99,51 +93,46 @@ static struct known_file *read_file(struct go_tracker *gt, int fd, const struct 
 }
 
 /* Process PID's lowest mapping (its executable, PIE or not: libraries
- * and the vdso lie above it), from the text of its maps: no file read. */
-static bool first_mapping(int pid, uint64_t *start, uint64_t *end, uint64_t *ino)
+ * and the vdso lie above it), from the text of its maps: no file read.
+ * *ID: its device and inode, as one number (never 0). */
+static bool first_mapping(int pid, uint64_t *start, uint64_t *end, uint64_t *id)
 {
     char path[32], line[512];
     unsigned maj = 0, min = 0;
+    uint64_t ino = 0;
     snprintf(path, sizeof(path), "/proc/%d/maps", pid);
     FILE *f = fopen(path, "re");
     if (!f)
         return false;
     bool ok = fgets(line, sizeof(line), f) &&
-              sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*s %x:%x %" SCNu64, start, end, &maj, &min, ino) == 5 &&
-              *ino != 0;
+              sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*s %x:%x %" SCNu64, start, end, &maj, &min, &ino) == 5 &&
+              ino != 0;
     fclose(f);
-    *ino ^= (uint64_t)maj << 52 ^ (uint64_t)min << 40;
+    *id = (ino ^ (uint64_t)maj << 52 ^ (uint64_t)min << 40) | 1;
     return ok;
 }
 
-uint64_t go_tracker_program(int pid)
+bool go_tracker_look(struct go_tracker *gt, int pid, uint64_t *looked)
 {
     uint64_t start, end, id;
-    return first_mapping(pid, &start, &end, &id) ? id | 1 : 0;
-}
-
-bool go_tracker_look(struct go_tracker *gt, int pid)
-{
-    /* Its executable's own inode through its mapping (/proc/PID/map_files,
-     * as every mapped file is opened: no path a user could swap, the file
-     * an overlay maps rather than the overlay's, never a FIFO, never a
-     * file on FUSE, whose server can stall every read). */
-    char path[96];
-    uint64_t start, end, id;
-    if (!first_mapping(pid, &start, &end, &id))
+    if (!first_mapping(pid, &start, &end, &id) || id == *looked)
         return false;
-    snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
-    int fd = safe_open_at(AT_FDCWD, path, 0);
-    if (fd < 0)
-        return false;
-    struct stat st;
-    struct known_file *f = NULL;
-    if (!fstat(fd, &st) && S_ISREG(st.st_mode))
-        f = known(gt, &st);
-    if (!f && S_ISREG(st.st_mode))
-        f = read_file(gt, fd, &st, pid);
-    close(fd);
-    if (!f || f->result == GO_NOT_GO)
+    *looked = id;
+    struct known_file *f = known(gt, id);
+    if (!f) {
+        /* Its executable's own inode through its mapping (/proc/PID/map_files,
+         * as every mapped file is opened: no path a user could swap, the file
+         * an overlay maps rather than the overlay's, never a FIFO, never a
+         * file on FUSE, whose server can stall every read). */
+        char path[96];
+        snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
+        int fd = safe_open_at(AT_FDCWD, path, 0);
+        if (fd < 0)
+            return false;
+        f = read_file(gt, fd, id, pid);
+        close(fd);
+    }
+    if (f->result == GO_NOT_GO)
         return false;
     if (f->result == GO_UNSUPPORTED)
         gt->stats.unsupported++;

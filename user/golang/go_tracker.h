@@ -19,13 +19,12 @@ struct go_tracker;
 struct go_tracker *go_tracker_new(struct tracer *t);
 void go_tracker_free(struct go_tracker *gt);
 
-/* Which program process PID runs now (its lowest mapping's device and
- * inode, read off its maps' text; 0 when it cannot be told): a process
- * is looked at again when it changes. */
-uint64_t go_tracker_program(int pid);
-
-/* Looks at process PID: true when it is a Go program (read or not). */
-bool go_tracker_look(struct go_tracker *gt, int pid);
+/* Looks at process PID unless it still runs the program *LOOKED names
+ * (its lowest mapping's device and inode, read off its maps' text; set
+ * here): true when it is a Go program (read or not). A command's child is
+ * parktrace until its exec, so a process is looked at again when its
+ * program changes. */
+bool go_tracker_look(struct go_tracker *gt, int pid, uint64_t *looked);
 
 void go_tracker_stats(const struct go_tracker *gt, struct go_tracker_stats *s);
 

@@ -14,7 +14,7 @@ struct jvm_candidate {
     uint64_t first_seen;
     uint64_t next_try;    /* a JVM still starting is looked at again from then */
     bool exec;            /* exec'd while traced: looked at before the rest */
-    uint64_t go_looked;   /* the program last looked at for Go (go_tracker_program), 0: none */
+    uint64_t go_looked;   /* the program last looked at for Go (go_tracker_look), 0: none */
 };
 
 /* The tracker's list, made and freed by it. */

@@ -99,13 +99,9 @@ static void consider(struct jvm_tracker *jt, struct jvm_candidate *c, uint64_t n
     int pid = c->pid;
     /* A Go program is no JVM: each program the process runs looked at
      * once (a command's child is parktrace until its exec). */
-    uint64_t program = jt->go ? go_tracker_program(pid) : 0;
-    if (program && program != c->go_looked) {
-        c->go_looked = program;
-        if (go_tracker_look(jt->go, pid)) {
-            c->settled = true;
-            return;
-        }
+    if (jt->go && go_tracker_look(jt->go, pid, &c->go_looked)) {
+        c->settled = true;
+        return;
     }
     uint64_t age = now - c->first_seen;
     /* Go alone: looked at again as a JVM would be, until it has aged (a

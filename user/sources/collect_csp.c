@@ -61,7 +61,7 @@ void apply_csp(struct collector *c, struct pt_model *r, const struct pid_sums *i
         struct pt_row *row = &r->rows[i];
         uint64_t alive, idle_ns;
         /* A goroutine's waits are not its threads': no thread time to share. */
-        if (row->wait || strcmp(row->kind, "go-park") == 0 ||
+        if (row->wait || row_of_goroutines(row) ||
             !process_time(c, idle, row->pid, now, interval, &alive, &idle_ns))
             continue;
         row->has_csp = csp_value(row->fig.thread_time_ns, alive, idle_ns, &row->csp);

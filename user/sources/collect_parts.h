@@ -5,6 +5,7 @@
 #define PT_COLLECT_PARTS_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include "collect.h"
@@ -13,6 +14,13 @@
 static inline bool slot_valid(const struct pt_slot *s)
 {
     return __atomic_load_n(&s->valid, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Whether ROW's waits are goroutines' (go-park): no thread's time, so
+ * neither its process's thread time nor a CSP (docs/go.md). */
+static inline bool row_of_goroutines(const struct pt_row *row)
+{
+    return strcmp(row->kind, pt_kind_names[PT_KIND_GO_PARK]) == 0;
 }
 
 /* What identifies the blocker of slot S to a user: a futex is its

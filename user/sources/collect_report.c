@@ -415,7 +415,7 @@ static void recycled_rows(struct collector *c, struct pt_model *r, bool interval
         if (row->waker_stack)
             row->waker_top_frame = stacks_top_frame(row->waker_stack);
         r->totals.thread_time_ns += row->fig.thread_time_ns;
-        if (strcmp(row->kind, "go-park") != 0)
+        if (!row_of_goroutines(row))
             add_to_process(sums, row->pid, row->wait, row->fig.thread_time_ns);
     }
 }

@@ -210,16 +210,17 @@ void classify_override(const struct pt_options *o, const char *cls, bool *wait)
  * of package sync, and where that semaphore lies in them (Go 1.19's
  * sync: Mutex.sema at 4; RWMutex.writerSem 8, readerSem 12, its w.sema 4;
  * WaitGroup's at 8 since 1.18). */
+enum { GO_MUTEX, GO_RWMUTEX_RLOCK, GO_RWMUTEX_LOCK, GO_WAITGROUP, GO_SEMA_RULES };
 static const struct go_sema_rule {
     const char *frame;
     const char *cls;
     bool wait;
     uint32_t field;
-} go_sema_rules[] = {
-    {"sync.(*Mutex).lockSlow", "sync.Mutex", false, 4},
-    {"sync.(*RWMutex).RLock", "sync.RWMutex", false, 12},
-    {"sync.(*RWMutex).Lock", "sync.RWMutex", false, 8},
-    {"sync.(*WaitGroup).Wait", "sync.WaitGroup", true, 8},
+} go_sema_rules[GO_SEMA_RULES] = {
+    [GO_MUTEX] = {"sync.(*Mutex).lockSlow", "sync.Mutex", false, 4},
+    [GO_RWMUTEX_RLOCK] = {"sync.(*RWMutex).RLock", "sync.RWMutex", false, 12},
+    [GO_RWMUTEX_LOCK] = {"sync.(*RWMutex).Lock", "sync.RWMutex", false, 8},
+    [GO_WAITGROUP] = {"sync.(*WaitGroup).Wait", "sync.WaitGroup", true, 8},
 };
 
 /* The rule of the innermost sync frame of ST from frame *AT on (*AT moves
@@ -228,10 +229,10 @@ static int go_sema_rule_at(const struct pt_stack *st, int *at)
 {
     for (int i = *at; i < st->n; i++) {
         const char *name = st->frames[i].name;
-        for (size_t r = 0; name && r < sizeof(go_sema_rules) / sizeof(go_sema_rules[0]); r++)
+        for (int r = 0; name && r < GO_SEMA_RULES; r++)
             if (strcmp(name, go_sema_rules[r].frame) == 0) {
                 *at = i + 1;
-                return (int)r;
+                return r;
             }
     }
     return -1;
@@ -262,6 +263,6 @@ void classify_go(const struct pt_stack *st, uint32_t what, struct pt_class *out)
     /* RWMutex.Lock takes its writers' Mutex (w, at 0) first: a wait there
      * is the RWMutex's, its semaphore the Mutex's own. */
     int up = at;
-    if (r == 0 && go_sema_rule_at(st, &up) == 2)
-        out->cls = go_sema_rules[2].cls;
+    if (r == GO_MUTEX && go_sema_rule_at(st, &up) == GO_RWMUTEX_LOCK)
+        out->cls = go_sema_rules[GO_RWMUTEX_LOCK].cls;
 }
