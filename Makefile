@@ -26,11 +26,14 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOADS := $(patsubst tools/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tools/workloads/*.c))
 JAVA_WORKLOADS := $(patsubst tools/workloads/%.java,$(BUILD)/java/%.class,$(wildcard tools/workloads/*.java))
 GO_WORKLOADS := $(patsubst tools/workloads/%.go,$(BUILD)/go/%,$(wildcard tools/workloads/*.go))
+# A stripped copy, as distributions ship Go programs: only Go's own function
+# table names its functions (docs/go.md).
+GO_STRIPPED := $(BUILD)/go/go_mutex.stripped
 
 .PHONY: soak all deps demo test unit bench clean install check check-layers check-docs check-options
 # The benchmark's empty programs on parktrace's hooks (tools/bench/hooks_floor.c).
 HOOKS_FLOOR := $(BUILD)/bench/hooks_floor
-all: $(BUILD)/parktrace $(WORKLOADS) $(JAVA_WORKLOADS) $(GO_WORKLOADS) $(HOOKS_FLOOR)
+all: $(BUILD)/parktrace $(WORKLOADS) $(JAVA_WORKLOADS) $(GO_WORKLOADS) $(GO_STRIPPED) $(HOOKS_FLOOR)
 
 deps:
 	@tools/install-deps.sh
@@ -78,6 +81,9 @@ $(BUILD)/java/%.class: tools/workloads/%.java | $(BUILD)
 $(BUILD)/go/%: tools/workloads/%.go | $(BUILD)
 	@mkdir -p $(dir $@)
 	GOCACHE=$(abspath $(BUILD))/gocache GOFLAGS=-trimpath go build -o $@ $<
+
+$(GO_STRIPPED): $(BUILD)/go/go_mutex
+	objcopy --strip-all $< $@
 
 $(BUILD)/bench/hooks_floor.bpf.o: tools/bench/hooks_floor.bpf.c vmlinux/vmlinux.h | $(BUILD)
 	@mkdir -p $(dir $@)

@@ -22,6 +22,8 @@ seed() {   # seed TARGET DIR
         cat /proc/self/maps >"$2/self-maps" ;;
     vmstructs)
         python3 tests/fuzz/vmstructs_seed.py >"$2/jvm-image" ;;
+    pclntab)
+        python3 tests/fuzz/pclntab_seed.py >"$2/three-functions" ;;
     esac
 }
 

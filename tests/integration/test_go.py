@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 
 GO_MUTEX = os.path.join(BUILD, "go", "go_mutex")
+GO_MUTEX_STRIPPED = GO_MUTEX + ".stripped"     # as Debian ships Go programs (Makefile)
 
 
 def block_profile(path):
@@ -41,11 +42,11 @@ def block_profile(path):
     return [(c, d, [f for i in ids for f in frames.get(i, [])]) for c, d, ids in samples]
 
 
-def go_traced(*args, pt_args=()):
+def go_traced(*args, pt_args=(), binary=GO_MUTEX):
     """go_mutex ARGS traced from its start, Go's profiles on: (the
     workload's line, parktrace's final report, Go's block profile)."""
     d = tempfile.mkdtemp(dir=TMP)
-    p = run_pt(["-f", "json", "--top", "0", "--self-stats", *pt_args, "--", GO_MUTEX, *args, "-profile", d],
+    p = run_pt(["-f", "json", "--top", "0", "--self-stats", *pt_args, "--", binary, *args, "-profile", d],
                timeout=90)
     check(p.returncode == 0, f"parktrace exited {p.returncode}: {p.stderr.strip()[-300:]}")
     wl = json.loads([l for l in p.stdout.splitlines() if l.startswith('{"goroutines"')][-1])
@@ -59,24 +60,15 @@ def go_rows(final, pid=None):
     return [b for b in final["blockers"] if b["kind"] == "go-park" and (pid is None or b["pid"] == pid)]
 
 
-@test
-def go_mutex_waits_match_gos_block_profile():
-    """Eight goroutines on one sync.Mutex, each holding it 200 us, for 3 s,
-    after a second's sleep (the program found meanwhile): one go-park row,
-    sync.Mutex at the mutex's own address (main.mu, not its semaphore),
-    role lock, its parks those of Go's block profile exactly (which counts
-    a blocked semaphore acquire once: a readied goroutine that lost the
-    semaphore parks again, a wait of its own, go_reparks in --self-stats:
-    2.7% more here) and its time theirs: Go's
-    starts at the acquire's slow path (the semaphore table's lock first,
-    contended here), parktrace's at the park, both end at the ready."""
-    wl, final, prof = go_traced("-s", "3", "-wait", "1")
+def mutex_row_matches_block_profile(binary):
+    """go_mutex BINARY on one sync.Mutex (below): its go-park row, checked
+    against Go's block profile of the same run."""
+    wl, final, prof = go_traced("-s", "3", "-wait", "1", binary=binary)
     rows = go_rows(final)
     mutex = [b for b in rows if b["class"] == "sync.Mutex"]
     check(len(mutex) == 1, f"go-park rows {[(b['class'], b['name'], b['parks']) for b in rows]}")
     m = mutex[0]
-    check(m["name"] == "main.mu" and m["role"] == "lock",
-          f"the mutex's row: name {m['name']}, role {m['role']}, id {m['id']}")
+    check(m["role"] == "lock", f"the mutex's row: name {m['name']}, role {m['role']}, id {m['id']}")
     go = [(c, d) for c, d, fr in prof if fr and fr[0] == "sync.(*Mutex).Lock"]
     check(go, f"Go's block profile has no sync.(*Mutex).Lock sample: {[fr[:2] for _, _, fr in prof]}")
     count, delay = sum(c for c, _ in go), sum(d for _, d in go)
@@ -92,6 +84,33 @@ def go_mutex_waits_match_gos_block_profile():
     waker = m.get("top_waker") or {}
     check(waker.get("top_frame") == "main.worker" and "sync.(*Mutex).unlockSlow" in (waker.get("stack") or []),
           f"caused by {waker.get('top_frame')}, waker stack {(waker.get('stack') or [])[:6]}")
+    return m
+
+
+@test
+def go_mutex_waits_match_gos_block_profile():
+    """Eight goroutines on one sync.Mutex, each holding it 200 us, for 3 s,
+    after a second's sleep (the program found meanwhile): one go-park row,
+    sync.Mutex at the mutex's own address (main.mu, not its semaphore),
+    role lock, its parks those of Go's block profile exactly (which counts
+    a blocked semaphore acquire once: a readied goroutine that lost the
+    semaphore parks again, a wait of its own, go_reparks in --self-stats:
+    2.7% more here) and its time theirs: Go's
+    starts at the acquire's slow path (the semaphore table's lock first,
+    contended here), parktrace's at the park, both end at the ready."""
+    m = mutex_row_matches_block_profile(GO_MUTEX)
+    check(m["name"] == "main.mu", f"the mutex's row: name {m['name']}, id {m['id']}")
+
+
+@test
+def a_stripped_go_program_is_read_from_its_function_table():
+    """The same program stripped of its symbol table and DWARF, as
+    distributions ship Go programs: its layout from the version table, its
+    probes and every frame from Go's own function table (.gopclntab), and
+    the same row, as exact; only the mutex's name (a data symbol) is gone."""
+    m = mutex_row_matches_block_profile(GO_MUTEX_STRIPPED)
+    check(m["name"] is None and m["id"].startswith("0x"),
+          f"without a symbol table the mutex is known by its address: name {m['name']}, id {m['id']}")
 
 
 @test

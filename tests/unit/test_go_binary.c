@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "elfsyms.h"
 #include "go_binary.h"
 
 static bool version_of(const char *info, size_t len, char *out)
@@ -45,6 +46,43 @@ int main(int argc, char **argv)
           "its DWARF gives what the table says for its version");
     if (fd >= 0)
         close(fd);
+
+    /* Its stripped copy (as Debian ships Go programs): no DWARF, no symbol
+     * table; Go's own function table finds the same functions, and names
+     * them as the symbol table did (type equality functions' array sizes,
+     * [5] there, are [...] in the table). */
+    struct go_binary stripped;
+    fd = open("build/go/go_mutex.stripped", O_RDONLY);
+    CHECK(fd >= 0 && go_binary_read(fd, &stripped) == GO_READ && !stripped.from_dwarf && stripped.from_pclntab,
+          "the stripped copy is read from its version and its function table");
+    CHECK(memcmp(stripped.probe_offset, gb.probe_offset, sizeof(gb.probe_offset)) == 0 && gb.probe_offset[0] &&
+          !gb.from_pclntab, "the function table finds the probed functions where the symbol table does");
+    if (fd >= 0)
+        close(fd);
+    struct elfsyms *es = elfsyms_new();
+    struct elf_file *full = elfsyms_get_path(es, "build/go/go_mutex");
+    elfsyms_hold(full);
+    struct elf_file *bare = elfsyms_get_path(es, "build/go/go_mutex.stripped");
+    size_t funcs = 0, same = 0;
+    for (size_t i = 0; full && bare && i < full->nsyms; i++) {
+        const struct elf_sym *s = &full->syms[i], *t;
+        if (!s->func || !s->size)
+            continue;
+        funcs++;
+        t = elfsyms_lookup(bare, s->addr + s->size / 2, true);
+        /* The table has no ABI suffix (runtime.gogo for runtime.gogo.abi0). */
+        size_t n = strlen(s->name);
+        if (n > 5 && strcmp(s->name + n - 5, ".abi0") == 0)
+            n -= 5;
+        same += t && t->addr == s->addr && strlen(t->name) == n && strncmp(t->name, s->name, n) == 0;
+    }
+    CHECK(funcs > 1000 && same >= funcs * 99 / 100, "the stripped copy's functions are named as before (%zu of %zu)",
+          same, funcs);
+    CHECK(bare && elfsyms_find(bare, "main.worker") && !elfsyms_find(bare, "main.mu"),
+          "functions are named, data (no table for it) is not");
+    elfsyms_release(full);
+    elfsyms_free(es);
+
     fd = open("/bin/sh", O_RDONLY);
     CHECK(fd >= 0 && go_binary_read(fd, &gb) == GO_NOT_GO, "a C program is not Go");
     if (fd >= 0)

@@ -12,11 +12,19 @@
 #include <string.h>
 
 #include "foreign_elf.h"
+#include "go_pclntab.h"
 
 #define BUILDINFO_MAX 65536       /* a real one is a few hundred bytes */
 #define DWARF_CUS_MAX 100000      /* compile units looked at, at most */
 #define DWARF_DIES_MAX 2000000    /* DIEs looked at in the two units read */
 #define DWARF_BYTES_MAX (512ull << 20)  /* debug sections, as decompressed, all together */
+#define SYMTAB_MAX (256ull << 20)       /* a symbol table, or Go's function table, read whole */
+
+const char *const go_probe_names[GO_PROBE_COUNT] = {
+    [GO_PROBE_SEMACQUIRE] = "runtime.semacquire1",
+    [GO_PROBE_PARK] = "runtime.gopark",
+    [GO_PROBE_READY] = "runtime.goready",
+};
 
 /* Go 1.18 and later keep the version inline: 14 bytes of magic, the
  * pointer size, flags (2: strings inline), padding to 32, then the version
@@ -204,6 +212,88 @@ static bool read_version(Elf *elf, char *version, size_t cap)
     return d && d->d_buf && go_buildinfo_version(d->d_buf, d->d_size, version, cap);
 }
 
+/* Notes ADDR for NAME if it is one of the probed functions. */
+static bool note_probe(const char *name, uint64_t addr, uint64_t size, void *arg)
+{
+    (void)size;
+    uint64_t *vaddr = arg;
+    for (int p = 0; p < GO_PROBE_COUNT; p++)
+        if (!vaddr[p] && strcmp(name, go_probe_names[p]) == 0)
+            vaddr[p] = addr;
+    return true;
+}
+
+static bool all_found(const uint64_t *vaddr)
+{
+    for (int p = 0; p < GO_PROBE_COUNT; p++)
+        if (!vaddr[p])
+            return false;
+    return true;
+}
+
+static void probes_from_symtab(Elf *elf, uint64_t *vaddr)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = foreign_elf_section(elf, ".symtab", &sh);
+    Elf_Data *d = scn && sh.sh_type == SHT_SYMTAB && sh.sh_entsize && sh.sh_size <= SYMTAB_MAX
+                      ? elf_getdata(scn, NULL) : NULL;
+    size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+    for (size_t i = 0; i < n && i < INT32_MAX; i++) {
+        GElf_Sym sym;
+        const char *name;
+        if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_value &&
+            (name = elf_strptr(elf, sh.sh_link, sym.st_name)))
+            note_probe(name, sym.st_value, sym.st_size, vaddr);
+    }
+}
+
+/* Go's own function table: a stripped program keeps it (its runtime
+ * needs it). Its text address is the text section's where the table
+ * leaves it to a PIE's loader. */
+static void probes_from_pclntab(Elf *elf, uint64_t *vaddr)
+{
+    GElf_Shdr sh, text;
+    Elf_Scn *scn = foreign_elf_section(elf, ".gopclntab", &sh);
+    if (!scn)
+        scn = foreign_elf_section(elf, ".data.rel.ro.gopclntab", &sh);
+    Elf_Data *d = scn && sh.sh_type != SHT_NOBITS && sh.sh_size <= SYMTAB_MAX ? elf_getdata(scn, NULL) : NULL;
+    if (d && d->d_buf)
+        go_pclntab_walk(d->d_buf, d->d_size, foreign_elf_section(elf, ".text", &text) ? text.sh_addr : 0, 256,
+                        note_probe, vaddr);
+}
+
+/* VADDR's offset in the file, from its loadable segments; 0: none. */
+static uint64_t file_offset(Elf *elf, uint64_t vaddr)
+{
+    size_t nph;
+    if (elf_getphdrnum(elf, &nph))
+        return 0;
+    for (size_t i = 0; i < nph && i < 64; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+            vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz)
+            return vaddr - ph.p_vaddr + ph.p_offset;
+    }
+    return 0;
+}
+
+/* Where the probed functions lie in the file: its symbol table's, else
+ * Go's function table's; false when one is missing. */
+static bool find_probes(Elf *elf, struct go_binary *out)
+{
+    uint64_t vaddr[GO_PROBE_COUNT] = {0};
+    probes_from_symtab(elf, vaddr);
+    if (!all_found(vaddr)) {
+        memset(vaddr, 0, sizeof(vaddr));
+        probes_from_pclntab(elf, vaddr);
+        out->from_pclntab = true;
+    }
+    for (int p = 0; p < GO_PROBE_COUNT; p++)
+        if (!vaddr[p] || !(out->probe_offset[p] = file_offset(elf, vaddr[p])))
+            return false;
+    return true;
+}
+
 enum go_binary_result go_binary_read(int fd, struct go_binary *out)
 {
     memset(out, 0, sizeof(*out));
@@ -218,7 +308,7 @@ enum go_binary_result go_binary_read(int fd, struct go_binary *out)
         r = GO_UNSUPPORTED;
         if (eh.e_machine == EM_X86_64 && go_minor(out->version) >= 18) {
             out->from_dwarf = layout_from_dwarf(elf, &out->layout);
-            if (out->from_dwarf || go_layout_of_version(out->version, &out->layout))
+            if ((out->from_dwarf || go_layout_of_version(out->version, &out->layout)) && find_probes(elf, out))
                 r = GO_READ;
         }
     }

@@ -4,6 +4,7 @@
 #define PT_GO_BINARY_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../bpf/parktrace.h"
 
@@ -13,10 +14,16 @@ enum go_binary_result {
     GO_UNSUPPORTED,     /* Go, but neither DWARF nor the version table gives its layout */
 };
 
+/* The runtime functions probed, in this order. */
+enum go_probe { GO_PROBE_SEMACQUIRE, GO_PROBE_PARK, GO_PROBE_READY, GO_PROBE_COUNT };
+extern const char *const go_probe_names[GO_PROBE_COUNT];
+
 struct go_binary {
     char version[32];           /* "go1.19.8", as its build info says */
     bool from_dwarf;            /* the layout read from its DWARF, else from the version table */
+    bool from_pclntab;          /* its functions found in Go's own table: no symbol table */
     struct pt_go_layout layout;
+    uint64_t probe_offset[GO_PROBE_COUNT];   /* file offsets of go_probe_names */
 };
 
 /* Reads the ELF file open at FD (another user's, never mapped) into *OUT. */

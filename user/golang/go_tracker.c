@@ -83,11 +83,11 @@ static struct known_file *read_file(struct go_tracker *gt, int fd, uint64_t id, 
         comm[0] = '\0';
     sanitize_copy(name, sizeof(name), comm, 32);
     if (f->result == GO_UNSUPPORTED)
-        fprintf(stderr, "parktrace: %s (pid %d) is Go %s, whose goroutines parktrace cannot read: no DWARF, and"
-                        " a version its table does not hold (docs/go.md)\n", name, pid, gb.version);
+        fprintf(stderr, "parktrace: %s (pid %d) is Go %s, whose goroutines parktrace cannot read: no DWARF and"
+                        " a version its table does not hold, or no runtime functions found (docs/go.md)\n", name, pid, gb.version);
     if (f->result == GO_READ) {
         f->layout = gb.layout;
-        f->probed = tracer_attach_go(gt->tr, fd, name) == 0;
+        f->probed = tracer_attach_go(gt->tr, fd, name, gb.probe_offset) == 0;
     }
     return f;
 }

@@ -384,14 +384,16 @@ void tracer_start_window(struct tracer *t, uint64_t now)
 }
 
 /* Attaches one program to FUNC in the file at PATH (a libjvm, a Go
- * program), for every process that maps it. */
+ * program), for every process that maps it: at file offset OFFSET when
+ * given (a stripped Go program's, found in its own function table), else
+ * where its symbol table says. */
 static int attach_file_probe(struct tracer *t, struct bpf_program *prog, bool ret, const char *path,
-                            const char *name, const char *func)
+                            const char *name, const char *func, uint64_t offset)
 {
     if (t->nlinks == TRACER_MAX_LINKS)
         return -1;
-    LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret);
-    struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
+    LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = offset ? NULL : func, .retprobe = ret);
+    struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, -1, path, offset, &opts);
     if (!link) {
         fprintf(stderr, "parktrace: cannot attach a uprobe to %s in %s: %s\n", func, name, strerror(errno));
         return -1;
@@ -425,24 +427,24 @@ int tracer_attach_jvm(struct tracer *t, int fd, const char *libjvm)
     /* libbpf reads the symbols and the kernel finds the inode through the
      * descriptor: no path that could be swapped for a FIFO meanwhile. */
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    if (attach_file_probe(t, t->skel->progs.java_thread_start, false, path, name, "_ZN10JavaThread3runEv"))
+    if (attach_file_probe(t, t->skel->progs.java_thread_start, false, path, name, "_ZN10JavaThread3runEv", 0))
         return -1;
     /* Both ends of a safepoint, or neither counts. */
     if (bpf_program__autoload(t->skel->progs.jvm_safepoint) &&
         !attach_file_probe(t, t->skel->progs.jvm_safepoint, false, path, name,
-                          "_ZN20SafepointSynchronize5beginEv") &&
-        !attach_file_probe(t, t->skel->progs.jvm_safepoint, false, path, name, "_ZN20SafepointSynchronize3endEv"))
+                          "_ZN20SafepointSynchronize5beginEv", 0) &&
+        !attach_file_probe(t, t->skel->progs.jvm_safepoint, false, path, name, "_ZN20SafepointSynchronize3endEv", 0))
         file->safepoints = true;
     if (!bpf_program__autoload(t->skel->progs.unsafe_park))
         return file->safepoints;
-    if (attach_file_probe(t, t->skel->progs.unsafe_park, false, path, name, "Unsafe_Park") ||
-        attach_file_probe(t, t->skel->progs.unsafe_park_exit, true, path, name, "Unsafe_Park") ||
-        attach_file_probe(t, t->skel->progs.unsafe_unpark, false, path, name, "Unsafe_Unpark"))
+    if (attach_file_probe(t, t->skel->progs.unsafe_park, false, path, name, "Unsafe_Park", 0) ||
+        attach_file_probe(t, t->skel->progs.unsafe_park_exit, true, path, name, "Unsafe_Park", 0) ||
+        attach_file_probe(t, t->skel->progs.unsafe_unpark, false, path, name, "Unsafe_Unpark", 0))
         return -1;
     return file->safepoints;
 }
 
-int tracer_attach_go(struct tracer *t, int fd, const char *exe)
+int tracer_attach_go(struct tracer *t, int fd, const char *exe, const uint64_t offset[3])
 {
     struct stat st;
     char name[256], path[32];
@@ -461,9 +463,10 @@ int tracer_attach_go(struct tracer *t, int fd, const char *exe)
     *file = (struct tracer_go_file){.dev = st.st_dev, .ino = st.st_ino};
     /* Through the descriptor, as a libjvm is (tracer_attach_jvm). */
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    file->probed = !attach_file_probe(t, t->skel->progs.go_semacquire, false, path, name, "runtime.semacquire1") &&
-                   !attach_file_probe(t, t->skel->progs.go_park, false, path, name, "runtime.gopark") &&
-                   !attach_file_probe(t, t->skel->progs.go_ready, false, path, name, "runtime.goready");
+    file->probed =
+        !attach_file_probe(t, t->skel->progs.go_semacquire, false, path, name, "runtime.semacquire1", offset[0]) &&
+        !attach_file_probe(t, t->skel->progs.go_park, false, path, name, "runtime.gopark", offset[1]) &&
+        !attach_file_probe(t, t->skel->progs.go_ready, false, path, name, "runtime.goready", offset[2]);
     return file->probed ? 0 : -1;
 }
 

@@ -103,8 +103,9 @@ void tracer_start_window(struct tracer *t, uint64_t now);
  * -1 after saying why in one line. */
 int tracer_attach_jvm(struct tracer *t, int fd, const char *libjvm);
 /* Puts the goroutine park probes on the Go program open at FD (EXE: its
- * name, for messages), once per file: 0, or -1 when it cannot be. */
-int tracer_attach_go(struct tracer *t, int fd, const char *exe);
+ * name, for messages), once per file, at OFFSET: runtime.semacquire1's,
+ * gopark's and goready's file offsets. 0, or -1 when it cannot be. */
+int tracer_attach_go(struct tracer *t, int fd, const char *exe, const uint64_t offset[3]);
 
 /* What the kernel asks user space for at once, through its ready ring. */
 struct tracer_ready {

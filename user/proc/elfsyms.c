@@ -12,6 +12,7 @@
 
 #include "debug_file.h"
 #include "foreign_elf.h"
+#include "go_pclntab.h"
 
 /* Symbol memory a run keeps (symbols and names); past it, the symbols of
  * the file used longest ago are dropped and read again if it is needed
@@ -29,6 +30,8 @@
 /* Loadable segments kept per file (a linker writes 2 to 5). */
 #define LOADS_KEPT 16
 #define FILE_BUCKETS 4096
+/* A Go function table read whole (a large program's is 30 MiB). */
+#define PCLNTAB_MAX (256ull << 20)
 
 struct elfsyms {
     struct elf_file **files;  /* every file known, in no order */
@@ -81,6 +84,26 @@ static int sym_cmp(const void *a, const void *b)
     return 0;
 }
 
+/* Adds one symbol to EF (*CAP: its array's room); false when the file's
+ * budget or memory is spent. */
+static bool add_symbol(struct elf_file *ef, const char *name, uint64_t addr, uint64_t size, bool func, size_t *cap)
+{
+    if (ef->nsyms * sizeof(*ef->syms) + ef->strings_len > FILE_SYMBOL_BUDGET)
+        return false;
+    if (ef->nsyms == *cap) {
+        *cap = *cap ? *cap * 2 : 1024;
+        struct elf_sym *p = realloc(ef->syms, *cap * sizeof(*p));
+        if (!p)
+            return false;
+        ef->syms = p;
+    }
+    const char *off = keep_string(ef, name);
+    if (!off)
+        return false;
+    ef->syms[ef->nsyms++] = (struct elf_sym){.addr = addr, .size = size, .name = off, .func = func};
+    return true;
+}
+
 /* Adds the FUNC and OBJECT symbols of every symbol table section of TYPE. */
 static size_t read_symtab(Elf *elf, struct elf_file *ef, Elf64_Word type, size_t *cap)
 {
@@ -112,20 +135,8 @@ static size_t read_symtab(Elf *elf, struct elf_file *ef, Elf64_Word type, size_t
             const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
             if (!name || !*name)
                 continue;
-            if (ef->nsyms * sizeof(*ef->syms) + ef->strings_len > FILE_SYMBOL_BUDGET)
+            if (!add_symbol(ef, name, sym.st_value, sym.st_size, t != STT_OBJECT, cap))
                 return added;     /* what fits is kept; names are in order of the table */
-            if (ef->nsyms == *cap) {
-                *cap = *cap ? *cap * 2 : 1024;
-                struct elf_sym *p = realloc(ef->syms, *cap * sizeof(*p));
-                if (!p)
-                    return added;
-                ef->syms = p;
-            }
-            const char *off = keep_string(ef, name);
-            if (!off)
-                return added;
-            ef->syms[ef->nsyms++] = (struct elf_sym){
-                .addr = sym.st_value, .size = sym.st_size, .name = off, .func = t != STT_OBJECT};
             added++;
         }
     }
@@ -147,15 +158,46 @@ static bool has_symtab(Elf *dbg)
     return has_section(dbg, SHT_SYMTAB);
 }
 
-static void add_debug_symbols(struct elf_file *ef, Elf *elf, const struct file_ref *f, size_t *cap)
+static size_t add_debug_symbols(struct elf_file *ef, Elf *elf, const struct file_ref *f, size_t *cap)
 {
     int fd;
     Elf *delf = debug_file_open(elf, f, has_symtab, &fd);
     if (!delf)
-        return;
-    read_symtab(delf, ef, SHT_SYMTAB, cap);
+        return 0;
+    size_t added = read_symtab(delf, ef, SHT_SYMTAB, cap);
     elf_end(delf);
     close(fd);
+    return added;
+}
+
+struct pclntab_read {
+    struct elf_file *ef;
+    size_t *cap;
+};
+
+static bool add_go_function(const char *name, uint64_t addr, uint64_t size, void *arg)
+{
+    struct pclntab_read *r = arg;
+    return add_symbol(r->ef, name, addr, size, true, r->cap);
+}
+
+/* A stripped Go program's functions, from the table its runtime keeps
+ * (go_pclntab.h). Its text address, where the table leaves it to a PIE's
+ * loader, is the text section's: where Go's own linker puts its text. */
+static void add_go_functions(struct elf_file *ef, Elf *elf, size_t *cap)
+{
+    GElf_Shdr sh, text;
+    Elf_Scn *scn = foreign_elf_section(elf, ".gopclntab", &sh);
+    if (!scn)
+        scn = foreign_elf_section(elf, ".data.rel.ro.gopclntab", &sh);
+    if (!scn || sh.sh_type == SHT_NOBITS || sh.sh_size > PCLNTAB_MAX)
+        return;
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d || !d->d_buf)
+        return;
+    uint64_t text_start = foreign_elf_section(elf, ".text", &text) ? text.sh_addr : 0;
+    struct pclntab_read r = {ef, cap};
+    go_pclntab_walk(d->d_buf, d->d_size, text_start, NAME_KEPT - 1, add_go_function, &r);
 }
 
 static size_t symbols_size(const struct elf_file *ef)
@@ -204,8 +246,8 @@ static void read_symbols(struct elf_file *ef, Elf *elf, const struct file_ref *f
     bool full = has_section(elf, SHT_SYMTAB);
     read_symtab(elf, ef, SHT_SYMTAB, &cap);
     read_symtab(elf, ef, SHT_DYNSYM, &cap);
-    if (!full)
-        add_debug_symbols(ef, elf, f, &cap);
+    if (!full && !add_debug_symbols(ef, elf, f, &cap))
+        add_go_functions(ef, elf, &cap);
     for (size_t i = 0; i < ef->nsyms; i++)
         ef->syms[i].name = ef->strings + (uintptr_t)ef->syms[i].name - 1;
     if (ef->nsyms)     /* qsort(NULL, 0) is undefined (fuzz: elfsyms-no-symbols) */
