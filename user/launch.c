@@ -2,6 +2,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +61,38 @@ int launch_prepare(char **command)
     gate = go_pipe[1];
     exec_status = status_pipe[0];
     return child;
+}
+
+/* PATH open if it is an executable regular file (never a FIFO's open). */
+static int open_executable(const char *path)
+{
+    struct stat st;
+    if (access(path, X_OK) != 0)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+int launch_open_program(char *const *command)
+{
+    if (strchr(command[0], '/'))
+        return open_executable(command[0]);
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/bin:/usr/bin";    /* execvp's own default */
+    char file[PATH_MAX];
+    for (const char *dir = path; dir; dir = strchr(dir, ':') ? strchr(dir, ':') + 1 : NULL) {
+        size_t n = strcspn(dir, ":");
+        int len = snprintf(file, sizeof(file), "%.*s%s%s", (int)n, dir, n ? "/" : "", command[0]);
+        int fd = len > 0 && (size_t)len < sizeof(file) ? open_executable(file) : -1;
+        if (fd >= 0)
+            return fd;
+    }
+    return -1;
 }
 
 int launch_release(void)

@@ -395,6 +395,18 @@ static void stop_server(struct run *r)
     fleet_snapshot_free(&r->snap);
 }
 
+/* The program the command will exec, looked at before it runs (a Go
+ * program's goroutines park from its first moments, some for good). */
+static void look_at_command(struct run *r)
+{
+    int fd = r->child > 0 ? launch_open_program(r->o.command) : -1;
+    if (fd < 0)
+        return;
+    const char *slash = strrchr(r->o.command[0], '/');
+    jvm_tracker_look_program(r->jvm, r->child, fd, slash ? slash + 1 : r->o.command[0]);
+    close(fd);
+}
+
 /* The programs loaded, the services, the JVMs, the stack cache and the
  * collector made, and the probes attached. 0, or -1 after one line. */
 static int start_tracing(struct run *r)
@@ -427,6 +439,7 @@ static int start_tracing(struct run *r)
     if (r->o.command)
         csp_watch(&r->c.csp, r->child, r->c.start_ns);
     jvm_tracker_tick(r->jvm);
+    look_at_command(r);
     return tracer_attach(&r->t);
 }
 

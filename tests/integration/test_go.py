@@ -4,10 +4,15 @@ binaries, against Go's own block profile of the same run."""
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
+from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
@@ -222,6 +227,138 @@ def go_waits_are_not_thread_time():
           f"the process's thread time {procs and procs[0]['thread_time_ns']} holds more than its threads' waits {futex}")
     invariants(final)
 
+
+
+# Go's dump marks a goroutine parked in one of these (its wait reason) as
+# parktrace's classes name it; other states (IO wait, sleep, running) are no
+# wait on a blocker.
+GO_STATES = {"chan receive": "chan receive", "chan send": "chan send", "select": "select",
+             "sync.Mutex.Lock": "sync.Mutex", "sync.RWMutex.Lock": "sync.RWMutex", "sync.RWMutex.RLock": "sync.RWMutex",
+             "sync.Cond.Wait": "sync.Cond", "semacquire": None}
+NOT_OWN = ("runtime.", "sync.", "internal/")
+GO_CLASSES = ("sync.Mutex", "sync.RWMutex", "sync.WaitGroup", "sync.Cond", "semaphore", "chan receive", "chan send",
+              "select")
+
+
+def goroutine_dump(base):
+    """Go's own account of a program's parked goroutines, as its
+    /debug/pprof/goroutine?debug=2 text gives it: (class, the first frame
+    outside the runtime, sync and internal packages) -> goroutines. The
+    runtime's own goroutines are not in it (Go leaves them out)."""
+    text = urllib.request.urlopen(base + "/debug/pprof/goroutine?debug=2", timeout=10).read().decode()
+    groups = Counter()
+    for block in text.split("\n\n"):
+        lines = block.strip().splitlines()
+        m = re.match(r"goroutine \d+ \[([^,\]]+)", lines[0]) if lines else None
+        if not m or m.group(1) not in GO_STATES:
+            continue
+        # Frames alternate with their file:line; a call's arguments end it.
+        funcs = [re.sub(r"\([^()]*\)$", "", f) for f in lines[1::2] if not f.startswith("created by")]
+        top = next((f for f in funcs if not f.startswith(NOT_OWN)), None)
+        groups[(GO_STATES[m.group(1)], top)] += 1
+    return groups
+
+
+def prometheus_load(base, seconds, clients=8):
+    """CLIENTS threads querying BASE's API and its /metrics for SECONDS:
+    the requests answered."""
+    stop, done = time.time() + seconds, []
+    paths = ("/api/v1/query?query=rate(prometheus_http_requests_total%5B5s%5D)", "/metrics",
+             "/api/v1/query?query=up", "/api/v1/series?match%5B%5D=up")
+
+    def client():
+        n = 0
+        while time.time() < stop:
+            for path in paths:
+                try:
+                    urllib.request.urlopen(base + path, timeout=5).read()
+                    n += 1
+                except OSError:
+                    pass
+        done.append(n)
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(done)
+
+
+@test
+def debian_prometheus_goroutines_park_as_its_own_dump_says():
+    """Debian's Prometheus (Go 1.19, stripped: no symbol table, no DWARF),
+    started under parktrace, scraping itself and answering eight clients'
+    queries for 4 s, then left quiet. Its goroutines' waits are go-park
+    rows named from Go's own function table, in Prometheus's code, most
+    with their waker; and at the end, the goroutines parktrace holds parked
+    (parked_now, by class and first frame of the program's own) are those
+    Prometheus's own goroutine dump lists parked, taken just before and just
+    after parktrace's last report: where the two dumps agree, parktrace
+    agrees (one goroutine may be between two parks at that instant: its
+    scrape loop wakes every second). The Go scheduler's sleeping threads
+    (runtime.notesleep) are idle housekeeping."""
+    prom = shutil.which("prometheus")
+    if not prom:
+        skip("no prometheus (make deps installs it)")
+    d, port = tempfile.mkdtemp(dir=TMP), free_port()
+    base = f"http://127.0.0.1:{port}"
+    with open(os.path.join(d, "prometheus.yml"), "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: self\n"
+                f"    static_configs:\n      - targets: ['127.0.0.1:{port}']\n")
+    out_path = os.path.join(d, "parktrace.json")
+    # Files, not pipes: Prometheus keeps parktrace's output open after it ends.
+    with open(out_path, "w") as out, open(os.path.join(d, "parktrace.err"), "w") as err:
+        pt = subprocess.Popen(pt_cmd(["-f", "json", "--top", "0", "-d", "10", "--", prom,
+                                      f"--config.file={d}/prometheus.yml", f"--storage.tsdb.path={d}/data",
+                                      f"--web.listen-address=127.0.0.1:{port}", "--log.level=error"]),
+                              stdout=out, stderr=err)
+    server = child_of(pt.pid)
+    try:
+        def ready():
+            try:
+                return urllib.request.urlopen(base + "/-/ready", timeout=1).status == 200
+            except OSError:
+                return False
+        wait_for(ready, "Prometheus ready", timeout=8)
+        requests = prometheus_load(base, 4)
+        time.sleep(1.5)             # quiet: only its own loops go on
+        before = goroutine_dump(base)
+        pt.wait(timeout=30)
+        after = goroutine_dump(base)
+    finally:
+        os.kill(server, signal.SIGKILL)
+        if pt.poll() is None:
+            pt.kill()
+    check(pt.returncode == 0, f"parktrace exited {pt.returncode}: {open(os.path.join(d, 'parktrace.err')).read()[-300:]}")
+    final = final_of(json_reports(open(out_path).read()))
+    rows = [b for b in final["blockers"] if b["pid"] == server]
+    go = [b for b in rows if b["kind"] == "go-park"]
+    parks = sum(b["parks"] for b in go)
+    check(requests > 500 and parks > requests, f"{requests} requests answered, {parks} goroutine parks seen")
+    classes = Counter(b["class"] for b in go)
+    check(set(classes) <= set(GO_CLASSES) and classes["chan receive"] and classes["select"],
+          f"go-park classes {dict(classes)}")
+    own = sum(b["parks"] for b in go if b["top_frame"].startswith("github.com/prometheus/"))
+    check(own > parks / 10, f"{own} of {parks} parks in Prometheus's own code "
+          f"(top frames {Counter(b['top_frame'] for b in go).most_common(5)})")
+    frames = [f for b in go for f in (b.get("first_stack") or []) if f not in ("[truncated]",)]
+    unnamed = [f for f in frames if f.startswith("[")]
+    check(frames and len(unnamed) <= len(frames) / 100, f"{len(unnamed)} of {len(frames)} goroutine frames unnamed: "
+          f"{unnamed[:5]}")
+    woken = sum(b["parks"] for b in go if (b.get("top_waker") or {}).get("top_frame"))
+    check(woken > parks / 2, f"{woken} of {parks} parks have a waker")
+    # Parked at the end, by Go's account and by parktrace's.
+    held = Counter()
+    for b in go:
+        if b.get("parked_now") and not all(f.startswith(NOT_OWN) for f in b.get("first_stack") or ["runtime."]):
+            held[(b["class"], b["top_frame"])] += b["parked_now"]
+    stable = {k: n for k, n in before.items() if after.get(k) == n and k[0]}
+    off = {k: (n, held.get(k, 0)) for k, n in stable.items() if held.get(k, 0) != n}
+    check(sum(stable.values()) >= 10 and sum(abs(a - b) for a, b in off.values()) <= 1,
+          f"parked now, Go's dumps (stable groups: {sum(stable.values())} goroutines) vs parktrace: {off}")
+    busy = [b for b in rows if b["kind"] == "futex" and "runtime.notesleep" in (b.get("first_stack") or [])
+            and not b["idle"]]
+    check(not busy, f"Go's sleeping scheduler threads not idle: {[(b['id'], b['parks']) for b in busy]}")
 
 if __name__ == "__main__":
     main()

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "go_binary.h"
@@ -66,8 +68,9 @@ static struct known_file *known(struct go_tracker *gt, uint64_t id)
     return NULL;
 }
 
-/* The binary open at FD (maps identity ID, run by PID) read and remembered. */
-static struct known_file *read_file(struct go_tracker *gt, int fd, uint64_t id, int pid)
+/* The binary open at FD (maps identity ID, run by PID, called COMM)
+ * read and remembered. */
+static struct known_file *read_file(struct go_tracker *gt, int fd, uint64_t id, int pid, const char *comm)
 {
     struct known_file *f;
     if (gt->nfiles < GO_FILES_KNOWN) {
@@ -78,9 +81,7 @@ static struct known_file *read_file(struct go_tracker *gt, int fd, uint64_t id, 
     }
     struct go_binary gb;
     *f = (struct known_file){.id = id, .result = go_binary_read(fd, &gb)};
-    char comm[64] = "", name[64];
-    if (procstatus_thread_comm(pid, pid, comm, sizeof(comm)))
-        comm[0] = '\0';
+    char name[64];
     sanitize_copy(name, sizeof(name), comm, 32);
     if (f->result == GO_UNSUPPORTED)
         fprintf(stderr, "parktrace: %s (pid %d) is Go %s, whose goroutines parktrace cannot read: no DWARF and"
@@ -90,6 +91,12 @@ static struct known_file *read_file(struct go_tracker *gt, int fd, uint64_t id, 
         f->probed = tracer_attach_go(gt->tr, fd, name, gb.probe_offset) == 0;
     }
     return f;
+}
+
+/* A file's identity as its processes' maps will give it. */
+static uint64_t maps_identity(unsigned maj, unsigned min, uint64_t ino)
+{
+    return (ino ^ (uint64_t)maj << 52 ^ (uint64_t)min << 40) | 1;
 }
 
 /* Process PID's lowest mapping (its executable, PIE or not: libraries
@@ -108,8 +115,32 @@ static bool first_mapping(int pid, uint64_t *start, uint64_t *end, uint64_t *id)
               sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*s %x:%x %" SCNu64, start, end, &maj, &min, &ino) == 5 &&
               ino != 0;
     fclose(f);
-    *id = (ino ^ (uint64_t)maj << 52 ^ (uint64_t)min << 40) | 1;
+    *id = maps_identity(maj, min, ino);
     return ok;
+}
+
+/* Known file F's process PID given its layout, counted. */
+static void take_process(struct go_tracker *gt, const struct known_file *f, int pid)
+{
+    if (f->result == GO_UNSUPPORTED)
+        gt->stats.unsupported++;
+    else if (!f->probed)
+        gt->stats.refused++;
+    else if (go_maps_set_layout(gt->tr, pid, &f->layout))
+        gt->stats.processes++;
+}
+
+void go_tracker_look_file(struct go_tracker *gt, int pid, int fd, const char *comm)
+{
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+        return;
+    uint64_t id = maps_identity(major(st.st_dev), minor(st.st_dev), st.st_ino);
+    const struct known_file *f = known(gt, id);
+    if (!f)
+        f = read_file(gt, fd, id, pid, comm);
+    if (f->result != GO_NOT_GO)
+        take_process(gt, f, pid);
 }
 
 bool go_tracker_look(struct go_tracker *gt, int pid, uint64_t *looked)
@@ -129,16 +160,14 @@ bool go_tracker_look(struct go_tracker *gt, int pid, uint64_t *looked)
         int fd = safe_open_at(AT_FDCWD, path, 0);
         if (fd < 0)
             return false;
-        f = read_file(gt, fd, id, pid);
+        char comm[64] = "";
+        if (procstatus_thread_comm(pid, pid, comm, sizeof(comm)))
+            comm[0] = '\0';
+        f = read_file(gt, fd, id, pid, comm);
         close(fd);
     }
     if (f->result == GO_NOT_GO)
         return false;
-    if (f->result == GO_UNSUPPORTED)
-        gt->stats.unsupported++;
-    else if (!f->probed)
-        gt->stats.refused++;
-    else if (go_maps_set_layout(gt->tr, pid, &f->layout))
-        gt->stats.processes++;
+    take_process(gt, f, pid);
     return true;
 }

@@ -26,6 +26,13 @@ void go_tracker_free(struct go_tracker *gt);
  * program changes. */
 bool go_tracker_look(struct go_tracker *gt, int pid, uint64_t *looked);
 
+/* Looks at the program open at FD (COMM: its name, for messages) that
+ * process PID is about to exec (a command held at its gate): a Go
+ * program's probes and PID's layout are in place before its first
+ * instruction, so that no park of its start (the goroutines that wait for
+ * the whole run) goes unseen. */
+void go_tracker_look_file(struct go_tracker *gt, int pid, int fd, const char *comm);
+
 void go_tracker_stats(const struct go_tracker *gt, struct go_tracker_stats *s);
 
 #endif

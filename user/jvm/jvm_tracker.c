@@ -256,6 +256,12 @@ void jvm_tracker_process_gone(struct jvm_tracker *jt, int pid)
     }
 }
 
+void jvm_tracker_look_program(struct jvm_tracker *jt, int pid, int fd, const char *name)
+{
+    if (jt->go)
+        go_tracker_look_file(jt->go, pid, fd, name);
+}
+
 /* A JVM found before its interpreter or code cache was set up had 0 for
  * them in its layout, and the kernel could not walk its Java frames (their
  * stacks read [Interpreter], for good): read again at each tick until

@@ -17,11 +17,16 @@ struct pt_services;
 /* NULL after one line when out of memory. */
 struct jvm_tracker *jvm_tracker_new(struct tracer *t, const struct pt_options *o, struct pt_services *sv);
 
-/* Looks for new JVMs and refreshes the thread lists of known ones. */
 /* PID has exited and nothing it left needs naming any more (its blockers
  * retired, its stacks forgotten): its JVM, if it was one, is let go. */
 void jvm_tracker_process_gone(struct jvm_tracker *jt, int pid);
+/* Looks for new JVMs and refreshes the thread lists of known ones. */
 void jvm_tracker_tick(struct jvm_tracker *jt);
+
+/* The program open at FD (NAME: for messages) that the command PID, held
+ * before its exec, will run: a Go program is read and probed now
+ * (go_tracker_look_file), so its first park is seen. */
+void jvm_tracker_look_program(struct jvm_tracker *jt, int pid, int fd, const char *name);
 
 /* Only the discovery, and only among processes named with -p or started
  * with -- COMMAND: cheap enough to run between ticks, so a JVM started by

@@ -8,7 +8,8 @@
 
 struct tracer;
 
-/* Go process PID's layout, for its parks to be read from now on. */
+/* Go process PID's layout, for its parks to be read from now on: true
+ * when PID had none (a process newly read, to be counted once). */
 bool go_maps_set_layout(struct tracer *t, int pid, const struct pt_go_layout *l);
 
 #endif
