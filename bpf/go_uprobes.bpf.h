@@ -186,17 +186,14 @@ int BPF_KPROBE(go_ready)
         w->flags = 0;
         return 0;
     }
+    /* The waker's stack where the waiter kept its own, as a thread's
+     * waker's (within the waker gap and the stack budget): the goroutine
+     * that readied it, on its own stack (goready runs before the switch to
+     * the system stack), walked by frame pointers as Go keeps them. */
+    if (w->stack_id >= 0 && (w->flags & PT_WAIT_TIMED))
+        note_waker_at(ctx, w, tgid, bpf_get_current_task_btf(), (struct pt_regs *)ctx);
     struct pt_wait_end done;
     wait_end_copy(&done, w);
-    /* The waker's stack where the waiter kept its own: the goroutine that
-     * readied it, on its own stack (goready runs before the switch to the
-     * system stack), walked by frame pointers as Go keeps them. */
-    if (done.stack_id >= 0) {
-        done.waker_stack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
-        done.waker_tgid = tgid;
-        if (done.waker_stack >= 0)
-            note_stack(done.slot, done.waker_stack, pid_tgid, false);
-    }
     wait_finish(s, &done, w, now, PT_END_WOKEN, (__u32)gw->goid, tgid, NULL);
     return 0;
 }

@@ -341,6 +341,9 @@ static __always_inline void waker_entry(void *ctx, struct task_struct *cur, stru
  * for waiters whose own stack was, one in 1/odds over the budget of the
  * waker's CPU (the waiter's wake_gap); the waits whose waker's stack was
  * left out count on their waiter's own line. */
+static __always_inline void note_waker_at(void *ctx, struct pt_wait *w, __u32 waiter_tgid,
+                                          struct task_struct *cur, struct pt_regs *regs);
+
 static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waiter_tgid)
 {
     /* A waiter without a stack is charged nowhere (charge_wait): its
@@ -356,6 +359,14 @@ static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waite
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
     if (regs->orig_ax != NR_FUTEX)
         return;
+    note_waker_at(ctx, w, waiter_tgid, cur, regs);
+}
+
+/* Wait W's waker is the current task CUR, at user registers REGS (its
+ * futex call's, or a goroutine's goready: go_uprobes.bpf.h). */
+static __always_inline void note_waker_at(void *ctx, struct pt_wait *w, __u32 waiter_tgid,
+                                          struct task_struct *cur, struct pt_regs *regs)
+{
     /* A blocker waited on many times whose waker was never taken gets one
      * as a new blocker gets its first waiter's: outside the gap, refused
      * only once the budget is two seconds in debt, its wait kept whole

@@ -251,14 +251,21 @@ def moving_gc_splits_a_blocker_and_by_class_joins_it():
     one row holds both. -Xmn64m leaves room for the run in eden, so no
     young collection moves it a third time."""
     flags = ["-Xmn64m", "-XX:+UseSerialGC"]
+    steal0 = stolen_s()
     wl, final = run_java("MovingLock", "1.5", "4", "500", jvm_flags=flags)
+    stolen_ns = (stolen_s() - steal0) * 1e9
     phases = [p["blocked_ns"] for p in wl["phases"]]
     check(all(p["blocked"] >= 50 for p in wl["phases"]), f"the workload barely contended: {wl['phases']}")
     rows = sorted((b for b in jvm_rows(final) if b["class"] == NONFAIR), key=lambda b: b["thread_time_ns"])
     check(len(rows) == 2, f"by object, the moved lock should be 2 rows, got {[(b['id'], b['parks']) for b in rows]}")
     check(rows[0]["id"] != rows[1]["id"], f"both rows have the id {rows[0]['id']}")
     for b, want, what in zip(rows, sorted(phases), ("the shorter phase", "the longer phase")):
-        within(b["thread_time_ns"], want, MOVING_TOLERANCE, f"{what}'s row {b['id']} thread_time_ns")
+        # The workload's clock also runs while the host steals its CPU
+        # inside lock() but outside a park (a CI run: 1438 ms for 1511).
+        got, lo = b["thread_time_ns"], (want - stolen_ns) * (1 - MOVING_TOLERANCE)
+        check(lo <= got <= want * (1 + MOVING_TOLERANCE),
+              f"{what}'s row {b['id']} thread_time_ns: parktrace {got} vs workload {want} "
+              f"({got / want - 1:+.1%}; {stolen_ns / 1e6:.0f} ms stolen by the host meanwhile)")
     wl, final = run_java("MovingLock", "1.5", "4", "500", jvm_flags=flags, pt_args=("--by", "class"))
     rows = [b for b in jvm_rows(final) if b["class"] == NONFAIR]
     check(len(rows) == 1, f"by class, the moved lock should be 1 row, got {len(rows)}")

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "live_columns.h"
+#include "writer.h"
 
 static const enum live_col always[] = {LC_KIND, LC_CLASS, LC_ID, LC_TTIME, LC_TOP};
 
@@ -150,5 +151,20 @@ int main(void)
     shortened("worker", 6, "worker", 6);
     shortened("caf\xc3\xa9_lock_long", 6, "caf\xc3\xa9_~", 6);
     shortened("anything", 1, "~", 1);
+
+    /* Go frames lose their import path's directories in the text outputs;
+     * a slash inside a receiver, generic argument or module name stays. */
+    CHECK(!strcmp(writer_short_frame("github.com/prometheus/prometheus/storage.(*mergeGenericQuerier).Select.func2"),
+                  "storage.(*mergeGenericQuerier).Select.func2"), "a Go frame's package by its last element");
+    CHECK(!strcmp(writer_short_frame("main.worker"), "main.worker") &&
+          !strcmp(writer_short_frame("net/http.(*persistConn).writeLoop"), "http.(*persistConn).writeLoop"),
+          "main and the standard library");
+    CHECK(!strcmp(writer_short_frame("sync.Map[go.shape.string,github.com/x/y.T].Load"),
+                  "sync.Map[go.shape.string,github.com/x/y.T].Load"), "a slash in a generic argument stays");
+    CHECK(!strcmp(writer_short_frame("[prometheus+0x472443]"), "[prometheus+0x472443]") &&
+          !strcmp(writer_short_frame("LazyCompile:*run /srv/app.js:12"), "LazyCompile:*run /srv/app.js:12") &&
+          !strcmp(writer_short_frame("java.util.concurrent.locks.LockSupport.park"),
+                  "java.util.concurrent.locks.LockSupport.park") && !writer_short_frame(NULL),
+          "other frames whole");
     return CHECK_DONE();
 }

@@ -226,10 +226,11 @@ void live_cell(const struct pt_row *row, enum live_col c, char *buf, size_t len)
             snprintf(buf, len, "-");
         break;
     case LC_TOP:
-        sanitize_copy(buf, len, row->top_frame ? row->top_frame : "-", len);
+        sanitize_copy(buf, len, row->top_frame ? writer_short_frame(row->top_frame) : "-", len);
         break;
     case LC_CAUSED:
-        sanitize_copy(buf, len, row->waker_stack && row->waker_top_frame ? row->waker_top_frame : "-", len);
+        sanitize_copy(buf, len, row->waker_stack && row->waker_top_frame ? writer_short_frame(row->waker_top_frame) : "-",
+                      len);
         break;
     default:
         buf[0] = '\0';

@@ -58,9 +58,9 @@ static void put_row(FILE *f, const struct pt_row *row, bool cgroups)
     fprintf(f, " %4s %8" PRIu64 " %5" PRIu64 " %11s %10s %9s %9s %6.1f %7.1f %5s  ", row->wait ? "wait" : "lock",
             g->parks, g->peak_parked, dur(g->thread_time_ns, a), dur(g->real_time_ns, b), dur(g->avg_park_ns, c),
             dur(g->avg_hold_ns, d), g->real_util * 100, g->thread_util * 100, csp);
-    put_cell(f, row->top_frame ? row->top_frame : "-", 36);
+    put_cell(f, row->top_frame ? writer_short_frame(row->top_frame) : "-", 36);
     fputc(' ', f);
-    sanitize_fputs(f, row->waker_stack ? row->waker_top_frame : "-", 0, 0);
+    sanitize_fputs(f, row->waker_stack ? writer_short_frame(row->waker_top_frame) : "-", 0, 0);
     fputc('\n', f);
 }
 

@@ -64,4 +64,21 @@ static inline const char *writer_simple_class(const char *cls)
     return dot && cls[0] != '<' ? dot + 1 : cls;
 }
 
+/* A frame as the text outputs show it: a Go function without its import
+ * path's directories ("storage.(*mergeGenericQuerier).Select" for
+ * github.com/prometheus/prometheus/storage...), which would fill the
+ * column; JSON, pprof and the collapsed stacks keep it whole. Other
+ * frames have no slash before their name ends, or are [module+0x...]. */
+static inline const char *writer_short_frame(const char *frame)
+{
+    if (!frame || frame[0] == '[' || frame[0] == '/')
+        return frame;
+    size_t name = strcspn(frame, "([ ");
+    const char *cut = frame;
+    for (size_t i = 0; i < name; i++)
+        if (frame[i] == '/')
+            cut = frame + i + 1;
+    return cut;
+}
+
 #endif
