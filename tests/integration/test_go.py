@@ -182,6 +182,50 @@ def go_park_rows_reach_every_output():
           f"pprof samples {mine} against {m[0]['parks']} parks, {m[0]['thread_time_ns']} ns")
 
 
+
+@test
+def go_park_rows_reach_metrics():
+    """/metrics (--listen) while go_mutex idles after its work: the mutex's
+    series (kind go-park, class sync.Mutex, role lock) counts the final
+    report's parks and seconds, none parked now, and the page passes
+    promtool."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    # Rendered once per interval (docs/fleet.md): every half second.
+    started = subprocess.Popen(pt_cmd(["-f", "json", "--top", "0", "-i", "500ms", "--listen", f"127.0.0.1:{port}", "--",
+                                       GO_MUTEX, "-s", "1", "-wait", "0.5", "-tail", "3"]),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    page = {}
+
+    def after_the_work():
+        try:
+            text = urllib.request.urlopen(url, timeout=5).read().decode()
+        except OSError:
+            return False
+        got = {m.group(1): float(m.group(2)) for m in re.finditer(
+            r'^(parktrace_\w+)\{comm="go_mutex",container="[^"]*",kind="go-park",class="sync.Mutex",role="lock"\} '
+            r'(\S+)$', text, re.M)}
+        done = page.get("got") == got and got.get("parktrace_waits_total", 0) > 0
+        page.update(text=text, got=got)
+        return done
+    try:
+        # Two scrapes alike, the waits counted: the work is over.
+        wait_for(lambda: after_the_work() or time.sleep(0.5), "two alike /metrics pages after the work", 15)
+        out, err = started.communicate(timeout=30)
+    finally:
+        if started.poll() is None:
+            started.kill()
+    m = [b for b in go_rows(final_of(json_reports(out))) if b["class"] == "sync.Mutex"]
+    check(len(m) == 1, f"go-park rows {[(b['class'], b['parks']) for b in go_rows(final_of(json_reports(out)))]}")
+    got = page["got"]
+    check(got.get("parktrace_waits_total") == m[0]["parks"] and
+          abs(got.get("parktrace_wait_seconds_total", 0) - m[0]["thread_time_ns"] / 1e9) < 1e-3 and
+          got.get("parktrace_parked_threads") == 0,
+          f"/metrics {got} against the final row: {m[0]['parks']} parks, {m[0]['thread_time_ns']} ns")
+    pc = subprocess.run(["promtool", "check", "metrics"], input=page["text"], capture_output=True, text=True)
+    check(pc.returncode == 0, f"promtool check metrics: {(pc.stdout + pc.stderr).strip()[-300:]}")
+
+
 @test
 def go_park_alone_still_finds_the_program():
     """--kinds go-park and nothing else: the command's child is parktrace
@@ -229,6 +273,70 @@ def go_waits_are_not_thread_time():
     invariants(final)
 
 
+
+
+
+def class_matches_block_profile(mode, cls, blocked_in, repark, frames=1, args=()):
+    """go_mutex -mode MODE: its rows of class CLS (role wait or lock, at the
+    object's address) against Go's block profile samples whose first FRAMES
+    frames include one that starts with BLOCKED_IN: parks exactly (less
+    go_reparks where REPARK: a semaphore), time within 5%."""
+    wl, final, prof = go_traced("-mode", mode, "-s", "3", "-wait", "1", *args)
+    rows = [b for b in go_rows(final) if b["class"] == cls]
+    check(rows, f"no {cls} row: {[(b['class'], b['parks']) for b in go_rows(final)]}")
+    go = [(c, d) for c, d, fr in prof if any(f.startswith(blocked_in) for f in fr[:frames])]
+    check(go, f"Go's block profile has no {blocked_in} sample: {[fr[:2] for _, _, fr in prof]}")
+    count, delay = sum(c for c, _ in go), sum(d for _, d in go)
+    parks = sum(b["parks"] for b in rows) - (wl["reparks"] if repark else 0)
+    check(count - wl["dropped"] <= parks <= count, f"parktrace {sum(b['parks'] for b in rows)} {cls} parks, "
+          f"{wl['reparks']} again in one acquire, {wl['dropped']} dropped; Go's block profile {count}")
+    within(sum(b["thread_time_ns"] for b in rows), delay, 0.05, f"the {cls} rows' thread time",
+           "Go's block profile delay")
+    check(all(b["top_frame"] == "main.worker" for b in rows), f"top frames {[b['top_frame'] for b in rows]}")
+    return rows
+
+
+@test
+def go_rwmutex_waits_match_gos_block_profile():
+    """Seven goroutines write-lock a sync.RWMutex and one read-locks it
+    (go_mutex -mode rwmutex -readers 1): its waits (a writer on the
+    RWMutex's inner mutex and its writer semaphore, the reader on its
+    reader semaphore) are sync.RWMutex rows at the RWMutex's own address,
+    role lock, their parks (less reparks) and time Go's block profile's for
+    sync.(*RWMutex).Lock and RLock. RLock is inlined into main.worker: no
+    frame of its own. One reader: with four, a reader readied found the
+    reader semaphore taken by a newcomer half the time and parked again,
+    and Go's delay spans the whole acquire, runnable gaps between its parks
+    too (24% more than the parks' time), where parktrace times parks."""
+    # A writer's wait on the inner mutex: sync.(*Mutex).Lock, then RWMutex.Lock.
+    rows = class_matches_block_profile("rwmutex", "sync.RWMutex", "sync.(*RWMutex).", True, frames=2,
+                                       args=("-readers", "1"))
+    check({b["id"] for b in rows} == {rows[0]["id"]} and all(b["role"] == "lock" for b in rows),
+          f"RWMutex rows {[(b['id'], b['role'], b['parks']) for b in rows]}")
+
+
+@test
+def go_cond_waits_match_gos_block_profile():
+    """Eight goroutines wait in sync.Cond.Wait for the tickets one
+    signaller hands out every 200 us (go_mutex -mode cond): one sync.Cond
+    row at the Cond's address, role wait, its parks and time Go's block
+    profile's for sync.(*Cond).Wait (a Wait parks once)."""
+    rows = class_matches_block_profile("cond", "sync.Cond", "sync.(*Cond).Wait", False)
+    check(len(rows) == 1 and rows[0]["role"] == "wait", f"Cond rows {[(b['id'], b['role']) for b in rows]}")
+    waker = rows[0].get("top_waker") or {}
+    check(waker.get("top_frame") == "main.signaller", f"caused by {waker.get('top_frame')}")
+
+
+@test
+def go_select_waits_match_gos_block_profile():
+    """Eight goroutines send work in a select of two cases, one never
+    ready (go_mutex -mode select): one select row at the select's call
+    site in main.worker, role wait, its parks and time Go's block
+    profile's for runtime.selectgo, and the consumer its waker."""
+    rows = class_matches_block_profile("select", "select", "runtime.selectgo", False)
+    check(len(rows) == 1 and rows[0]["role"] == "wait", f"select rows {[(b['id'], b['role']) for b in rows]}")
+    waker = rows[0].get("top_waker") or {}
+    check(waker.get("top_frame") == "main.consumer", f"caused by {waker.get('top_frame')}")
 
 
 @test

@@ -49,6 +49,11 @@ int main(void)
                    false, 4), "RWMutex.Lock taking its writers' Mutex is the RWMutex's wait");
     CHECK(go_class((const char *[]){"runtime.gopark", "sync.runtime_SemacquireMutex", "sync.(*RWMutex).RLock"}, 3,
                    "sync.RWMutex", false, 12), "RLock waits on readerSem, 12 bytes in");
+    CHECK(go_class((const char *[]){"runtime.gopark", "runtime.semacquire1", "sync.runtime_SemacquireMutex",
+                                    "main.worker"}, 4, "sync.RWMutex", false, 12),
+          "RLock inlined into its caller (no frame of its own) still waits on readerSem");
+    CHECK(go_class((const char *[]){"runtime.gopark", "sync.runtime_SemacquireMutex"}, 2, "semaphore", false, 0),
+          "a stack cut short at the semaphore call says nothing of its caller");
     CHECK(go_class((const char *[]){"runtime.gopark", "sync.runtime_Semacquire", "sync.(*WaitGroup).Wait"}, 3,
                    "sync.WaitGroup", true, 8), "WaitGroup.Wait is a wait");
     CHECK(go_class((const char *[]){"runtime.gopark", "internal/poll.runtime_Semacquire"}, 2, "semaphore", false, 0),

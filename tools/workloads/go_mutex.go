@@ -5,13 +5,19 @@
 // runtime's view of the same waits. Prints, as JSON, what it timed: each
 // Lock's wait (the time it took), and the run's goroutine time.
 //
-// -wait S sleeps S seconds first (a tracer finds the program meanwhile).
+// -wait S sleeps S seconds first (a tracer finds the program meanwhile);
+// -tail S sleeps S seconds after the work (what a tracer serves holds).
 // -mode chan: the G goroutines send work items, HOLD_US of work each, on
 // an unbuffered channel to one consumer in place of taking the mutex (so
 // they wait in chan send); "locks" then counts the sends, "waited_ns"
-// their time.
+// their time. -mode select: the same sends, each in a select of two cases
+// (the other never ready), so they wait in select. -mode rwmutex: READERS
+// of the goroutines (half by default) take rw (a sync.RWMutex) to read,
+// the others to write, each holding it HOLD_US. -mode cond: one signaller hands out a ticket every
+// HOLD_US through a sync.Cond; the G goroutines wait in Cond.Wait for one.
 //
-// usage: go_mutex [-g 8] [-hold 200] [-pause 50] [-s 5] [-wait 0] [-mode mutex|chan] [-profile DIR]
+// usage: go_mutex [-g 8] [-hold 200] [-pause 50] [-s 5] [-wait 0] [-tail 0]
+//                 [-mode mutex|chan|select|rwmutex|cond] [-readers G/2] [-profile DIR]
 package main
 
 import (
@@ -28,11 +34,18 @@ import (
 
 var (
 	mu            sync.Mutex
+	rw            sync.RWMutex
+	cmu           sync.Mutex
+	cond          = sync.NewCond(&cmu)
+	tickets       int
+	over          bool
 	work          = make(chan time.Duration)
+	never         = make(chan time.Duration)
 	waited, locks int64
 	hold, pause   time.Duration
+	readers       int
 	end           time.Time
-	sendOnChannel bool
+	mode          string
 )
 
 func spin(d time.Duration) {
@@ -40,25 +53,73 @@ func spin(d time.Duration) {
 	}
 }
 
-// worker takes mu (or sends on work) until the end, timing each wait.
-// Named, so that its frames read main.worker whatever else the file holds.
-func worker(wg *sync.WaitGroup) {
+// worker takes mu (or waits as -mode says) until the end, timing each
+// wait. Named, so that its frames read main.worker whatever else the
+// file holds.
+func worker(wg *sync.WaitGroup, i int) {
 	defer wg.Done()
 	for time.Now().Before(end) {
 		t0 := time.Now()
-		if sendOnChannel {
+		switch {
+		case mode == "chan":
 			work <- hold
-			atomic.AddInt64(&waited, int64(time.Since(t0)))
-			atomic.AddInt64(&locks, 1)
-		} else {
+			took(t0)
+		case mode == "select":
+			select {
+			case work <- hold:
+			case <-never:
+			}
+			took(t0)
+		case mode == "rwmutex" && i >= readers:
+			rw.Lock()
+			took(t0)
+			spin(hold)
+			rw.Unlock()
+		case mode == "rwmutex":
+			rw.RLock()
+			took(t0)
+			spin(hold)
+			rw.RUnlock()
+		case mode == "cond":
+			cmu.Lock()
+			for tickets == 0 && !over {
+				cond.Wait()
+			}
+			if tickets > 0 {
+				tickets--
+			}
+			cmu.Unlock()
+			took(t0)
+		default:
 			mu.Lock()
-			atomic.AddInt64(&waited, int64(time.Since(t0)))
-			atomic.AddInt64(&locks, 1)
+			took(t0)
 			spin(hold)
 			mu.Unlock()
 		}
 		spin(pause)
 	}
+}
+
+// took counts one wait that began at T0.
+func took(t0 time.Time) {
+	atomic.AddInt64(&waited, int64(time.Since(t0)))
+	atomic.AddInt64(&locks, 1)
+}
+
+// signaller hands out a ticket every hold through cond until the end,
+// then wakes every waiter for good.
+func signaller() {
+	for time.Now().Before(end) {
+		spin(hold)
+		cmu.Lock()
+		tickets++
+		cond.Signal()
+		cmu.Unlock()
+	}
+	cmu.Lock()
+	over = true
+	cond.Broadcast()
+	cmu.Unlock()
 }
 
 // consumer does each work item sent, until work is closed.
@@ -76,7 +137,9 @@ func main() {
 	seconds := flag.Float64("s", 5, "seconds")
 	profile := flag.String("profile", "", "write Go's mutex and block profiles into this directory")
 	wait := flag.Float64("wait", 0, "seconds to sleep before starting")
-	mode := flag.String("mode", "mutex", "mutex: take mu; chan: send work on an unbuffered channel")
+	tail := flag.Float64("tail", 0, "seconds to sleep after the work")
+	readersFlag := flag.Int("readers", -1, "-mode rwmutex: goroutines that read (half when negative)")
+	modeFlag := flag.String("mode", "mutex", "mutex, chan, select, rwmutex or cond (above)")
 	flag.Parse()
 	time.Sleep(time.Duration(*wait * float64(time.Second)))
 	if *profile != "" {
@@ -85,20 +148,28 @@ func main() {
 	}
 	hold = time.Duration(*holdUs) * time.Microsecond
 	pause = time.Duration(*pauseUs) * time.Microsecond
-	sendOnChannel = *mode == "chan"
+	mode = *modeFlag
+	readers = *readersFlag
+	if readers < 0 {
+		readers = *goroutines / 2
+	}
+	sending := mode == "chan" || mode == "select"
 	var wg sync.WaitGroup
 	start := time.Now()
 	end = start.Add(time.Duration(*seconds * float64(time.Second)))
 	done := make(chan bool)
-	if sendOnChannel {
+	if sending {
 		go consumer(done)
+	}
+	if mode == "cond" {
+		go signaller()
 	}
 	for i := 0; i < *goroutines; i++ {
 		wg.Add(1)
-		go worker(&wg)
+		go worker(&wg, i)
 	}
 	wg.Wait()
-	if sendOnChannel {
+	if sending {
 		close(work)
 		<-done
 	}
@@ -114,6 +185,7 @@ func main() {
 			f.Close()
 		}
 	}
+	time.Sleep(time.Duration(*tail * float64(time.Second)))
 	fmt.Printf("{\"goroutines\":%d,\"locks\":%d,\"waited_ns\":%d,\"elapsed_ns\":%d}\n",
 		*goroutines, locks, waited, elapsed.Nanoseconds())
 }

@@ -402,72 +402,83 @@ static int attach_file_probe(struct tracer *t, struct bpf_program *prog, bool re
     return 0;
 }
 
-int tracer_attach_jvm(struct tracer *t, int fd, const char *libjvm)
+/* The file open at FD among FILES (*N of at most CAP; WHAT names them in
+ * messages, NAME the file): its record, and *FRESH when added now, PATH
+ * then naming it through the descriptor (libbpf reads its symbols and the
+ * kernel finds its inode there: no path that could be swapped for a FIFO
+ * meanwhile). NULL after one line when it cannot be probed. */
+static struct tracer_probed_file *probed_file(struct tracer_probed_file *files, int *n, int cap, int fd,
+                                              const char *what, const char *name, bool *fresh, char *path,
+                                              size_t len)
 {
     struct stat st;
-    char name[256], path[32];
-    if (!t->skel || !bpf_program__autoload(t->skel->progs.java_thread_start))
-        return 0;
-    sanitize_copy(name, sizeof(name), libjvm, 200);     /* the JVM's owner chose it */
     if (fstat(fd, &st)) {
         fprintf(stderr, "parktrace: cannot put uprobes on %s: %s\n", name, strerror(errno));
-        return -1;
+        return NULL;
     }
-    /* One file seen through several paths (containers) is probed once. */
-    for (int i = 0; i < t->njvm_files; i++)
-        if (t->jvm_files[i].dev == st.st_dev && t->jvm_files[i].ino == st.st_ino)
-            return t->jvm_files[i].safepoints;
-    if (t->njvm_files == TRACER_MAX_JVMS) {
-        fprintf(stderr, "parktrace: more than %d different libjvm files; %s is not probed\n", TRACER_MAX_JVMS,
-                name);
-        return -1;
+    *fresh = false;
+    for (int i = 0; i < *n; i++)
+        if (files[i].dev == st.st_dev && files[i].ino == st.st_ino)
+            return &files[i];
+    if (*n == cap) {
+        fprintf(stderr, "parktrace: more than %d different %s; %s is not probed\n", cap, what, name);
+        return NULL;
     }
-    struct tracer_jvm_file *file = &t->jvm_files[t->njvm_files++];
-    *file = (struct tracer_jvm_file){.dev = st.st_dev, .ino = st.st_ino};
-    /* libbpf reads the symbols and the kernel finds the inode through the
-     * descriptor: no path that could be swapped for a FIFO meanwhile. */
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    *fresh = true;
+    snprintf(path, len, "/proc/self/fd/%d", fd);
+    files[*n] = (struct tracer_probed_file){.dev = st.st_dev, .ino = st.st_ino, .result = -1};
+    return &files[(*n)++];
+}
+
+/* A libjvm's probes (tracer_attach_jvm), at PATH. */
+static int attach_jvm_probes(struct tracer *t, const char *path, const char *name)
+{
     if (attach_file_probe(t, t->skel->progs.java_thread_start, false, path, name, "_ZN10JavaThread3runEv", 0))
         return -1;
     /* Both ends of a safepoint, or neither counts. */
-    if (bpf_program__autoload(t->skel->progs.jvm_safepoint) &&
-        !attach_file_probe(t, t->skel->progs.jvm_safepoint, false, path, name,
-                          "_ZN20SafepointSynchronize5beginEv", 0) &&
-        !attach_file_probe(t, t->skel->progs.jvm_safepoint, false, path, name, "_ZN20SafepointSynchronize3endEv", 0))
-        file->safepoints = true;
+    int safepoints = bpf_program__autoload(t->skel->progs.jvm_safepoint) &&
+                     !attach_file_probe(t, t->skel->progs.jvm_safepoint, false, path, name,
+                                        "_ZN20SafepointSynchronize5beginEv", 0) &&
+                     !attach_file_probe(t, t->skel->progs.jvm_safepoint, false, path, name,
+                                        "_ZN20SafepointSynchronize3endEv", 0);
     if (!bpf_program__autoload(t->skel->progs.unsafe_park))
-        return file->safepoints;
+        return safepoints;
     if (attach_file_probe(t, t->skel->progs.unsafe_park, false, path, name, "Unsafe_Park", 0) ||
         attach_file_probe(t, t->skel->progs.unsafe_park_exit, true, path, name, "Unsafe_Park", 0) ||
         attach_file_probe(t, t->skel->progs.unsafe_unpark, false, path, name, "Unsafe_Unpark", 0))
         return -1;
-    return file->safepoints;
+    return safepoints;
+}
+
+int tracer_attach_jvm(struct tracer *t, int fd, const char *libjvm)
+{
+    char name[256], path[32];
+    bool fresh;
+    if (!t->skel || !bpf_program__autoload(t->skel->progs.java_thread_start))
+        return 0;
+    sanitize_copy(name, sizeof(name), libjvm, 200);     /* the JVM's owner chose it */
+    struct tracer_probed_file *file = probed_file(t->jvm_files, &t->njvm_files, TRACER_MAX_JVMS, fd, "libjvm files",
+                                                  name, &fresh, path, sizeof(path));
+    if (file && fresh)
+        file->result = attach_jvm_probes(t, path, name);
+    return file ? file->result : -1;
 }
 
 int tracer_attach_go(struct tracer *t, int fd, const char *exe, const uint64_t offset[3])
 {
-    struct stat st;
     char name[256], path[32];
-    if (!t->skel || !bpf_program__autoload(t->skel->progs.go_park) || fstat(fd, &st))
+    bool fresh;
+    if (!t->skel || !bpf_program__autoload(t->skel->progs.go_park))
         return -1;
     sanitize_copy(name, sizeof(name), exe, 200);     /* the program's owner chose it */
-    for (int i = 0; i < t->ngo_files; i++)
-        if (t->go_files[i].dev == st.st_dev && t->go_files[i].ino == st.st_ino)
-            return t->go_files[i].probed ? 0 : -1;
-    if (t->ngo_files == TRACER_MAX_GO_FILES) {
-        fprintf(stderr, "parktrace: more than %d different Go programs; %s is not probed\n", TRACER_MAX_GO_FILES,
-                name);
-        return -1;
-    }
-    struct tracer_go_file *file = &t->go_files[t->ngo_files++];
-    *file = (struct tracer_go_file){.dev = st.st_dev, .ino = st.st_ino};
-    /* Through the descriptor, as a libjvm is (tracer_attach_jvm). */
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    file->probed =
-        !attach_file_probe(t, t->skel->progs.go_semacquire, false, path, name, "runtime.semacquire1", offset[0]) &&
-        !attach_file_probe(t, t->skel->progs.go_park, false, path, name, "runtime.gopark", offset[1]) &&
-        !attach_file_probe(t, t->skel->progs.go_ready, false, path, name, "runtime.goready", offset[2]);
-    return file->probed ? 0 : -1;
+    struct tracer_probed_file *file = probed_file(t->go_files, &t->ngo_files, TRACER_MAX_GO_FILES, fd,
+                                                  "Go programs", name, &fresh, path, sizeof(path));
+    if (file && fresh)
+        file->result =
+            attach_file_probe(t, t->skel->progs.go_semacquire, false, path, name, "runtime.semacquire1", offset[0]) ||
+            attach_file_probe(t, t->skel->progs.go_park, false, path, name, "runtime.gopark", offset[1]) ||
+            attach_file_probe(t, t->skel->progs.go_ready, false, path, name, "runtime.goready", offset[2]) ? -1 : 0;
+    return file ? file->result : -1;
 }
 
 int tracer_sample_ready_fd(const struct tracer *t)

@@ -31,16 +31,14 @@ struct tracer {
     /* --probes uprobes: the probes on each distinct libjvm */
     struct bpf_link *links[TRACER_MAX_LINKS];
     int nlinks;
-    struct tracer_jvm_file {
+    /* Files given uprobes, once each by device and inode (one file seen
+     * through several paths, as containers show it, is probed once):
+     * result is what its tracer_attach_* returned. */
+    struct tracer_probed_file {
         uint64_t dev, ino;
-        bool safepoints;       /* SafepointSynchronize::begin and ::end probed */
-    } jvm_files[TRACER_MAX_JVMS];
-    int njvm_files;
-    struct tracer_go_file {
-        uint64_t dev, ino;
-        bool probed;           /* its three uprobes attached */
-    } go_files[TRACER_MAX_GO_FILES];
-    int ngo_files;
+        int result;
+    } jvm_files[TRACER_MAX_JVMS], go_files[TRACER_MAX_GO_FILES];
+    int njvm_files, ngo_files;
     struct ring_buffer *sample_ready;   /* new stack samples, to unwind at once */
     const struct tracer_ready *on_ready;   /* while draining it */
     int procs_fd, uncounted_fd, unwatched_life_fd, exited_life_fd;

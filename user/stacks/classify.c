@@ -223,12 +223,28 @@ static const struct go_sema_rule {
     [GO_WAITGROUP] = {"sync.(*WaitGroup).Wait", "sync.WaitGroup", true, 8},
 };
 
+/* Whether frame I of ST is sync's own semaphore call made straight from
+ * a frame outside sync: the sync function that made it was inlined there,
+ * and a frame-pointer walk sees no frame of its own. In Go 1.19's sync
+ * only RWMutex.RLock, of the three callers of runtime_SemacquireMutex, is
+ * small enough to be inlined (Go's block profile, which expands inlined
+ * calls, names it). */
+static bool inlined_rlock_at(const struct pt_stack *st, int i)
+{
+    const char *name = st->frames[i].name, *up = i + 1 < st->n ? st->frames[i + 1].name : NULL;
+    return name && up && strcmp(name, "sync.runtime_SemacquireMutex") == 0 && strncmp(up, "sync.", 5) != 0;
+}
+
 /* The rule of the innermost sync frame of ST from frame *AT on (*AT moves
  * past it), or -1. */
 static int go_sema_rule_at(const struct pt_stack *st, int *at)
 {
     for (int i = *at; i < st->n; i++) {
         const char *name = st->frames[i].name;
+        if (inlined_rlock_at(st, i)) {
+            *at = i + 1;
+            return GO_RWMUTEX_RLOCK;
+        }
         for (int r = 0; name && r < GO_SEMA_RULES; r++)
             if (strcmp(name, go_sema_rules[r].frame) == 0) {
                 *at = i + 1;
