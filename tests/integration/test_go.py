@@ -331,10 +331,11 @@ def go_cond_waits_match_gos_block_profile():
 def go_select_waits_match_gos_block_profile():
     """Eight goroutines send work in a select of two cases, one never
     ready (go_mutex -mode select): one select row at the select's call
-    site in main.worker, role wait, its parks and time Go's block
+    site, named main.worker (the function it is in), role wait, its parks and time Go's block
     profile's for runtime.selectgo, and the consumer its waker."""
     rows = class_matches_block_profile("select", "select", "runtime.selectgo", False)
-    check(len(rows) == 1 and rows[0]["role"] == "wait", f"select rows {[(b['id'], b['role']) for b in rows]}")
+    check(len(rows) == 1 and rows[0]["role"] == "wait" and rows[0]["name"] == "main.worker",
+          f"select rows {[(b['id'], b['name'], b['role']) for b in rows]}")
     waker = rows[0].get("top_waker") or {}
     check(waker.get("top_frame") == "main.consumer", f"caused by {waker.get('top_frame')}")
 

@@ -19,7 +19,7 @@ from harness import *  # noqa: F401,F403 (paths, test registry, checks, runners)
 # touched, with its socket in TMP, which goes at exit.
 SOCKET = f"pt-itest-live-{os.getpid()}"
 os.environ["TMUX_TMPDIR"] = TMP
-KINDS = ("futex", "jvm-park", "jvm-monitor", "jvm-wait")
+KINDS = ("futex", "jvm-park", "jvm-monitor", "jvm-wait", "go-park")
 RIGHT = {"PID", "PARKS", "PEAK", "THREAD-TIME", "REAL-TIME", "AVG-PARK", "AVG-HOLD", "REAL%", "THREAD%", "RLIFE%",
          "TLIFE%", "CSP"}
 ALWAYS = ("KIND", "CLASS", "ID", "THREAD-TIME", "TOP-FRAME")
@@ -70,10 +70,12 @@ class Pane:
         tmux("kill-session", "-t", self.name, check_rc=False)
 
 
-def live_script(pt_args, seconds=8, after=""):
-    """The pane's script: parktrace's live view over the workload, then its
-    exit status and the terminal's modes, then a pause to read them."""
-    wl = [MC, "-t", "8", "-m", "3", "-s", str(seconds), "-r", os.path.join(TMP, f"wl{time.monotonic_ns()}.json")]
+def live_script(pt_args, seconds=8, after="", wl=None):
+    """The pane's script: parktrace's live view over the workload (WL, else
+    mutex_contention), then its exit status and the terminal's modes, then
+    a pause to read them."""
+    wl = wl or [MC, "-t", "8", "-m", "3", "-s", str(seconds), "-r",
+                os.path.join(TMP, f"wl{time.monotonic_ns()}.json")]
     cmd = " ".join(shlex.quote(a) for a in pt_cmd(["-i", "300ms", *pt_args, "--", *wl]))
     # The shell survives Ctrl-C (a handler, not an ignored signal, which
     # parktrace would inherit) to report what parktrace left behind.
@@ -161,7 +163,7 @@ def finished(pane, timeout=20):
     raise AssertionError(f"parktrace did not end; the screen: {pane.screen()!r}")
 
 
-def check_restored(pane, how, want_exit="0", want_final=True):
+def check_restored(pane, how, want_exit="0", want_final=True, want_rows=None):
     text, status, modes = finished(pane)
     check(status == want_exit, f"{how}: parktrace exited {status}, want {want_exit}")
     check(pane.flag("alternate_on") == "0", f"{how}: the terminal is still on the alternate screen")
@@ -174,9 +176,10 @@ def check_restored(pane, how, want_exit="0", want_final=True):
         first = next((i for i, l in enumerate(text) if l.startswith("parktrace final report")), None)
         check(first is not None, f"{how}: no final report on the terminal: {text[-12:]!r}")
         check(first > text.index("BEFORE-PT"), f"{how}: the final report came before the shell's line")
-        rows = [l for l in text[first:] if l.startswith("futex ")]
-        check(any("cache_lock" in l for l in rows) and any("journal_lock" in l for l in rows),
-              f"{how}: the final report lacks the workload's locks: {rows!r}")
+        rows = [l for l in text[first:] if l.startswith(KINDS)]
+        want_rows = want_rows or (lambda rows: any("cache_lock" in l for l in rows) and
+                                  any("journal_lock" in l for l in rows))
+        check(want_rows(rows), f"{how}: the final report lacks the workload's locks: {rows!r}")
 
 
 @test
@@ -216,6 +219,27 @@ def fits_200_columns_with_every_column():
         check(all(t in lines[1].split() for t in ALWAYS), f"at 90 columns the titles are {lines[1]!r}")
         pane.keys("C-c")
         check_restored(pane, "Ctrl-C")
+    finally:
+        pane.close()
+
+
+@test
+def go_park_rows_in_the_live_view():
+    """Goroutine waits live (issue 44, item 5): go_mutex's mutex is a
+    go-park row named main.mu, class Mutex (sync's simple name), at
+    main.worker, the unlocker's main.worker its cause."""
+    go_mutex = os.path.join(BUILD, "go", "go_mutex")
+    pane = Pane(200, 24, live_script([], wl=[go_mutex, "-s", "6"]))
+    try:
+        lines, _, rows = frame(pane, lambda f: any(r.get("KIND") == "go-park" and r.get("ID") == "main.mu" and
+                                                   r.get("CAUSED-BY") for r in f[2]))
+        check_fits(pane, lines)
+        mu = next(r for r in rows if r["KIND"] == "go-park" and r["ID"] == "main.mu")
+        check(mu["CLASS"] == "Mutex" and mu["TOP-FRAME"] == "main.worker" and mu["CAUSED-BY"] == "main.worker",
+              f"the mutex's live row: {mu}")
+        pane.keys("q")
+        check_restored(pane, "q over a Go program",
+                       want_rows=lambda rows: any(l.startswith("go-park") and "main.mu" in l for l in rows))
     finally:
         pane.close()
 

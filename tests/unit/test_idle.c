@@ -111,6 +111,14 @@ static const struct pt_frame go_sysmon[] = {
     GO("runtime.futex.abi0"), GO("runtime.futexsleep"), GO("runtime.notetsleep_internal"), GO("runtime.notetsleep"),
     GO("runtime.sysmon"), GO("runtime.newm.func1"), GO("runtime.newm1"),
 };
+/* A goroutine of the runtime's own, parked in a select for good; and a
+ * program's goroutine parked in a select of its own. */
+static const struct pt_frame go_sigm[] = {
+    GO("runtime.gopark"), GO("runtime.selectgo"), GO("runtime.ensureSigM.func1"), GO("runtime.goexit"),
+};
+static const struct pt_frame go_own_select[] = {
+    GO("runtime.gopark"), GO("runtime.selectgo"), GO("main.worker"), GO("runtime.goexit"),
+};
 static const struct pt_frame go_runtime_lock[] = {
     GO("runtime.futex.abi0"), GO("runtime.futexsleep"), GO("runtime.lock2"), GO("runtime.lockWithRank"),
     GO("runtime.lock"), GO("runtime.chansend"), GO("runtime.chansend1"), GO("main.worker"),
@@ -150,5 +158,9 @@ int main(void)
     CHECK(idle_stack(go_idle_m, NFRAMES(go_idle_m), false) & PT_IDLE_RUNTIME, "a Go M with nothing to run is the runtime's");
     CHECK(idle_stack(go_sysmon, NFRAMES(go_sysmon), false) & PT_IDLE_RUNTIME, "Go's sysmon sleeping is the runtime's");
     CHECK(!idle_stack(go_runtime_lock, NFRAMES(go_runtime_lock), false), "a Go channel's runtime lock is contention");
+    CHECK(idle_stack(go_sigm, NFRAMES(go_sigm), true) & PT_IDLE_RUNTIME,
+          "a goroutine of the runtime's own, parked, is the runtime's");
+    CHECK(!idle_stack(go_own_select, NFRAMES(go_own_select), true), "a program's goroutine in a select is not idle");
+    CHECK(!idle_stack(go_sigm, 2, false), "a goroutine's stack cut short before its start says nothing");
     return CHECK_DONE();
 }

@@ -153,10 +153,31 @@ static bool thread_loop_taking(const struct pt_frame *frames, int n, bool whole)
     return true;
 }
 
+/* A goroutine of the Go runtime's own, parked (runtime.gopark) with no
+ * frame of the program's between its park and its start (runtime.goexit):
+ * the signal mask's keeper (ensureSigM), the runtime's helpers. */
+static bool go_runtime_goroutine(const struct pt_frame *frames, int n)
+{
+    if (n < 2 || !frames[0].name || strcmp(frames[0].name, "runtime.gopark") != 0)
+        return false;
+    for (int i = 1; i < n; i++) {
+        const char *name = frames[i].name;
+        if (!name || name[0] == '[')
+            continue;
+        if (strncmp(name, "runtime.", 8) != 0)
+            return false;
+        if (strcmp(name, "runtime.goexit") == 0 || strcmp(name, "runtime.goexit.abi0") == 0)
+            return true;
+    }
+    return false;
+}
+
 unsigned idle_stack(const struct pt_frame *frames, int n, bool whole)
 {
     if (pool_worker_taking(frames, n) || thread_loop_taking(frames, n, whole))
         return PT_IDLE_WAIT;
+    if (go_runtime_goroutine(frames, n))
+        return PT_IDLE_WAIT | PT_IDLE_RUNTIME;
     bool hotspot_thread = false, java = false, work = false;
     for (int i = 0; i < n; i++) {
         const char *name = frames[i].name;

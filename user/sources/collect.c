@@ -129,6 +129,17 @@ static void classify_at_ip(struct collector *c, int tgid, uint64_t ip, struct pt
     frame_free(&f);
 }
 
+/* The function code address ADDR of process TGID lies in (a select's
+ * call site), as a string of its own, or NULL. */
+static char *code_name(struct collector *c, int tgid, uint64_t addr)
+{
+    struct pt_frame f = {0};
+    symbolize_code(c->sv->maps, tgid, addr, true, &f);
+    char *name = f.name && f.name[0] != '[' ? strdup(f.name) : NULL;
+    frame_free(&f);
+    return name;
+}
+
 /* Names B's class and role from slot S: a Java blocker's from its object
  * (false until its class is read), a futex's from its first stack or the
  * one frame its first wait was at. */
@@ -138,7 +149,9 @@ static bool name_class(struct collector *c, const struct pt_slot *s, struct bloc
         /* Named after the object, not the semaphore inside it; a select's
          * key is its call site, code. */
         classify_go(b->first_stack, (uint32_t)s->key.ino, &b->cls);
-        if (!b->name && s->key.ino != PT_GO_SELECT && b->first_stack->n)
+        if (!b->name && s->key.ino == PT_GO_SELECT)
+            b->name = code_name(c, (int)s->first_tgid, s->key.addr);
+        else if (!b->name && b->first_stack->n)
             b->name = symbolize_data(c->sv->maps, (int)s->first_tgid, s->key.addr - b->cls.field);
         return true;
     }

@@ -181,7 +181,7 @@ void live_cell(const struct pt_row *row, enum live_col c, char *buf, size_t len)
         if (row->objects > 1)
             snprintf(buf, len, "%" PRIu32 " objects", row->objects);
         else if (row->name)
-            sanitize_copy(buf, len, row->name, len);
+            sanitize_copy(buf, len, writer_short_frame(row->name), len);
         else
             snprintf(buf, len, "0x%" PRIx64, row->id);
         break;

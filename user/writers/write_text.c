@@ -32,7 +32,7 @@ static void put_row(FILE *f, const struct pt_row *row, bool cgroups)
     if (row->objects > 1)
         snprintf(id, sizeof(id), "%" PRIu32 " objects", row->objects);
     else if (row->name)
-        snprintf(id, sizeof(id), "%s", row->name);
+        snprintf(id, sizeof(id), "%s", writer_short_frame(row->name));
     else
         snprintf(id, sizeof(id), "0x%" PRIx64, row->id);
     /* A star marks a lock in a phase (an interval report). */
