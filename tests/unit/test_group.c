@@ -1,5 +1,6 @@
 /* --by site and --by class: a group's class, name and figures whatever the
- * order in which its members come and whichever is the heavier. */
+ * order in which its members come and whichever is the heavier; one Go
+ * RWMutex's parts merged. */
 #include <string.h>
 
 #include "check.h"
@@ -75,8 +76,37 @@ static void fold_keeps_top_rows(void)
           (unsigned long long)r.rows[3].fig.thread_time_ns);
 }
 
+/* A Go RWMutex's three semaphores' rows (one id: the RWMutex's) are one
+ * row and one blocker; another RWMutex, a Mutex at the same id in another
+ * process, and a futex row stay apart. */
+static void rwmutex_parts_merge(void)
+{
+    struct pt_row rows[6];
+    const char *cls[6] = {"sync.RWMutex", "sync.RWMutex", "sync.Mutex", "sync.RWMutex", "sync.RWMutex", "futex"};
+    const uint64_t ids[6] = {0x5000, 0x5000, 0x6000, 0x5000, 0x7000, 0x5000};
+    const int pids[6] = {7, 7, 7, 7, 7, 7};
+    for (int i = 0; i < 6; i++) {
+        rows[i] = row(cls[i], "main.worker", NULL, 100 * (uint64_t)(i + 1), 1);
+        rows[i].kind = i == 5 ? "futex" : "go-park";
+        rows[i].id = ids[i];
+        rows[i].pid = pids[i];
+        rows[i].objects = 1;
+    }
+    struct pt_model r = {.rows = rows, .nrows = 6, .totals = {.blockers = 6}};
+    merge_object_parts(&r);
+    int merged = -1;
+    for (int i = 0; i < r.nrows; i++)
+        if (!strcmp(r.rows[i].kind, "go-park") && r.rows[i].id == 0x5000)
+            merged = merged < 0 ? i : 99;
+    CHECK(r.nrows == 4 && merged >= 0 && merged != 99, "three parts of one RWMutex are one row (%d rows)", r.nrows);
+    CHECK(merged >= 0 && merged != 99 && r.rows[merged].fig.thread_time_ns == 100 + 200 + 400 &&
+          r.rows[merged].fig.parks == 3 && r.rows[merged].objects == 1 && r.totals.blockers == 4,
+          "its figures add up, one object, one blocker in the totals");
+}
+
 int main(void)
 {
+    rwmutex_parts_merge();
     fold_keeps_top_rows();
     for (int heavy_last = 0; heavy_last < 2; heavy_last++) {
         one_site(PT_BY_SITE, heavy_last);

@@ -74,7 +74,7 @@ static void shape(unsigned seed, enum pt_group by, int top, enum pt_rank_key key
     m->totals.thread_time_ns = in->ns;
     m->totals.blockers = in->objects;
     view_rows(m, by, top, key, true, order, sorted);
-    /* merge_condvar_words counts a pair as one blocker: so do the totals. */
+    /* merge_object_parts counts a pair as one blocker: so do the totals. */
     in->objects = m->totals.blockers;
 }
 

@@ -223,10 +223,26 @@ void fold_dropped(struct pt_row *shown, int k, const struct pt_row *rows, int n,
     free(in);
 }
 
-void merge_condvar_words(struct pt_model *r)
+/* Whether ROW is part of an object other rows can be parts of, and that
+ * object's address: a glibc condition variable's waiters sleep on one of
+ * its two __g_signals words, side by side in one aligned 8 bytes; a Go
+ * RWMutex's on one of its three semaphores, each row at the RWMutex's own
+ * address already. */
+static bool object_part(const struct pt_row *row, uint64_t *base)
 {
-    /* A glibc condition variable's waiters sleep on one of its two
-     * __g_signals words, side by side in one aligned 8 bytes: one row. */
+    if (row->src == UINT32_MAX)
+        return false;
+    /* CPython's GIL is a condition variable and a mutex of its own. */
+    if (!strcmp(row->kind, "futex") && (!strcmp(row->cls, "pthread_cond") || !strcmp(row->cls, "python-gil"))) {
+        *base = row->id & ~7ull;
+        return true;
+    }
+    *base = row->id;
+    return !strcmp(row->kind, "go-park") && !strcmp(row->cls, "sync.RWMutex");
+}
+
+void merge_object_parts(struct pt_model *r)
+{
     int n = r->nrows;
     if (n < 2)
         return;
@@ -236,17 +252,16 @@ void merge_condvar_words(struct pt_model *r)
     for (int i = 0; i < n; i++) {
         /* Rows are 640 bytes: moved only once a merge has left a gap. */
         const struct pt_row *row = &r->rows[i];
-        /* CPython's GIL is a condition variable and a mutex of its own. */
-        bool condvar = !strcmp(row->cls, "pthread_cond") || !strcmp(row->cls, "python-gil");
-        if (strcmp(row->kind, "futex") != 0 || !condvar || row->src == UINT32_MAX) {
+        uint64_t base, other;
+        if (!object_part(row, &base)) {
             if (out != i)
                 r->rows[out] = *row;
             out++;
             continue;
         }
-        uint64_t base = row->id & ~7ull;
         size_t h = (size_t)((base >> 3) ^ ((uint64_t)(unsigned)row->pid * 0x9E3779B97F4A7C15ull)) & (cap - 1);
-        while (slot[h] >= 0 && !(r->rows[slot[h]].pid == row->pid && (r->rows[slot[h]].id & ~7ull) == base))
+        while (slot[h] >= 0 && !(r->rows[slot[h]].pid == row->pid && !strcmp(r->rows[slot[h]].kind, row->kind) &&
+                                 object_part(&r->rows[slot[h]], &other) && other == base))
             h = (h + 1) & (cap - 1);
         if (slot[h] < 0) {
             slot[h] = out;
@@ -259,14 +274,14 @@ void merge_condvar_words(struct pt_model *r)
         struct pt_row *into = &r->rows[slot[h]];
         uint64_t id = into->id < row->id ? into->id : row->id;
         uint32_t objects = into->objects;
-        /* One condition variable, one kind of waiter: a stack seen idle
-         * on either word (the other's may be cut short) tells for both. */
+        /* One object, one kind of waiter: a stack seen idle on either part
+         * (the other's may be cut short) tells for both. */
         bool idle = into->idle || row->idle;
         merge_into(into, row, PT_BY_OBJECT);
         into->id = id;
         into->objects = objects;
         into->idle = idle;
-        /* One condition variable, one blocker in the totals too. */
+        /* One object, one blocker in the totals too. */
         if (r->totals.blockers)
             r->totals.blockers--;
     }

@@ -17,10 +17,11 @@ void group_rows(struct pt_model *r, enum pt_group by);
  * then ranks by its total (metrics.md, "The default view"). */
 void fold_rows(struct pt_model *r, struct pt_row *const *picked, int k);
 
-/* Merges the two futex words of each glibc condition variable (the same
- * aligned 8 bytes of one process) into one row, at the lower address,
- * and counts it as one blocker in R's totals. */
-void merge_condvar_words(struct pt_model *r);
+/* Merges the rows of one object's parts into one row, counted as one
+ * blocker in R's totals: the two futex words of a glibc condition
+ * variable (the same aligned 8 bytes of one process; the row at the lower
+ * address), the three semaphores of a Go sync.RWMutex. */
+void merge_object_parts(struct pt_model *r);
 
 /* After ranking ROWS[0..N) (the K shown ones copied to SHOWN, PICKED
  * pointing at their originals): a row pushed out by a folded row of its

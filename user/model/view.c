@@ -3,7 +3,7 @@
 void view_rows(struct pt_model *r, enum pt_group by, int top, enum pt_rank_key key, bool idle_last,
                struct pt_row **order, struct pt_row *sorted)
 {
-    merge_condvar_words(r);
+    merge_object_parts(r);
     group_rows(r, by);
     r->idle_last = idle_last;
     int n = r->nrows;
