@@ -282,9 +282,11 @@ def class_matches_block_profile(mode, cls, blocked_in, repark, frames=1, args=()
     frames include one that starts with BLOCKED_IN: parks exactly (less
     go_reparks where REPARK: a semaphore), time within 5%."""
     wl, final, prof = go_traced("-mode", mode, "-s", "3", "-wait", "1", *args)
-    rows = [b for b in go_rows(final) if b["class"] == cls]
+    # The workers' waits (main's own wait for them, a WaitGroup, aside).
+    rows = [b for b in go_rows(final) if b["class"] == cls and b["top_frame"] == "main.worker"]
     check(rows, f"no {cls} row: {[(b['class'], b['parks']) for b in go_rows(final)]}")
-    go = [(c, d) for c, d, fr in prof if any(f.startswith(blocked_in) for f in fr[:frames])]
+    go = [(c, d) for c, d, fr in prof if any(f.startswith(blocked_in) for f in fr[:frames]) and
+          "main.worker" in fr[:frames + 1]]
     check(go, f"Go's block profile has no {blocked_in} sample: {[fr[:2] for _, _, fr in prof]}")
     count, delay = sum(c for c, _ in go), sum(d for _, d in go)
     parks = sum(b["parks"] for b in rows) - (wl["reparks"] if repark else 0)
@@ -292,7 +294,6 @@ def class_matches_block_profile(mode, cls, blocked_in, repark, frames=1, args=()
           f"{wl['reparks']} again in one acquire, {wl['dropped']} dropped; Go's block profile {count}")
     within(sum(b["thread_time_ns"] for b in rows), delay, 0.05, f"the {cls} rows' thread time",
            "Go's block profile delay")
-    check(all(b["top_frame"] == "main.worker" for b in rows), f"top frames {[b['top_frame'] for b in rows]}")
     return rows
 
 
@@ -325,6 +326,21 @@ def go_cond_waits_match_gos_block_profile():
     check(len(rows) == 1 and rows[0]["role"] == "wait", f"Cond rows {[(b['id'], b['role']) for b in rows]}")
     waker = rows[0].get("top_waker") or {}
     check(waker.get("top_frame") == "main.signaller", f"caused by {waker.get('top_frame')}")
+
+
+
+@test
+def go_waitgroup_waits_match_gos_block_profile():
+    """Eight goroutines each start a helper and wait for it in
+    WaitGroup.Wait, a new WaitGroup each time (go_mutex -mode wg): the
+    sync.WaitGroup rows (role wait, one per WaitGroup, at its address) hold
+    Go's block profile's sync.(*WaitGroup).Wait blocks exactly and their
+    time, and the helper finishing (main.helper) is the waker."""
+    rows = class_matches_block_profile("wg", "sync.WaitGroup", "sync.(*WaitGroup).Wait", True)
+    check(len(rows) > 100 and all(b["role"] == "wait" for b in rows),
+          f"{len(rows)} WaitGroup rows, roles {set(b['role'] for b in rows)}")
+    wakers = {(b.get("top_waker") or {}).get("top_frame") for b in rows} - {None}
+    check(wakers == {"main.helper"}, f"caused by {wakers}")
 
 
 @test

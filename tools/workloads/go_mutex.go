@@ -15,9 +15,11 @@
 // of the goroutines (half by default) take rw (a sync.RWMutex) to read,
 // the others to write, each holding it HOLD_US. -mode cond: one signaller hands out a ticket every
 // HOLD_US through a sync.Cond; the G goroutines wait in Cond.Wait for one.
+// -mode wg: each goroutine starts a helper that works HOLD_US and waits for
+// it in WaitGroup.Wait, a new WaitGroup each time.
 //
 // usage: go_mutex [-g 8] [-hold 200] [-pause 50] [-s 5] [-wait 0] [-tail 0]
-//                 [-mode mutex|chan|select|rwmutex|cond] [-readers G/2] [-profile DIR]
+//                 [-mode mutex|chan|select|rwmutex|cond|wg] [-readers G/2] [-profile DIR]
 package main
 
 import (
@@ -80,6 +82,12 @@ func worker(wg *sync.WaitGroup, i int) {
 			took(t0)
 			spin(hold)
 			rw.RUnlock()
+		case mode == "wg":
+			var done sync.WaitGroup
+			done.Add(1)
+			go helper(&done)
+			done.Wait()
+			took(t0)
 		case mode == "cond":
 			cmu.Lock()
 			for tickets == 0 && !over {
@@ -98,6 +106,12 @@ func worker(wg *sync.WaitGroup, i int) {
 		}
 		spin(pause)
 	}
+}
+
+// helper works a hold for its worker, then says it is done.
+func helper(done *sync.WaitGroup) {
+	spin(hold)
+	done.Done()
 }
 
 // took counts one wait that began at T0.
@@ -139,7 +153,7 @@ func main() {
 	wait := flag.Float64("wait", 0, "seconds to sleep before starting")
 	tail := flag.Float64("tail", 0, "seconds to sleep after the work")
 	readersFlag := flag.Int("readers", -1, "-mode rwmutex: goroutines that read (half when negative)")
-	modeFlag := flag.String("mode", "mutex", "mutex, chan, select, rwmutex or cond (above)")
+	modeFlag := flag.String("mode", "mutex", "mutex, chan, select, rwmutex, cond or wg (above)")
 	flag.Parse()
 	time.Sleep(time.Duration(*wait * float64(time.Second)))
 	if *profile != "" {
