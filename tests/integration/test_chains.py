@@ -39,10 +39,14 @@ def describe(chains):
 
 def chain_of(final, names, end=None):
     """The chain whose links are the threads NAMES (and whose end is END):
-    the one with the most time, where the kernel function of an `io` end
-    (end_frame) tells several apart."""
+    the one with the most time, where a link's class or site, or the
+    kernel function of an `io` end (end_frame), tells several apart."""
     got = [c for c in final["chains"] if threads(c) == names and (end is None or c["end"] == end)]
-    ends = [(c["end"], c["end_frame"]) for c in got]
+    # Grouped by each link's (thread, kind, class, site) and the end: two
+    # chains of the same threads may differ in a link's class or site (a CI
+    # run: 722 ms and one 0.4 ms wait, their links not printed).
+    ends = [(c["end"], c["end_frame"], tuple((l["kind"], l["class"], l["top_frame"]) for l in c["links"]))
+            for c in got]
     check(len(set(ends)) == len(ends), f"chains are grouped by their links and end: {describe(got)} {ends}")
     return max(got, key=lambda c: c["time_ns"]) if got else None
 
