@@ -18,7 +18,7 @@
 #define DWARF_CUS_MAX 100000      /* compile units looked at, at most */
 #define DWARF_DIES_MAX 2000000    /* DIEs looked at in the two units read */
 #define DWARF_BYTES_MAX (512ull << 20)  /* debug sections, as decompressed, all together */
-#define SYMTAB_MAX (256ull << 20)       /* a symbol table, or Go's function table, read whole */
+#define SYMTAB_MAX (256ull << 20)       /* a symbol table read whole */
 
 const char *const go_probe_names[GO_PROBE_COUNT] = {
     [GO_PROBE_SEMACQUIRE] = "runtime.semacquire1",
@@ -248,18 +248,10 @@ static void probes_from_symtab(Elf *elf, uint64_t *vaddr)
 }
 
 /* Go's own function table: a stripped program keeps it (its runtime
- * needs it). Its text address is the text section's where the table
- * leaves it to a PIE's loader. */
+ * needs it). */
 static void probes_from_pclntab(Elf *elf, uint64_t *vaddr)
 {
-    GElf_Shdr sh, text;
-    Elf_Scn *scn = foreign_elf_section(elf, ".gopclntab", &sh);
-    if (!scn)
-        scn = foreign_elf_section(elf, ".data.rel.ro.gopclntab", &sh);
-    Elf_Data *d = scn && sh.sh_type != SHT_NOBITS && sh.sh_size <= SYMTAB_MAX ? elf_getdata(scn, NULL) : NULL;
-    if (d && d->d_buf)
-        go_pclntab_walk(d->d_buf, d->d_size, foreign_elf_section(elf, ".text", &text) ? text.sh_addr : 0, 256,
-                        note_probe, vaddr);
+    go_pclntab_walk_elf(elf, 256, note_probe, vaddr);
 }
 
 /* VADDR's offset in the file, from its loadable segments; 0: none. */

@@ -30,8 +30,6 @@
 /* Loadable segments kept per file (a linker writes 2 to 5). */
 #define LOADS_KEPT 16
 #define FILE_BUCKETS 4096
-/* A Go function table read whole (a large program's is 30 MiB). */
-#define PCLNTAB_MAX (256ull << 20)
 
 struct elfsyms {
     struct elf_file **files;  /* every file known, in no order */
@@ -182,22 +180,11 @@ static bool add_go_function(const char *name, uint64_t addr, uint64_t size, void
 }
 
 /* A stripped Go program's functions, from the table its runtime keeps
- * (go_pclntab.h). Its text address, where the table leaves it to a PIE's
- * loader, is the text section's: where Go's own linker puts its text. */
+ * (go_pclntab.h). */
 static void add_go_functions(struct elf_file *ef, Elf *elf, size_t *cap)
 {
-    GElf_Shdr sh, text;
-    Elf_Scn *scn = foreign_elf_section(elf, ".gopclntab", &sh);
-    if (!scn)
-        scn = foreign_elf_section(elf, ".data.rel.ro.gopclntab", &sh);
-    if (!scn || sh.sh_type == SHT_NOBITS || sh.sh_size > PCLNTAB_MAX)
-        return;
-    Elf_Data *d = elf_getdata(scn, NULL);
-    if (!d || !d->d_buf)
-        return;
-    uint64_t text_start = foreign_elf_section(elf, ".text", &text) ? text.sh_addr : 0;
     struct pclntab_read r = {ef, cap};
-    go_pclntab_walk(d->d_buf, d->d_size, text_start, NAME_KEPT - 1, add_go_function, &r);
+    go_pclntab_walk_elf(elf, NAME_KEPT - 1, add_go_function, &r);
 }
 
 static size_t symbols_size(const struct elf_file *ef)

@@ -9,7 +9,10 @@
 
 #include <string.h>
 
+#include "foreign_elf.h"
+
 #define PCLN_HEADER 72
+#define PCLN_BYTES_MAX (256ull << 20)   /* a large program's table is 30 MiB */
 #define PCLN_FUNCS_MAX 10000000   /* a large program has a few hundred thousand */
 
 static uint32_t u32_at(const unsigned char *p)
@@ -60,4 +63,17 @@ long go_pclntab_walk(const unsigned char *tab, size_t len, uint64_t text_start, 
             break;
     }
     return given;
+}
+
+long go_pclntab_walk_elf(Elf *elf, size_t name_max, go_func_fn fn, void *arg)
+{
+    GElf_Shdr sh, text;
+    Elf_Scn *scn = foreign_elf_section(elf, ".gopclntab", &sh);
+    if (!scn)
+        scn = foreign_elf_section(elf, ".data.rel.ro.gopclntab", &sh);
+    Elf_Data *d = scn && sh.sh_type != SHT_NOBITS && sh.sh_size <= PCLN_BYTES_MAX ? elf_getdata(scn, NULL) : NULL;
+    if (!d || !d->d_buf)
+        return -1;
+    uint64_t text_start = foreign_elf_section(elf, ".text", &text) ? text.sh_addr : 0;
+    return go_pclntab_walk(d->d_buf, d->d_size, text_start, name_max, fn, arg);
 }

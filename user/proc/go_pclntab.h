@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libelf.h>
+
 /* Called once per function: NAME (NUL-ended, at most name_max bytes
  * before it), its address and its size in bytes. Returns false to stop. */
 typedef bool (*go_func_fn)(const char *name, uint64_t addr, uint64_t size, void *arg);
@@ -19,5 +21,11 @@ typedef bool (*go_func_fn)(const char *name, uint64_t addr, uint64_t size, void 
  * Returns the functions given, or -1 when TAB is not a table read here. */
 long go_pclntab_walk(const unsigned char *tab, size_t len, uint64_t text_start, size_t name_max, go_func_fn fn,
                      void *arg);
+
+/* The same over ELF's own table (.gopclntab, or .data.rel.ro.gopclntab in
+ * a PIE), read whole up to 256 MiB; its text address, where the table
+ * leaves it to a PIE's loader, the text section's (where Go's own linker
+ * puts its text). -1 when ELF has no table read here. */
+long go_pclntab_walk_elf(Elf *elf, size_t name_max, go_func_fn fn, void *arg);
 
 #endif
