@@ -336,32 +336,6 @@ static __always_inline void waker_entry(void *ctx, struct task_struct *cur, stru
     w->waker_tgid = pid_tgid >> 32;
 }
 
-/* The thread waking a waiter from its own FUTEX_WAKE (an unlock, a signal,
- * an Unsafe.unpark) is where the contention was caused. Its stack is taken
- * for waiters whose own stack was, one in 1/odds over the budget of the
- * waker's CPU (the waiter's wake_gap); the waits whose waker's stack was
- * left out count on their waiter's own line. */
-static __always_inline void note_waker_at(void *ctx, struct pt_wait *w, __u32 waiter_tgid,
-                                          struct task_struct *cur, struct pt_regs *regs);
-
-static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waiter_tgid)
-{
-    /* A waiter without a stack is charged nowhere (charge_wait): its
-     * waker's stack would serve nothing. */
-    if (w->stack_id < 0 || !(w->flags & PT_WAIT_TIMED))
-        return;
-    struct task_struct *cur = bpf_get_current_task_btf();
-    if (cur->flags & PF_KTHREAD)
-        return;
-    /* Only a wake from the waker's own futex call (not from the kernel, a
-     * timer or a signal) has a waker's stack, and only those count down
-     * the gap. */
-    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
-    if (regs->orig_ax != NR_FUTEX)
-        return;
-    note_waker_at(ctx, w, waiter_tgid, cur, regs);
-}
-
 /* Wait W's waker is the current task CUR, at user registers REGS (its
  * futex call's, or a goroutine's goready: go_uprobes.bpf.h). */
 static __always_inline void note_waker_at(void *ctx, struct pt_wait *w, __u32 waiter_tgid,
@@ -393,6 +367,29 @@ static __always_inline void note_waker_at(void *ctx, struct pt_wait *w, __u32 wa
         __sync_fetch_and_or(&w->flags, PT_WAIT_WAKER_NAMING);
     }
     budget_close(b, start, naming);
+}
+
+/* The thread waking a waiter from its own FUTEX_WAKE (an unlock, a signal,
+ * an Unsafe.unpark) is where the contention was caused. Its stack is taken
+ * for waiters whose own stack was, one in 1/odds over the budget of the
+ * waker's CPU (the waiter's wake_gap); the waits whose waker's stack was
+ * left out count on their waiter's own line. */
+static __always_inline void note_waker(void *ctx, struct pt_wait *w, __u32 waiter_tgid)
+{
+    /* A waiter without a stack is charged nowhere (charge_wait): its
+     * waker's stack would serve nothing. */
+    if (w->stack_id < 0 || !(w->flags & PT_WAIT_TIMED))
+        return;
+    struct task_struct *cur = bpf_get_current_task_btf();
+    if (cur->flags & PF_KTHREAD)
+        return;
+    /* Only a wake from the waker's own futex call (not from the kernel, a
+     * timer or a signal) has a waker's stack, and only those count down
+     * the gap. */
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+    if (regs->orig_ax != NR_FUTEX)
+        return;
+    note_waker_at(ctx, w, waiter_tgid, cur, regs);
 }
 
 #endif
