@@ -433,14 +433,17 @@ static int start_tracing(struct run *r)
     for (int i = 0; i < r->o.npids; i++)
         unwind_tables_add_process(r->sv.tables, r->o.pids[i]);
     collector_init(&r->c, &r->t, &r->sv, r->stacks, r->jvm, &r->o);
+    jvm_tracker_tick(r->jvm);
+    look_at_command(r);
+    if (tracer_attach(&r->t))
+        return -1;
+    collector_begin(&r->c);
     /* Named processes count their threads' alive time from the start. */
     for (int i = 0; i < r->o.npids; i++)
         csp_watch(&r->c.csp, r->o.pids[i], r->c.start_ns);
     if (r->o.command)
         csp_watch(&r->c.csp, r->child, r->c.start_ns);
-    jvm_tracker_tick(r->jvm);
-    look_at_command(r);
-    return tracer_attach(&r->t);
+    return 0;
 }
 
 /* Lets the command exec, now that it is traced. 0, or -1 after one line. */

@@ -70,14 +70,19 @@ void collector_init(struct collector *c, struct tracer *t, struct pt_services *s
     if (!c->b || !c->retiring || !c->retiring_since) {
         out_of_memory("the blocker table");
     }
-    c->start_ns = c->window_start = monotonic_ns();
-    clock_gettime(CLOCK_REALTIME, &c->start_wall);
-    c->window_wall = c->start_wall;
     c->cpu_start_ns = c->cpu_window_ns = collector_cpu_ns();
-    tracer_set_run_start(t, c->start_ns);
     c->kernel = stack_maps_of(t);
     struct proc_lives lives = proc_lives_of(t);
+    collector_begin(c);
     csp_init(&c->csp, &lives, c->start_ns);
+}
+
+void collector_begin(struct collector *c)
+{
+    c->start_ns = c->window_start = c->csp.run_start = monotonic_ns();
+    clock_gettime(CLOCK_REALTIME, &c->start_wall);
+    c->window_wall = c->start_wall;
+    tracer_set_run_start(c->t, c->start_ns);
 }
 
 /* Names a blocker: process, global variable, first stack, class and role.
