@@ -344,6 +344,19 @@ def go_waitgroup_waits_match_gos_block_profile():
 
 
 @test
+def go_channel_receives_match_gos_block_profile():
+    """Eight goroutines wait in chan receive for the items one producer
+    sends every 200 us on an unbuffered channel (go_mutex -mode recv): one
+    chan receive row at the channel's address, role wait, its parks and
+    time Go's block profile's for runtime.chanrecv1 (a receive parks
+    once), and the producer its waker."""
+    rows = class_matches_block_profile("recv", "chan receive", "runtime.chanrecv", False)
+    check(len(rows) == 1 and rows[0]["role"] == "wait", f"receive rows {[(b['id'], b['role']) for b in rows]}")
+    waker = rows[0].get("top_waker") or {}
+    check(waker.get("top_frame") == "main.producer", f"caused by {waker.get('top_frame')}")
+
+
+@test
 def go_select_waits_match_gos_block_profile():
     """Eight goroutines send work in a select of two cases, one never
     ready (go_mutex -mode select): one select row at the select's call

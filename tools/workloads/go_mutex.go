@@ -16,10 +16,12 @@
 // the others to write, each holding it HOLD_US. -mode cond: one signaller hands out a ticket every
 // HOLD_US through a sync.Cond; the G goroutines wait in Cond.Wait for one.
 // -mode wg: each goroutine starts a helper that works HOLD_US and waits for
-// it in WaitGroup.Wait, a new WaitGroup each time.
+// it in WaitGroup.Wait, a new WaitGroup each time. -mode recv: one producer
+// sends an item every HOLD_US on an unbuffered channel; the G goroutines
+// wait in chan receive for one.
 //
 // usage: go_mutex [-g 8] [-hold 200] [-pause 50] [-s 5] [-wait 0] [-tail 0]
-//                 [-mode mutex|chan|select|rwmutex|cond|wg] [-readers G/2] [-profile DIR]
+//                 [-mode mutex|chan|select|rwmutex|cond|wg|recv] [-readers G/2] [-profile DIR]
 package main
 
 import (
@@ -43,6 +45,7 @@ var (
 	over          bool
 	work          = make(chan time.Duration)
 	never         = make(chan time.Duration)
+	feed          = make(chan time.Duration)
 	waited, locks int64
 	hold, pause   time.Duration
 	readers       int
@@ -82,6 +85,9 @@ func worker(wg *sync.WaitGroup, i int) {
 			took(t0)
 			spin(hold)
 			rw.RUnlock()
+		case mode == "recv":
+			<-feed
+			took(t0)
 		case mode == "wg":
 			var done sync.WaitGroup
 			done.Add(1)
@@ -136,6 +142,16 @@ func signaller() {
 	cmu.Unlock()
 }
 
+// producer sends an item every hold until the end, then closes feed,
+// which lets every receiver go.
+func producer() {
+	for time.Now().Before(end) {
+		spin(hold)
+		feed <- hold
+	}
+	close(feed)
+}
+
 // consumer does each work item sent, until work is closed.
 func consumer(done chan<- bool) {
 	for d := range work {
@@ -153,7 +169,7 @@ func main() {
 	wait := flag.Float64("wait", 0, "seconds to sleep before starting")
 	tail := flag.Float64("tail", 0, "seconds to sleep after the work")
 	readersFlag := flag.Int("readers", -1, "-mode rwmutex: goroutines that read (half when negative)")
-	modeFlag := flag.String("mode", "mutex", "mutex, chan, select, rwmutex, cond or wg (above)")
+	modeFlag := flag.String("mode", "mutex", "mutex, chan, select, rwmutex, cond, wg or recv (above)")
 	flag.Parse()
 	time.Sleep(time.Duration(*wait * float64(time.Second)))
 	if *profile != "" {
@@ -177,6 +193,9 @@ func main() {
 	}
 	if mode == "cond" {
 		go signaller()
+	}
+	if mode == "recv" {
+		go producer()
 	}
 	for i := 0; i < *goroutines; i++ {
 		wg.Add(1)
