@@ -90,9 +90,11 @@ int BPF_KPROBE(go_semacquire)
 
 /* The object a park with WHAT waits on: a semaphore's address, a channel,
  * a condition, a select's call site; 0 for a park parktrace leaves alone
- * (the runtime's own: sleeps, the network poller, the collector). */
+ * (the runtime's own: sleeps, the network poller, the collector). REPARK:
+ * a semaphore's second or later park in one acquire, as far as the
+ * semaphore's mark says. */
 static __always_inline __u64 go_park_object(struct pt_regs *ctx, const struct pt_go_layout *l,
-                                            struct pt_go_key *k, __u32 *what)
+                                            struct pt_go_key *k, __u32 *what, bool *repark)
 {
     __u8 reason = (__u8)ctx->cx;
     __u64 lock = ctx->bx, *sema, ra = 0;
@@ -104,8 +106,7 @@ static __always_inline __u64 go_park_object(struct pt_regs *ctx, const struct pt
         sema = bpf_map_lookup_elem(&go_semas, k);
         if (!sema)
             return 0;
-        if (*sema & 1)
-            HOT_ADD(go_reparks, 1);
+        *repark = *sema & 1;
         *sema |= 1;
         return *sema & ~1ull;
     }
@@ -127,6 +128,21 @@ static __always_inline __u64 go_park_object(struct pt_regs *ctx, const struct pt
     return 0;
 }
 
+/* Whether W's open wait is this park's, on ADDR for WHAT, its probe hit a
+ * second time: gopark's prologue found the stack short or a preemption
+ * asked for (the collector's stack scans ask often) and went through
+ * morestack, which runs the function again from its first instruction,
+ * and the probe with it. The goroutine has not parked in between: a park
+ * is only ended by its goready, seen every time. (On Prometheus under
+ * load, 35 waits in 10 s were ended as lost this way, a few hundred us
+ * after they began, on the very object they parked on again.) */
+static __always_inline bool park_entered_again(const struct pt_wait *w, __u64 addr, __u32 what, __u32 tgid)
+{
+    const struct pt_slot *s = bpf_map_lookup_elem(&slots, &w->slot);
+    return s && s->key.addr == addr && s->key.ino == what && s->key.owner == tgid &&
+           s->key.kind == PT_KIND_GO_PARK;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(go_park)
 {
@@ -136,10 +152,17 @@ int BPF_KPROBE(go_park)
     if (!l)
         return 0;
     struct pt_go_key k = { .g = ctx->r14, .tgid = tgid };
-    __u64 addr = go_park_object(ctx, l, &k, &what);
+    bool repark = false;
+    __u64 addr = go_park_object(ctx, l, &k, &what, &repark);
     if (!addr)
         return 0;
     struct go_wait *gw = bpf_map_lookup_elem(&go_waits, &k);
+    if (gw && (gw->w.flags & PT_WAIT_ACTIVE) && park_entered_again(&gw->w, addr, what, tgid)) {
+        HOT_ADD(go_park_reentries, 1);
+        return 0;
+    }
+    if (repark)
+        HOT_ADD(go_reparks, 1);
     if (!gw) {
         struct go_wait *fresh = bpf_map_lookup_elem(&go_wait_zero, &zero);
         if (!fresh || bpf_map_update_elem(&go_waits, &k, fresh, BPF_NOEXIST)) {
@@ -180,7 +203,6 @@ int BPF_KPROBE(go_ready)
     if (!gw || !(gw->w.flags & PT_WAIT_ACTIVE))
         return 0;
     struct pt_wait *w = &gw->w;
-    __u64 now = bpf_ktime_get_ns();
     struct pt_slot *s = bpf_map_lookup_elem(&slots, &w->slot);
     if (!s) {
         w->flags = 0;
@@ -192,6 +214,13 @@ int BPF_KPROBE(go_ready)
      * the system stack), walked by frame pointers as Go keeps them. */
     if (w->stack_id >= 0 && (w->flags & PT_WAIT_TIMED))
         note_waker_at(ctx, w, tgid, bpf_get_current_task_btf(), (struct pt_regs *)ctx);
+    /* The clock read after the walk, just before the wait leaves the
+     * blocker: the goroutine is still parked meanwhile (readied after this
+     * probe), and a wait begun on the blocker after an earlier clock read
+     * but counted before this one's end made a busy period span the gap
+     * between them (Prometheus's channels read real time 31 us over
+     * thread time). */
+    __u64 now = bpf_ktime_get_ns();
     struct pt_wait_end done;
     wait_end_copy(&done, w);
     wait_finish(s, &done, w, now, PT_END_WOKEN, (__u32)gw->goid, tgid, NULL);

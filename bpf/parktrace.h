@@ -57,6 +57,7 @@ struct pt_hot_counts {
     __u64 end_stacks, end_stacks_lost;
     __u64 naming_refused;       /* naming stacks refused, the budget two seconds in debt */
     __u64 go_reparks;           /* goroutine parks again in one semaphore acquire (go_uprobes.bpf.h) */
+    __u64 go_park_reentries;    /* gopark's probe hit again for one park, after morestack (go_uprobes.bpf.h) */
     __u32 spare_slot;           /* slot + 1 taken for a blocker another CPU made first, 0: none */
     __u32 pad_spare;
     __u64 part_runs[PT_PART_COUNT], part_ns[PT_PART_COUNT];   /* PARKTRACE_TIME_PARTS */

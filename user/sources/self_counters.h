@@ -52,6 +52,8 @@ struct self_counter {
       "naming stacks refused, the budget two seconds in debt", "bpf/budget.bpf.h")                           \
     X(GO_REPARKS, "go_reparks", "waits", SELF_RUN, SELF_UINT,                                                 \
       "goroutine parks that were a second or later park of one semaphore acquire", "bpf/go_uprobes.bpf.h")       \
+    X(GO_PARK_REENTRIES, "go_park_reentries", "runs", SELF_RUN, SELF_UINT,                                    \
+      "gopark probe runs for a park already open: its prologue went through morestack", "bpf/go_uprobes.bpf.h") \
     X(CHAINS_UNREAD, "chains_unread", "waits", SELF_RUN, SELF_UINT,                                          \
       "waits that kept their stack but had no chain read: the chains' budget spent", "bpf/chains.bpf.h")         \
     X(STACK_SPENT_PCT, "stack_budget_spent_pct", "%", SELF_RUN, SELF_FIXED3,                                  \

@@ -116,6 +116,7 @@ static void read_run(struct self_values *v, const struct programs *ps, const str
     v->v[SC_END_STACKS_LOST].u = h->end_stacks_lost;
     v->v[SC_NAMING_REFUSED].u = h->naming_refused;
     v->v[SC_GO_REPARKS].u = h->go_reparks;
+    v->v[SC_GO_PARK_REENTRIES].u = h->go_park_reentries;
     v->v[SC_UNWIND_BINARIES].u = u->binaries;
     v->v[SC_UNWIND_NO_CFI].u = u->without_cfi;
     v->v[SC_UNWIND_ROWS].u = u->rows;
