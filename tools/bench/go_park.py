@@ -89,10 +89,14 @@ def main():
                      f"{parks:.0f} | {runs:.1f} | {med(s.get('bpf_ns_per_run', 0) for s in f):.0f} | "
                      f"{med(s.get('cpu_pct', 0) for s in f):.1f} |")
     lines.append("")
+    rate = {m: med(s["go_parks"] for s in figures[m]) / seconds for m in MODES}
+    mutex, chan = list(MODES)
     lines.append("A goroutine park costs parktrace a uprobe at the park and one at the ready, and one more at the "
                  "semaphore acquire for a mutex: the kernel's trap into a uprobe is about 11 us on this machine "
-                 "(docs/contract/environment.md), so about 33 us a blocked lock, 13% of a CPU at 3 900 a second, "
-                 "what the throughput loses; the programs' own work is a small part of it. Go's own profiles cost a "
+                 f"(docs/contract/environment.md), so about 33 us a blocked lock ({3 * 11e-6 * rate[mutex]:.0%} of "
+                 f"a CPU at {rate[mutex]:.0f} a second) and 22 us a blocked send ({2 * 11e-6 * rate[chan]:.0%} at "
+                 f"{rate[chan]:.0f}), of the two CPUs the workload shares with the tracer: what the throughput "
+                 "loses; the programs' own work is a small part of it. Go's own profiles cost a "
                  "clock read and a stack walk at each blocked event, in the program. parktrace's CPU here includes "
                  "its start (the Go binary's and libc's unwind tables) over a 4 s run. The cheaper way, not yet "
                  "taken: fewer traps per park (the semaphore's address read at the park, not at the acquire).")
