@@ -65,18 +65,18 @@ struct run {
     bool outputs_open;             /* opened, neither finished nor discarded */
     int sfd, stats_fd;             /* the signals; --self-stats's BPF statistics */
     uint64_t started_ns;           /* main()'s first step: --self-stats' CPU share is over the whole life */
+    struct self_steady steady;     /* --self-stats' steady state */
     bool pid_gone[PT_MAX_PIDS];
     uint64_t ticks;
     uint64_t housekeeping_every;   /* in ticks */
     char outbuf[1 << 20];          /* the reports' buffer: one write each */
 };
 
-/* --self-stats' spans: parktrace's life, and the time it traced. */
+/* --self-stats' spans: parktrace's life, the time it traced, and its
+ * steady state's (up to now while the run goes on). */
 static struct self_span self_span(const struct run *r)
 {
-    uint64_t now = monotonic_ns();
-    return (struct self_span){.life_s = (double)(now - r->started_ns) / 1e9,
-                              .traced_s = (double)(now - r->c.start_ns) / 1e9};
+    return self_span_at(r->started_ns, r->c.start_ns, &r->steady, monotonic_ns());
 }
 
 /* --listen's pages from M, with parktrace's own figures for /metrics. */
@@ -196,6 +196,25 @@ static int open_ticker(uint64_t tick)
     return fd;
 }
 
+/* Takes one signal from SFD: false when it ends the run. */
+static bool take_signal(struct run *r, int sfd)
+{
+    struct signalfd_siginfo si;
+    if (read(sfd, &si, sizeof(si)) != sizeof(si))
+        return true;
+    if (si.ssi_signo == SIGUSR1)
+        return emit(r, PT_REPORT_DUMP);
+    if (si.ssi_signo == SIGTSTP)
+        live_suspend(&r->lv);
+    else if (si.ssi_signo == SIGWINCH)
+        live_resized(&r->lv);
+    else if (si.ssi_signo != SIGCHLD)
+        return false;
+    else if (r->child > 0 && waitpid(r->child, NULL, WNOHANG) == r->child)
+        return false;
+    return true;
+}
+
 /* Runs until a signal, the duration, the command's exit or the last -p
  * process's exit. */
 static void loop(struct run *r, int sfd, int tfd)
@@ -233,27 +252,14 @@ static void loop(struct run *r, int sfd, int tfd)
             tracer_sample_ready_drain(&r->t, &r->ready);
             collector_poll_samples(&r->c);
         }
-        if (fds[0].revents & POLLIN) {
-            struct signalfd_siginfo si;
-            if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-                if (si.ssi_signo == SIGUSR1) {
-                    if (!emit(r, PT_REPORT_DUMP))
-                        return;
-                } else if (si.ssi_signo == SIGTSTP) {
-                    live_suspend(&r->lv);
-                } else if (si.ssi_signo == SIGWINCH) {
-                    live_resized(&r->lv);
-                } else if (si.ssi_signo != SIGCHLD)
-                    return;
-                else if (r->child > 0 && waitpid(r->child, NULL, WNOHANG) == r->child)
-                    return;
-            }
-        }
+        if ((fds[0].revents & POLLIN) && !take_signal(r, sfd))
+            return;
         if (fds[1].revents & POLLIN) {
             uint64_t ticks;
             if (read(tfd, &ticks, sizeof(ticks)) < 0)
                 continue;
             uint64_t now = monotonic_ns();
+            self_steady_tick(&r->steady, r->c.start_ns, now);
             unwind_tables_poll(r->sv.tables);
             jvm_tracker_discover_named(r->jvm);
             if (++r->ticks % r->housekeeping_every)
@@ -495,6 +501,7 @@ static int start(struct run *r, int argc, char **argv)
  * --self-stats. 0, or 2 when an output could not be written. */
 static int finish(struct run *r)
 {
+    self_steady_end(&r->steady, monotonic_ns());
     /* The server goes first: it serves pages the collector's model made. */
     stop_server(r);
     int rc = finish_outputs(r) ? 2 : 0;

@@ -114,6 +114,11 @@ def threads_dead_before_their_process_is_found_keep_their_lives():
     # once counted as dropped too).
     m = re.search(r"drop_lives=(\d+)", err)
     check(m and m.group(1) == "0", f"--self-stats drop_lives: {m.group(1) if m else 'missing'}")
+    # Its steady state (2 s to the end of a 4 s run) is part of its life's CPU.
+    cpu, steady = re.search(r"\bcpu_s=([\d.]+)", err), re.search(r"\bcpu_steady_pct=([\d.]+)", err)
+    check(cpu and steady, f"--self-stats without cpu_s or cpu_steady_pct: {err[-300:]}")
+    check(0 < float(steady.group(1)) * 2.3 / 100 <= float(cpu.group(1)) + 0.005,
+          f"steady CPU {steady.group(1)}% of ~2 s against {cpu.group(1)} s over the whole run")
     for wl in runs:
         procs = [p for p in final["processes"] if p["pid"] == wl["pid"]]
         check(procs, f"no process entry for short_threads {wl['pid']} among "

@@ -21,7 +21,14 @@ VARIANTS = [
      "Java keys: each thread's waits keyed by its own futex, so no blocker is new"),
     ("--stack-budget 0.01", ["--stack-budget", "0.01"], "nearly every stack"),
     ("--kinds futex --stack-budget 0.01", ["--kinds", "futex", "--stack-budget", "0.01"], "both"),
+    ("--chains 0", ["--chains", "0"], "wait chains"),
+    ("--kinds futex --stack-budget 0.01 --chains 0", ["--kinds", "futex", "--stack-budget", "0.01", "--chains", "0"],
+     "all three"),
 ]
+# DB_VARIANTS="defaults,--chains 0": only these, by name.
+if os.environ.get("DB_VARIANTS"):
+    WANTED = os.environ["DB_VARIANTS"].split(",")
+    VARIANTS = [v for v in VARIANTS if v[0] in WANTED]
 
 
 def one_run(db, seconds, opts):
@@ -39,7 +46,9 @@ def one_run(db, seconds, opts):
     return {"switch_runs": int(sw.group(1)), "switch_ns": int(sw.group(2)),
             "waking_runs": int(wk.group(1)) if wk else 0, "waking_ns": int(wk.group(2)) if wk else 0,
             "ns_per_run": int(st["bpf_ns_per_run"]), "p99": int(st.get("sched_switch_p99_ns", 0)),
-            "cpu_pct": float(st.get("cpu_pct", 0)), "walks": int(st.get("unwind_walks", 0)),
+            "cpu_pct": float(st.get("cpu_pct", 0)), "steady_pct": float(st.get("cpu_steady_pct", 0)),
+            "bpf_pct": 100.0 * int(st["bpf_runs"]) * int(st["bpf_ns_per_run"]) / (seconds * 1e9 * os.cpu_count()),
+            "walks": int(st.get("unwind_walks", 0)),
             "rate": float(rate[-1]) if rate else 0.0}
 
 
@@ -61,14 +70,15 @@ def main():
             print(f"round {r + 1} {name}: {runs[name][-1]}", file=sys.stderr, flush=True)
     print(f"`python3 tools/bench/db_ablation.py {db} {rounds} {seconds:g}`, medians of {rounds} interleaved rounds:\n")
     print("| variant | leaves out | `sched_switch` runs x ns | `sched_waking` runs x ns | BPF ns a run (all) "
-          "| `sched_switch` p99 ns | stacks walked | parktrace CPU % | transactions/s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| `sched_switch` p99 ns | stacks walked | parktrace CPU % (whole life) | steady state | "
+          "BPF % of the machine | transactions/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, _, what in VARIANTS:
         rs = runs[name]
         print(f"| {name} | {what} | {median(rs, 'switch_runs'):.0f} x {median(rs, 'switch_ns'):.0f} "
               f"| {median(rs, 'waking_runs'):.0f} x {median(rs, 'waking_ns'):.0f} | {median(rs, 'ns_per_run'):.0f} "
               f"| {median(rs, 'p99'):.0f} | {median(rs, 'walks'):.0f} | {median(rs, 'cpu_pct'):.2f} "
-              f"| {median(rs, 'rate'):.0f} |")
+              f"| {median(rs, 'steady_pct'):.2f} | {median(rs, 'bpf_pct'):.2f} | {median(rs, 'rate'):.0f} |")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ struct self_counter {
       "user/sources/selfstats.c")                                                                                            \
     X(CPU_PCT, "cpu_pct", "%", SELF_RUN, SELF_FIXED3, "the same over parktrace's wall time, its start included",   \
       "user/sources/selfstats.c")                                                                             \
+    X(CPU_STEADY_PCT, "cpu_steady_pct", "%", SELF_RUN, SELF_FIXED3,                                          \
+      "its CPU from 2 s after the probes were attached to the final report, over that time (0: under 3 s)",   \
+      "user/sources/selfstats.c")                                                                                        \
     X(RSS_KB, "rss_kb", "KiB", SELF_RUN, SELF_UINT, "parktrace's peak resident memory (VmHWM)",                \
       "user/sources/selfstats.c")                                                                                    \
     X(PROGRAMS, "PROGRAM", "runs x ns", SELF_RUN, SELF_PROGRAMS,                                              \

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "bpf_stats.h"
 #include "deadline_open.h"
@@ -84,6 +85,41 @@ static uint64_t run_p99_ns(const __u64 *h)
     return 0;
 }
 
+static uint64_t process_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Past the start's discovery, JVM attaches and unwind tables. */
+void self_steady_tick(struct self_steady *s, uint64_t start_ns, uint64_t now)
+{
+    if (!s->from_ns && now >= start_ns + SELF_STEADY_AFTER_NS) {
+        s->from_ns = now;
+        s->from_cpu_ns = process_cpu_ns();
+    }
+}
+
+void self_steady_end(struct self_steady *s, uint64_t now)
+{
+    if (s->from_ns && !s->to_ns) {
+        s->to_ns = now;
+        s->to_cpu_ns = process_cpu_ns();
+    }
+}
+
+struct self_span self_span_at(uint64_t started_ns, uint64_t traced_ns, const struct self_steady *s, uint64_t now)
+{
+    struct self_span span = {.life_s = (double)(now - started_ns) / 1e9, .traced_s = (double)(now - traced_ns) / 1e9};
+    if (s->from_ns) {
+        uint64_t to = s->to_ns ? s->to_ns : now, to_cpu = s->to_ns ? s->to_cpu_ns : process_cpu_ns();
+        span.steady_s = (double)(to - s->from_ns) / 1e9;
+        span.steady_cpu_s = (double)(to_cpu - s->from_cpu_ns) / 1e9;
+    }
+    return span;
+}
+
 static double seconds(struct timeval tv)
 {
     return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
@@ -99,6 +135,8 @@ static void read_run(struct self_values *v, const struct programs *ps, const str
     double cpu = seconds(ru.ru_utime) + seconds(ru.ru_stime);
     v->v[SC_CPU_S].d = cpu;
     v->v[SC_CPU_PCT].d = span.life_s > 0 ? 100 * cpu / span.life_s : 0;
+    /* Under a second of it says little: 0, as for a run too short to have one. */
+    v->v[SC_CPU_STEADY_PCT].d = span.steady_s >= 1 ? 100 * span.steady_cpu_s / span.steady_s : 0;
     long rss = peak_rss_kb();
     v->v[SC_RSS_KB].u = rss > 0 ? (uint64_t)rss : 0;
     uint64_t runs = 0, ns = 0;
