@@ -73,8 +73,7 @@ static int end_stack_run(struct bpf_map *map, void *key, void *value)
                                    slot + 1) : -1;
     if (sid >= 0) {
         note_stack(slot, sid, ((__u64)cur->tgid << 32) | cur->pid, false);
-        struct pt_stack_key sk = { .slot = slot, .stack_id = sid, .tgid = e->tgid };
-        struct pt_stack_val *sv = bpf_map_lookup_elem(&stack_time, &sk);
+        struct pt_stack_val *sv = stack_val_at(bpf_map_lookup_elem(&slots, &slot), slot, sid, e->tgid);
         if (sv) {
             __u64 count, weighed;
             weigh(e->odds, ns, &count, &weighed);

@@ -65,6 +65,7 @@ const volatile bool time_runs = false;
 const volatile bool trace_chains = false;
 
 #include "slots.bpf.h"
+#include "own_entries.bpf.h"
 #include "wait_end.bpf.h"
 #include "futex.bpf.h"
 #include "jvm.bpf.h"

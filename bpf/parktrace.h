@@ -161,6 +161,21 @@ enum pt_end {
     PT_END_COUNT
 };
 
+struct pt_stack_val {
+    __u64 count;
+    __u64 ns;
+};
+/* A (waiter stack, waker stack) pair's waits, weighed twice when stacks
+ * are sampled: count and ns by both stacks' odds (the waker's share),
+ * line_count and line_ns by the waiter's alone (its own line's share, so
+ * that a waiter line's weight does not multiply by its waker's odds). */
+struct pt_waker_val {
+    __u64 count;
+    __u64 ns;
+    __u64 line_count;
+    __u64 line_ns;
+};
+
 /* One blocker's cumulative state. Lives in an mmap-able array so user space
  * reads it without system calls and resets the per-window fields in place.
  * The kernel updates every counter with atomics (no bpf_spin_lock in tracing
@@ -215,12 +230,19 @@ struct pt_slot {
     __u64 first_uaddr;      /* the address the first waiter passed */
     __u32 second_tid;       /* the second thread to wait, counted here too */
     __u32 second_tid_gen;   /* as first_tid_gen, for it */
+    /* Line 4: its first stack_time and waker_time entries of its first
+     * waiter's process, kept here (slot_own, slot_pair in slots.bpf.h).
+     * Keys: (waiter stack + 1) | (waker stack + 1) << 32; 0: none yet. */
+    __u64 own_key, pair_key;
+    struct pt_stack_val own;
+    struct pt_waker_val pair;
     __u64 hist[PT_HIST_SLOTS] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));   /* each slot's first line its own */
 _Static_assert(__builtin_offsetof(struct pt_slot, parks) == 64 &&
                __builtin_offsetof(struct pt_slot, max_ns) == 128 &&
                __builtin_offsetof(struct pt_slot, klass) == 192 &&
-               __builtin_offsetof(struct pt_slot, hist) == 256, "pt_slot's lines moved");
+               __builtin_offsetof(struct pt_slot, own_key) == 256 &&
+               __builtin_offsetof(struct pt_slot, hist) == 320, "pt_slot's lines moved");
 
 /* A thread's last user stack id and the registers it was taken with: the
  * same call site with the same frame gives the same stack, so the kernel's
@@ -421,20 +443,6 @@ struct pt_stack_key {
     __s32 stack_id;
     __u32 tgid;       /* shared futexes have waiters in several processes */
     __u32 pad;
-};
-struct pt_stack_val {
-    __u64 count;
-    __u64 ns;
-};
-/* A (waiter stack, waker stack) pair's waits, weighed twice when stacks
- * are sampled: count and ns by both stacks' odds (the waker's share),
- * line_count and line_ns by the waiter's alone (its own line's share, so
- * that a waiter line's weight does not multiply by its waker's odds). */
-struct pt_waker_val {
-    __u64 count;
-    __u64 ns;
-    __u64 line_count;
-    __u64 line_ns;
 };
 
 /* Time and count per (blocker, waiter stack, waker stack): where a wait

@@ -7,7 +7,8 @@
  * table), free_ring with free_head and free_tail (slots user space recycled),
  * waits (each thread's wait record), thread_seen (distinct threads),
  * stack_time and waker_time (time per waiter stack, and per waiter and waker
- * stack), traced (the PID filter); count_drop, tgid_traced, slot_get,
+ * stack; each slot's first entries of both are its own: own_entries.bpf.h),
+ * traced (the PID filter); count_drop, tgid_traced, slot_get,
  * note_thread, and the accounting wait_start, drop_wait and reclaim_stale
  * (a wait's end: wait_end.bpf.h).
  *

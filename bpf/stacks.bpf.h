@@ -113,10 +113,18 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
 {
     struct pt_stack_key k = { .slot = idx, .stack_id = stack_id, .tgid = pid_tgid >> 32 };
     struct pt_stack_val zero = {};
+    bool made;
 
-    if (stack_id < 0 || (!naming && bpf_map_lookup_elem(&stack_time, &k)))
+    if (stack_id < 0)
         return;
-    long err = bpf_map_update_elem(&stack_time, &k, &zero, BPF_NOEXIST);
+    /* The slot's own entry first: a blocker's first stack takes it. */
+    long err = -17;
+    if (slot_own(bpf_map_lookup_elem(&slots, &idx), stack_id, k.tgid, true, &made))
+        err = made ? 0 : -17;
+    else if (naming || !bpf_map_lookup_elem(&stack_time, &k))
+        err = bpf_map_update_elem(&stack_time, &k, &zero, BPF_NOEXIST);
+    else
+        return;
     if (!err) {
         __sync_fetch_and_add(&stack_entries_made, 1);
         if (!(stack_id & PT_USTACK_ID))    /* kernel-unwound stacks need no copy */
@@ -310,7 +318,10 @@ static __always_inline void waker_entry(void *ctx, struct task_struct *cur, stru
         w->waker_tgid = pid_tgid >> 32;
         return;
     }
-    bool new_pair = !bpf_map_lookup_elem(&waker_time, &k);
+    bool made;
+    struct pt_slot *s = bpf_map_lookup_elem(&slots, &k.slot);
+    bool new_pair = !slot_pair(s, k.stack_id, k.tgid, sid, k.waker_tgid, false, &made) &&
+                    !bpf_map_lookup_elem(&waker_time, &k);
     if (new_pair && ustack_gone(sid)) {
         /* As for a waiter's stack (ustack_gone): walked again next time. */
         if (used)
@@ -323,7 +334,11 @@ static __always_inline void waker_entry(void *ctx, struct task_struct *cur, stru
     mine->wake_seen_tgid = waiter_tgid;
     if (new_pair) {
         struct pt_waker_val zero = {};
-        long err = bpf_map_update_elem(&waker_time, &k, &zero, BPF_NOEXIST);
+        long err = -17;
+        if (slot_pair(s, k.stack_id, k.tgid, sid, k.waker_tgid, true, &made))
+            err = made ? 0 : -17;
+        else
+            err = bpf_map_update_elem(&waker_time, &k, &zero, BPF_NOEXIST);
         if (!err) {
             if (!(sid & PT_USTACK_ID))
                 take_sample(w->slot, pid_tgid >> 32, (__u32)pid_tgid, sid);

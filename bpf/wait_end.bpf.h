@@ -23,10 +23,14 @@
 static __always_inline bool charge_stack(__u32 slot, __s32 stack_id, __u32 tgid, __s32 waker,
                                          __u32 waker_tgid, const struct pt_waker_val *v)
 {
+    struct pt_slot *s = bpf_map_lookup_elem(&slots, &slot);
+    bool made;
     if (waker >= 0) {
         struct pt_waker_key wk = { .slot = slot, .stack_id = stack_id, .tgid = tgid,
                                    .waker_stack = waker, .waker_tgid = waker_tgid };
-        struct pt_waker_val *pv = bpf_map_lookup_elem(&waker_time, &wk);
+        struct pt_waker_val *pv = slot_pair(s, stack_id, tgid, waker, waker_tgid, true, &made);
+        if (!pv)
+            pv = bpf_map_lookup_elem(&waker_time, &wk);
         if (!pv) {
             struct pt_waker_val zero = {};
             if (bpf_map_update_elem(&waker_time, &wk, &zero, BPF_NOEXIST) == 0)
@@ -43,8 +47,7 @@ static __always_inline bool charge_stack(__u32 slot, __s32 stack_id, __u32 tgid,
         }
         /* No waker entry could be made (counted): the waiter's own line. */
     }
-    struct pt_stack_key sk = { .slot = slot, .stack_id = stack_id, .tgid = tgid };
-    struct pt_stack_val *sv = bpf_map_lookup_elem(&stack_time, &sk);
+    struct pt_stack_val *sv = stack_val_at(s, slot, stack_id, tgid);
     if (!sv)
         return false;
     __sync_fetch_and_add(&sv->count, v->line_count);

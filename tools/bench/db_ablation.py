@@ -29,13 +29,23 @@ VARIANTS = [
 if os.environ.get("DB_VARIANTS"):
     WANTED = os.environ["DB_VARIANTS"].split(",")
     VARIANTS = [v for v in VARIANTS if v[0] in WANTED]
+# DB_BASELINE=PATH: the defaults of another build (PATH, its parktrace) too.
+BASELINE = os.environ.get("DB_BASELINE")
+if BASELINE:
+    BASELINE_OPTS = []
+    VARIANTS.append((f"defaults, {BASELINE}", BASELINE_OPTS, "the baseline build"))
+else:
+    BASELINE_OPTS = None
 
 
 def one_run(db, seconds, opts):
     """The --self-stats figures of one load of DB under parktrace OPTS."""
     cmd = [sys.executable, os.path.join(ROOT, "tools", "servers", f"{db}.py"), "-s", str(seconds + 4), "-w", "2",
            "--", "-d", str(seconds), "--self-stats", "-o", "/dev/null", *opts]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 300)
+    env = dict(os.environ)
+    if opts is BASELINE_OPTS:
+        env["PARKTRACE_BIN"] = BASELINE
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 300, env=env)
     out = p.stdout + p.stderr
     st = dict(re.findall(r"\b(\w+)=(\d+(?:\.\d+)?)\b", out))
     sw = re.search(r"\bsched_switch=(\d+)x(\d+)ns", out)

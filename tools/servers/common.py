@@ -331,7 +331,9 @@ def main(cls):
         print(f"{cls.name}: under load, pids {pids}", flush=True)
         try:
             if a.pt_args:
-                pt = os.path.join(os.path.dirname(os.path.dirname(HERE)), "build", "parktrace")
+                # PARKTRACE_BIN: another build, for a bench's baseline.
+                pt = os.environ.get("PARKTRACE_BIN") or os.path.join(os.path.dirname(os.path.dirname(HERE)),
+                                                                     "build", "parktrace")
                 subprocess.run([pt, "-p", pids] + a.pt_args, timeout=a.seconds + 120)
             else:
                 load.wait(timeout=a.seconds + 60)

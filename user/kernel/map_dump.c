@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHUNK 4096u   /* entries per system call */
 
@@ -51,6 +52,14 @@ int map_dump(int fd, size_t key_size, size_t val_size, struct map_dump *d)
         if (err)
             return errno == ENOENT ? 0 : -1;   /* ENOENT: the end */
     }
+}
+
+void map_dump_add(struct map_dump *d, const void *key, size_t key_size, const void *val, size_t val_size)
+{
+    reserve(d, d->n + 1, key_size, val_size);
+    memcpy((char *)d->keys + (size_t)d->n * key_size, key, key_size);
+    memcpy((char *)d->vals + (size_t)d->n * val_size, val, val_size);
+    d->n++;
 }
 
 uint32_t map_delete_keys(int fd, const void *keys, size_t key_size, uint32_t n)

@@ -17,6 +17,9 @@ struct map_dump {
  * 0, or -1 with errno (D then holds what was read). */
 int map_dump(int fd, size_t key_size, size_t val_size, struct map_dump *d);
 
+/* Appends one entry to D (its arrays grown as needed). */
+void map_dump_add(struct map_dump *d, const void *key, size_t key_size, const void *val, size_t val_size);
+
 /* Deletes the N keys (KEY_SIZE bytes each) from FD; keys already gone are
  * skipped. The number deleted. */
 uint32_t map_delete_keys(int fd, const void *keys, size_t key_size, uint32_t n);

@@ -1,15 +1,18 @@
 #include "stack_maps.h"
 
 #include <bpf/bpf.h>
+#include <string.h>
 
 #include "loader.h"
+#include "map_dump.h"
+#include "slot_table.h"
 
 static const size_t key_size[STACK_TIMES_COUNT] = {sizeof(struct pt_stack_key), sizeof(struct pt_waker_key)};
 static const size_t val_size[STACK_TIMES_COUNT] = {sizeof(struct pt_stack_val), sizeof(struct pt_waker_val)};
 
 struct stack_maps stack_maps_of(struct tracer *t)
 {
-    return (struct stack_maps){t->stacks_fd, t->ustacks_fd, t->samples_fd, {t->stack_time_fd, t->waker_time_fd}};
+    return (struct stack_maps){t->stacks_fd, t->ustacks_fd, t->samples_fd, {t->stack_time_fd, t->waker_time_fd}, t};
 }
 
 bool stack_maps_have_ustacks(const struct stack_maps *sm)
@@ -57,12 +60,78 @@ void stack_maps_drop_sample(const struct stack_maps *sm, const struct pt_sample_
     bpf_map_delete_elem(sm->samples_fd, key);
 }
 
-int stack_maps_dump(const struct stack_maps *sm, enum stack_times which, struct map_dump *d)
+/* Slot S's own entry of table WHICH (index I) as the table would hold it:
+ * false when it has none. Read while the programs may write it: its key
+ * is set once, before its counts. */
+static bool own_entry(const struct pt_slot *s, uint32_t i, enum stack_times which, void *key, void *val)
 {
-    return map_dump(sm->times_fd[which], key_size[which], val_size[which], d);
+    uint64_t k = __atomic_load_n(which == STACK_TIMES_WAITER ? &s->own_key : &s->pair_key, __ATOMIC_ACQUIRE);
+    if (!k)
+        return false;
+    int32_t sid = (int32_t)((uint32_t)k - 1);
+    if (which == STACK_TIMES_WAITER) {
+        *(struct pt_stack_key *)key = (struct pt_stack_key){.slot = i, .stack_id = sid, .tgid = s->first_tgid};
+        struct pt_stack_val *v = val;
+        v->count = __atomic_load_n(&s->own.count, __ATOMIC_RELAXED);
+        v->ns = __atomic_load_n(&s->own.ns, __ATOMIC_RELAXED);
+    } else {
+        *(struct pt_waker_key *)key = (struct pt_waker_key){.slot = i, .stack_id = sid, .tgid = s->first_tgid,
+                                                            .waker_stack = (int32_t)((uint32_t)(k >> 32) - 1),
+                                                            .waker_tgid = s->first_tgid};
+        struct pt_waker_val *v = val;
+        v->count = __atomic_load_n(&s->pair.count, __ATOMIC_RELAXED);
+        v->ns = __atomic_load_n(&s->pair.ns, __ATOMIC_RELAXED);
+        v->line_count = __atomic_load_n(&s->pair.line_count, __ATOMIC_RELAXED);
+        v->line_ns = __atomic_load_n(&s->pair.line_ns, __ATOMIC_RELAXED);
+    }
+    return true;
 }
 
-void stack_maps_delete(const struct stack_maps *sm, enum stack_times which, const void *keys, uint32_t n)
+int stack_maps_dump(const struct stack_maps *sm, enum stack_times which, struct map_dump *d)
 {
-    map_delete_keys(sm->times_fd[which], keys, key_size[which], n);
+    int rc = map_dump(sm->times_fd[which], key_size[which], val_size[which], d);
+    if (!sm->slots_of)
+        return rc;
+    const struct pt_slot *slots = sm->slots_of->slots;
+    union {
+        struct pt_stack_key s;
+        struct pt_waker_key w;
+    } key;
+    union {
+        struct pt_stack_val s;
+        struct pt_waker_val w;
+    } val;
+    for (uint32_t i = 0, n = tracer_used_slots(sm->slots_of); i < n; i++)
+        if (own_entry(&slots[i], i, which, &key, &val))
+            map_dump_add(d, &key, key_size[which], &val, val_size[which]);
+    return rc;
+}
+
+/* Whether KEY (of table WHICH) is its slot's own entry. */
+static bool own_key(const struct stack_maps *sm, enum stack_times which, const void *key)
+{
+    const struct pt_stack_key *k = key;   /* a waker key starts as one */
+    if (!sm->slots_of || k->slot >= sm->slots_of->nslots)
+        return false;
+    const struct pt_slot *s = &sm->slots_of->slots[k->slot];
+    uint64_t want = (uint32_t)k->stack_id + 1;
+    if (which == STACK_TIMES_WAKER)
+        want |= (uint64_t)((uint32_t)((const struct pt_waker_key *)key)->waker_stack + 1) << 32;
+    return k->tgid == s->first_tgid && (which == STACK_TIMES_WAITER ? s->own_key : s->pair_key) == want &&
+           (which == STACK_TIMES_WAITER || ((const struct pt_waker_key *)key)->waker_tgid == s->first_tgid);
+}
+
+void stack_maps_delete(const struct stack_maps *sm, enum stack_times which, void *keys, uint32_t n)
+{
+    size_t ksz = key_size[which];
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        char *k = (char *)keys + (size_t)i * ksz;
+        if (own_key(sm, which, k))
+            continue;      /* not in the table: asking it to delete costs a call */
+        if (kept != i)
+            memcpy((char *)keys + (size_t)kept * ksz, k, ksz);
+        kept++;
+    }
+    map_delete_keys(sm->times_fd[which], keys, ksz, kept);
 }

@@ -17,6 +17,9 @@ enum stack_times { STACK_TIMES_WAITER, STACK_TIMES_WAKER, STACK_TIMES_COUNT };
 struct stack_maps {
     int stacks_fd, ustacks_fd, samples_fd;   /* -1: not there */
     int times_fd[STACK_TIMES_COUNT];
+    /* Whose slots hold each blocker's first entries of both tables
+     * (pt_slot's line 4); NULL: none do. */
+    struct tracer *slots_of;
 };
 
 /* The tracer's maps. */
@@ -40,9 +43,11 @@ bool stack_maps_sample(const struct stack_maps *sm, const struct pt_sample_key *
 void stack_maps_drop_sample(const struct stack_maps *sm, const struct pt_sample_key *key);
 
 /* Table WHICH whole into D: pt_stack_key and pt_stack_val, or
- * pt_waker_key and pt_waker_val. 0, or -1 (D then holds what was read). */
+ * pt_waker_key and pt_waker_val, the slots' own entries of it after the
+ * table's. 0, or -1 (D then holds what was read). */
 int stack_maps_dump(const struct stack_maps *sm, enum stack_times which, struct map_dump *d);
-/* Deletes the N keys at KEYS from table WHICH. */
-void stack_maps_delete(const struct stack_maps *sm, enum stack_times which, const void *keys, uint32_t n);
+/* Deletes the N keys at KEYS (reordered) from table WHICH; a slot's own
+ * entries go with their slot. */
+void stack_maps_delete(const struct stack_maps *sm, enum stack_times which, void *keys, uint32_t n);
 
 #endif
