@@ -89,6 +89,12 @@ static bool own_entry(const struct pt_slot *s, uint32_t i, enum stack_times whic
 
 int stack_maps_dump(const struct stack_maps *sm, enum stack_times which, struct map_dump *d)
 {
+    return stack_maps_dump_of(sm, which, d, NULL, NULL);
+}
+
+int stack_maps_dump_of(const struct stack_maps *sm, enum stack_times which, struct map_dump *d,
+                       bool (*want)(void *ctx, uint32_t slot), void *ctx)
+{
     int rc = map_dump(sm->times_fd[which], key_size[which], val_size[which], d);
     if (!sm->slots_of)
         return rc;
@@ -102,7 +108,7 @@ int stack_maps_dump(const struct stack_maps *sm, enum stack_times which, struct 
         struct pt_waker_val w;
     } val;
     for (uint32_t i = 0, n = tracer_used_slots(sm->slots_of); i < n; i++)
-        if (own_entry(&slots[i], i, which, &key, &val))
+        if ((!want || want(ctx, i)) && own_entry(&slots[i], i, which, &key, &val))
             map_dump_add(d, &key, key_size[which], &val, val_size[which]);
     return rc;
 }

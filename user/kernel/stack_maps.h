@@ -46,6 +46,10 @@ void stack_maps_drop_sample(const struct stack_maps *sm, const struct pt_sample_
  * pt_waker_key and pt_waker_val, the slots' own entries of it after the
  * table's. 0, or -1 (D then holds what was read). */
 int stack_maps_dump(const struct stack_maps *sm, enum stack_times which, struct map_dump *d);
+/* The same with only the own entries of the slots WANT (with CTX) picks:
+ * WANT is asked first, so the slots it leaves out are not read. */
+int stack_maps_dump_of(const struct stack_maps *sm, enum stack_times which, struct map_dump *d,
+                       bool (*want)(void *ctx, uint32_t slot), void *ctx);
 /* Deletes the N keys at KEYS (reordered) from table WHICH; a slot's own
  * entries go with their slot. */
 void stack_maps_delete(const struct stack_maps *sm, enum stack_times which, void *keys, uint32_t n);

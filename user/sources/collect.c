@@ -67,7 +67,8 @@ void collector_init(struct collector *c, struct tracer *t, struct pt_services *s
     c->b = calloc(t->nslots, sizeof(*c->b));
     c->retiring = calloc(t->nslots, sizeof(*c->retiring));
     c->retiring_since = calloc(t->nslots, sizeof(*c->retiring_since));
-    if (!c->b || !c->retiring || !c->retiring_since) {
+    c->grace = calloc(t->nslots ? t->nslots : 1, sizeof(*c->grace));
+    if (!c->b || !c->retiring || !c->retiring_since || !c->grace) {
         out_of_memory("the blocker table");
     }
     c->cpu_start_ns = c->cpu_window_ns = collector_cpu_ns();
@@ -471,6 +472,7 @@ void collector_free(struct collector *c)
     free(c->b);
     free(c->retiring);
     free(c->retiring_since);
+    free(c->grace);
     retired_free(&c->retired);
     map_dump_free(&c->scratch);
     map_dump_free(&c->scratch2);

@@ -92,6 +92,11 @@ struct collector {
      * or unpublished (1, since retiring_since[]) or being retired (2). */
     uint8_t *retiring;
     uint64_t *retiring_since;
+    /* The slots in state 1, in the order they entered it (some may have
+     * left it since): a tick folds those past their grace without reading
+     * every slot (fold_graced). */
+    uint32_t *grace;
+    uint32_t ngrace;
     /* Slots marked to leave the index, taken out together (one system
      * call for up to UNPUBLISH_BATCH: one each was most of parktrace's
      * system calls under H2's 7 000 new blockers a second). */
@@ -106,7 +111,7 @@ struct collector {
     bool flush;                /* give them back at this recycling, a report is due */
     uint32_t live_blockers;    /* published slots not being recycled, at the last tick */
     uint32_t occupied;         /* those and the ones being recycled */
-    uint32_t unpublished;      /* slots in state 1 at the last scan */
+    uint32_t unpublished;      /* slots in state 1 at the last scan or grace pass */
     uint64_t scanned_ns;       /* when recycle last read every slot */
     uint64_t tallied_entries;  /* the kernel's stack_entries_made at the last tally */
     uint64_t forgot_ns;        /* when exited processes' stacks were last let go */
