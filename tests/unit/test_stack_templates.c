@@ -31,7 +31,14 @@ static bool slot_is_gone(void *ctx, uint32_t slot)
 static void forget_slot(struct stacks *s, uint32_t slot)
 {
     gone_slot = slot;
-    stacks_forget_slots(s, slot_is_gone, NULL);
+    stacks_forget_slots(s, slot_is_gone, NULL, &slot, 1);
+}
+
+static size_t entries(struct stacks *s)
+{
+    size_t n, tmpl, bytes;
+    stacks_usage(s, &n, &tmpl, &bytes);
+    return n;
 }
 
 static size_t templates(struct stacks *s)
@@ -123,6 +130,25 @@ int main(void)
     stacks_trim_templates(s, t1 + 300 * SEC_NS);
     CHECK(templates(s) == 1 && stacks_templates_compact(s) == 0,
           "once the kernel holds it again, the unused template goes (%zu)", templates(s));
+
+    /* Recycling finds a slot's entries by its own chain, which slots 16 384
+     * apart share: only the recycled slot's go. */
+    const uint32_t near = 40, far = 40 + 16384;
+    const struct pt_stack *n1 = stacks_resolve(s, near, me, b), *f1 = stacks_resolve(s, far, me, b);
+    stacks_canonical(s, near, me, b);
+    stacks_canonical(s, far, me, b);
+    size_t before = entries(s);
+    forget_slot(s, near);
+    CHECK(entries(s) == before - 1 && stacks_resolve(s, far, me, b) == f1 && leaf_is(f1, "restock_shelf"),
+          "a recycled slot's entry goes, the one sharing its chain stays (%zu of %zu)", entries(s), before);
+    CHECK(stacks_canonical(s, far, me, b) == b, "the slot that stays keeps its call-path mark");
+    const struct pt_stack *n2 = stacks_resolve(s, near, me, b);
+    CHECK(entries(s) == before && leaf_is(n2, "restock_shelf"), "the recycled slot's stack is named anew (%p, %p)",
+          (const void *)n1, (const void *)n2);
+    stacks_forget_process(s, me);
+    CHECK(entries(s) == 0, "an exited process's entries all go, from their slots' chains too (%zu)", entries(s));
+    forget_slot(s, far);
+    CHECK(leaf_is(stacks_resolve(s, far, me, b), "restock_shelf"), "and its slots recycled after it are named anew");
     stacks_free(s);
     close(fd);
 

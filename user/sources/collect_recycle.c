@@ -16,6 +16,7 @@
 #include "idle.h"
 #include "jvm_tracker.h"
 #include "monotonic.h"
+#include "oom.h"
 #include "cgroup_names.h"
 #include "procmaps.h"
 #include "services.h"
@@ -365,12 +366,28 @@ static uint32_t fold_batch(uint32_t occupied, uint32_t nslots)
     return occupied >= nslots / 4 * 3 ? nslots : RECYCLE_BATCH;
 }
 
+/* The stack cache's entries of the retiring slots among the first N. */
+static void forget_retiring_stacks(struct collector *c, uint32_t n)
+{
+    uint32_t count = 0, k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        count += c->retiring[i] == 2;
+    uint32_t *gone = malloc((size_t)(count ? count : 1) * sizeof(*gone));
+    if (!gone)
+        out_of_memory("the slots to recycle");
+    for (uint32_t i = 0; i < n && k < count; i++)
+        if (c->retiring[i] == 2)
+            gone[k++] = i;
+    stacks_forget_slots(c->stacks, slot_retiring, c, gone, k);
+    free(gone);
+}
+
 static void return_slots(struct collector *c, uint32_t n)
 {
     uint64_t t1 = monotonic_ns();
     retire_entries(c);
     uint64_t t2 = monotonic_ns();
-    stacks_forget_slots(c->stacks, slot_retiring, c);
+    forget_retiring_stacks(c, n);
     collector_note_slow(c, &c->slow.entries_ns, "recycling's table entries", t2 - t1);
     collector_note_slow(c, &c->slow.forget_ns, "recycling's stack cache", monotonic_ns() - t2);
     collector_note_max(&c->slow.retired_max, c->folded);

@@ -110,8 +110,7 @@ void stacks_usage(const struct stacks *s, size_t *entries, size_t *templates, si
 
 static struct entry *lookup(struct stacks *s, uint32_t slot, int tgid, int stack_id)
 {
-    unsigned x = slot * 0x9E3779B1u ^ (unsigned)tgid * 0x85EBCA77u ^ (unsigned)stack_id * 0xC2B2AE3Du;
-    unsigned h = (x ^ x >> 15) % BUCKETS;
+    unsigned h = stacks_bucket(slot, tgid, stack_id);
     for (struct entry *e = s->table[h]; e; e = e->next)
         if (e->slot == slot && e->tgid == tgid && e->stack_id == stack_id)
             return e;
@@ -122,6 +121,10 @@ static struct entry *lookup(struct stacks *s, uint32_t slot, int tgid, int stack
     e->truncated = true;     /* until an unwind says otherwise */
     e->next = s->table[h];
     s->table[h] = e;
+    if (slot != KSTACK_TEMPLATE) {
+        e->slot_next = s->by_slot[slot % SLOT_BUCKETS];
+        s->by_slot[slot % SLOT_BUCKETS] = e;
+    }
     if (kernel_unwound(stack_id)) {
         if (slot == KSTACK_TEMPLATE) {
             e->idle_ns = monotonic_ns();

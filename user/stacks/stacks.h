@@ -75,10 +75,12 @@ int stacks_canonical(struct stacks *s, uint32_t slot, int tgid, int stack_id);
  * runs and its JIT code is in the perf map. */
 void stacks_name_kernel_stack(struct stacks *s, int tgid, int stack_id);
 
-/* Lets go of the entries of the blocker slots GONE says were recycled (and
- * their call-path marks): their stacks live on as the retired blockers'
- * own copies. A kernel-unwound stack's per-process copy stays. */
-void stacks_forget_slots(struct stacks *s, bool (*gone)(void *ctx, uint32_t slot), void *ctx);
+/* Lets go of the entries of the N blocker SLOTS that were recycled (and
+ * their call-path marks), which GONE (with CTX) says too: their stacks live
+ * on as the retired blockers' own copies. A kernel-unwound stack's
+ * per-process copy stays. */
+void stacks_forget_slots(struct stacks *s, bool (*gone)(void *ctx, uint32_t slot), void *ctx, const uint32_t *slots,
+                         uint32_t n);
 
 /* Up to MAX processes that have entries here and have exited, into TGIDS;
  * how many. */

@@ -19,18 +19,38 @@
 #include "stacks_parts.h"
 #include "procstatus.h"
 
-/* Frees the entries and call-path marks GONE picks (by slot and process),
- * and takes them off the retry list. TEMPLATES: whether GONE can pick a
- * process's templates (KSTACK_TEMPLATE), which then take a pass of their
- * own; recycling's, by slot, cannot, and the table is 32 768 buckets. */
-static void forget(struct stacks *s, bool (*gone)(const void *ctx, uint32_t slot, int tgid), const void *ctx,
-                   bool templates_too)
+/* Takes the entries GONE picks off the retry list (it holds pointers). */
+static void drop_retries(struct stacks *s, bool (*gone)(const void *ctx, uint32_t slot, int tgid), const void *ctx)
 {
     int kept = 0;
     for (int i = 0; i < s->nretry; i++)
         if (!gone(ctx, s->retry[i]->slot, s->retry[i]->tgid))
             s->retry[kept++] = s->retry[i];
     s->nretry = kept;
+}
+
+/* Frees the entries and call-path marks GONE picks (by slot and process),
+ * and takes them off the retry list, reading the whole table (an exited
+ * process's; recycling's go by their slots' chains, forget_one_slot).
+ * TEMPLATES: whether GONE can pick a process's templates
+ * (KSTACK_TEMPLATE), which then take a pass of their own. */
+static void forget(struct stacks *s, bool (*gone)(const void *ctx, uint32_t slot, int tgid), const void *ctx,
+                   bool templates_too)
+{
+    drop_retries(s, gone, ctx);
+    /* Off their slots' chains first, while GONE can still read them. */
+    for (int h = 0; h < SLOT_BUCKETS; h++) {
+        for (struct entry **p = &s->by_slot[h], *e; (e = *p);)
+            if (gone(ctx, e->slot, e->tgid))
+                *p = e->slot_next;
+            else
+                p = &e->slot_next;
+        for (struct canon **p = &s->canon_by_slot[h], *c; (c = *p);)
+            if (gone(ctx, c->slot, c->tgid))
+                *p = c->slot_next;
+            else
+                p = &c->slot_next;
+    }
     /* Blockers' entries first: they hold references to the templates. */
     for (int templates = 0; templates < 1 + templates_too; templates++)
         for (int h = 0; h < BUCKETS; h++)
@@ -66,10 +86,56 @@ static bool slot_gone(const void *ctx, uint32_t slot, int tgid)
     return slot != KSTACK_TEMPLATE && f->gone(f->ctx, slot);
 }
 
-void stacks_forget_slots(struct stacks *s, bool (*gone)(void *ctx, uint32_t slot), void *ctx)
+/* Unlinks E from its bucket of the table. */
+static void unlink_entry(struct stacks *s, const struct entry *e)
+{
+    for (struct entry **p = &s->table[stacks_bucket(e->slot, e->tgid, e->stack_id)]; *p; p = &(*p)->next)
+        if (*p == e) {
+            *p = e->next;
+            return;
+        }
+}
+
+static void unlink_canon(struct stacks *s, const struct canon *c)
+{
+    for (struct canon **p = &s->canon[canon_bucket(c->hash, c->slot, c->tgid)]; *p; p = &(*p)->next)
+        if (*p == c) {
+            *p = c->next;
+            return;
+        }
+}
+
+/* SLOT's entries and marks, found by its chains, freed. */
+static void forget_one_slot(struct stacks *s, uint32_t slot)
+{
+    for (struct entry **p = &s->by_slot[slot % SLOT_BUCKETS], *e; (e = *p);) {
+        if (e->slot != slot) {
+            p = &e->slot_next;
+            continue;
+        }
+        *p = e->slot_next;
+        unlink_entry(s, e);
+        s->ncompact -= e->compact;
+        stacks_free_entry(e);
+    }
+    for (struct canon **p = &s->canon_by_slot[slot % SLOT_BUCKETS], *c; (c = *p);) {
+        if (c->slot != slot) {
+            p = &c->slot_next;
+            continue;
+        }
+        *p = c->slot_next;
+        unlink_canon(s, c);
+        free(c);
+    }
+}
+
+void stacks_forget_slots(struct stacks *s, bool (*gone)(void *ctx, uint32_t slot), void *ctx, const uint32_t *slots,
+                         uint32_t n)
 {
     const struct slot_filter f = {gone, ctx};
-    forget(s, slot_gone, &f, false);
+    drop_retries(s, slot_gone, &f);
+    for (uint32_t i = 0; i < n; i++)
+        forget_one_slot(s, slots[i]);
 }
 
 static bool process_gone(const void *ctx, uint32_t slot, int tgid)

@@ -261,15 +261,16 @@ static int canonical(struct stacks *s, uint32_t slot, int tgid, int stack_id, co
     if (!st->n)
         return stack_id;
     uint64_t h = names_hash(st);
-    unsigned b = (unsigned)((h ^ slot * 40503u ^ (unsigned)tgid) % CANON_BUCKETS);
+    unsigned b = canon_bucket(h, slot, tgid);
     for (struct canon *c = s->canon[b]; c; c = c->next)
         if (c->hash == h && c->slot == slot && c->tgid == tgid)
             return c->stack_id;
     struct canon *c = calloc(1, sizeof(*c));
     if (!c)
         return stack_id;
-    *c = (struct canon){s->canon[b], slot, tgid, stack_id, h};
+    *c = (struct canon){s->canon[b], s->canon_by_slot[slot % SLOT_BUCKETS], slot, tgid, stack_id, h};
     s->canon[b] = c;
+    s->canon_by_slot[slot % SLOT_BUCKETS] = c;
     return stack_id;
 }
 
