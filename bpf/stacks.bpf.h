@@ -118,7 +118,7 @@ static __always_inline void note_stack(__u32 idx, __s32 stack_id, __u64 pid_tgid
     if (stack_id < 0)
         return;
     /* The slot's own entry first: a blocker's first stack takes it. */
-    long err = -17;
+    long err;
     if (slot_own(bpf_map_lookup_elem(&slots, &idx), stack_id, k.tgid, true, &made))
         err = made ? 0 : -17;
     else if (naming || !bpf_map_lookup_elem(&stack_time, &k))
@@ -334,7 +334,7 @@ static __always_inline void waker_entry(void *ctx, struct task_struct *cur, stru
     mine->wake_seen_tgid = waiter_tgid;
     if (new_pair) {
         struct pt_waker_val zero = {};
-        long err = -17;
+        long err;
         if (slot_pair(s, k.stack_id, k.tgid, sid, k.waker_tgid, true, &made))
             err = made ? 0 : -17;
         else

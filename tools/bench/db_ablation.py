@@ -29,22 +29,22 @@ VARIANTS = [
 if os.environ.get("DB_VARIANTS"):
     WANTED = os.environ["DB_VARIANTS"].split(",")
     VARIANTS = [v for v in VARIANTS if v[0] in WANTED]
+# Variants run by another build's parktrace, by name (the others: this build's).
+BINARIES = {}
 # DB_BASELINE=PATH: the defaults of another build (PATH, its parktrace) too.
-BASELINE = os.environ.get("DB_BASELINE")
-if BASELINE:
-    BASELINE_OPTS = []
-    VARIANTS.append((f"defaults, {BASELINE}", BASELINE_OPTS, "the baseline build"))
-else:
-    BASELINE_OPTS = None
+if os.environ.get("DB_BASELINE"):
+    BASELINE = os.environ["DB_BASELINE"]
+    VARIANTS.append((f"defaults, {BASELINE}", [], "the baseline build"))
+    BINARIES[VARIANTS[-1][0]] = BASELINE
 
 
-def one_run(db, seconds, opts):
-    """The --self-stats figures of one load of DB under parktrace OPTS."""
+def one_run(db, seconds, opts, binary=None):
+    """The --self-stats figures of one load of DB under parktrace OPTS (BINARY: another build's)."""
     cmd = [sys.executable, os.path.join(ROOT, "tools", "servers", f"{db}.py"), "-s", str(seconds + 4), "-w", "2",
            "--", "-d", str(seconds), "--self-stats", "-o", "/dev/null", *opts]
     env = dict(os.environ)
-    if opts is BASELINE_OPTS:
-        env["PARKTRACE_BIN"] = BASELINE
+    if binary:
+        env["PARKTRACE_BIN"] = binary
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 300, env=env)
     out = p.stdout + p.stderr
     st = dict(re.findall(r"\b(\w+)=(\d+(?:\.\d+)?)\b", out))
@@ -76,7 +76,7 @@ def main():
         # swings from run to run.
         order = VARIANTS[r % len(VARIANTS):] + VARIANTS[:r % len(VARIANTS)]
         for name, opts, _ in order:
-            runs[name].append(one_run(db, seconds, opts))
+            runs[name].append(one_run(db, seconds, opts, BINARIES.get(name)))
             print(f"round {r + 1} {name}: {runs[name][-1]}", file=sys.stderr, flush=True)
     print(f"`python3 tools/bench/db_ablation.py {db} {rounds} {seconds:g}`, medians of {rounds} interleaved rounds:\n")
     print("| variant | leaves out | `sched_switch` runs x ns | `sched_waking` runs x ns | BPF ns a run (all) "

@@ -60,25 +60,35 @@ void stack_maps_drop_sample(const struct stack_maps *sm, const struct pt_sample_
     bpf_map_delete_elem(sm->samples_fd, key);
 }
 
+/* An entry of either table. */
+union own_key {
+    struct pt_stack_key s;
+    struct pt_waker_key w;
+};
+union own_val {
+    struct pt_stack_val s;
+    struct pt_waker_val w;
+};
+
 /* Slot S's own entry of table WHICH (index I) as the table would hold it:
  * false when it has none. Read while the programs may write it: its key
  * is set once, before its counts. */
-static bool own_entry(const struct pt_slot *s, uint32_t i, enum stack_times which, void *key, void *val)
+static bool own_entry(const struct pt_slot *s, uint32_t i, enum stack_times which, union own_key *key,
+                      union own_val *val)
 {
     uint64_t k = __atomic_load_n(which == STACK_TIMES_WAITER ? &s->own_key : &s->pair_key, __ATOMIC_ACQUIRE);
     if (!k)
         return false;
     int32_t sid = (int32_t)((uint32_t)k - 1);
     if (which == STACK_TIMES_WAITER) {
-        *(struct pt_stack_key *)key = (struct pt_stack_key){.slot = i, .stack_id = sid, .tgid = s->first_tgid};
-        struct pt_stack_val *v = val;
+        key->s = (struct pt_stack_key){.slot = i, .stack_id = sid, .tgid = s->first_tgid};
+        struct pt_stack_val *v = &val->s;
         v->count = __atomic_load_n(&s->own.count, __ATOMIC_RELAXED);
         v->ns = __atomic_load_n(&s->own.ns, __ATOMIC_RELAXED);
     } else {
-        *(struct pt_waker_key *)key = (struct pt_waker_key){.slot = i, .stack_id = sid, .tgid = s->first_tgid,
-                                                            .waker_stack = (int32_t)((uint32_t)(k >> 32) - 1),
-                                                            .waker_tgid = s->first_tgid};
-        struct pt_waker_val *v = val;
+        key->w = (struct pt_waker_key){.slot = i, .stack_id = sid, .tgid = s->first_tgid,
+                                       .waker_stack = (int32_t)((uint32_t)(k >> 32) - 1), .waker_tgid = s->first_tgid};
+        struct pt_waker_val *v = &val->w;
         v->count = __atomic_load_n(&s->pair.count, __ATOMIC_RELAXED);
         v->ns = __atomic_load_n(&s->pair.ns, __ATOMIC_RELAXED);
         v->line_count = __atomic_load_n(&s->pair.line_count, __ATOMIC_RELAXED);
@@ -99,14 +109,8 @@ int stack_maps_dump_of(const struct stack_maps *sm, enum stack_times which, stru
     if (!sm->slots_of)
         return rc;
     const struct pt_slot *slots = sm->slots_of->slots;
-    union {
-        struct pt_stack_key s;
-        struct pt_waker_key w;
-    } key;
-    union {
-        struct pt_stack_val s;
-        struct pt_waker_val w;
-    } val;
+    union own_key key;
+    union own_val val;
     for (uint32_t i = 0, n = tracer_used_slots(sm->slots_of); i < n; i++)
         if ((!want || want(ctx, i)) && own_entry(&slots[i], i, which, &key, &val))
             map_dump_add(d, &key, key_size[which], &val, val_size[which]);
@@ -116,15 +120,11 @@ int stack_maps_dump_of(const struct stack_maps *sm, enum stack_times which, stru
 /* Whether KEY (of table WHICH) is its slot's own entry. */
 static bool own_key(const struct stack_maps *sm, enum stack_times which, const void *key)
 {
-    const struct pt_stack_key *k = key;   /* a waker key starts as one */
-    if (!sm->slots_of || k->slot >= sm->slots_of->nslots)
-        return false;
-    const struct pt_slot *s = &sm->slots_of->slots[k->slot];
-    uint64_t want = (uint32_t)k->stack_id + 1;
-    if (which == STACK_TIMES_WAKER)
-        want |= (uint64_t)((uint32_t)((const struct pt_waker_key *)key)->waker_stack + 1) << 32;
-    return k->tgid == s->first_tgid && (which == STACK_TIMES_WAITER ? s->own_key : s->pair_key) == want &&
-           (which == STACK_TIMES_WAITER || ((const struct pt_waker_key *)key)->waker_tgid == s->first_tgid);
+    uint32_t slot = ((const struct pt_stack_key *)key)->slot;   /* a waker key starts as one */
+    union own_key mine;
+    union own_val val;
+    return sm->slots_of && slot < sm->slots_of->nslots &&
+           own_entry(&sm->slots_of->slots[slot], slot, which, &mine, &val) && !memcmp(&mine, key, key_size[which]);
 }
 
 void stack_maps_delete(const struct stack_maps *sm, enum stack_times which, void *keys, uint32_t n)

@@ -43,14 +43,6 @@ _Static_assert(PT_MODEL_COMM >= PT_COMM_LEN + 1, "a model's process name holds t
 
 #define NAMING_BUDGET_NS 50000000ULL   /* of a tick's time, for new blockers */
 
-/* parktrace's own CPU time so far (every thread, user and system). */
-uint64_t collector_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 void collector_init(struct collector *c, struct tracer *t, struct pt_services *sv, struct stacks *stacks,
                     struct jvm_tracker *jvm, const struct pt_options *o)
 {
@@ -71,7 +63,7 @@ void collector_init(struct collector *c, struct tracer *t, struct pt_services *s
     if (!c->b || !c->retiring || !c->retiring_since || !c->grace) {
         out_of_memory("the blocker table");
     }
-    c->cpu_start_ns = c->cpu_window_ns = collector_cpu_ns();
+    c->cpu_start_ns = c->cpu_window_ns = process_cpu_ns();
     c->kernel = stack_maps_of(t);
     struct proc_lives lives = proc_lives_of(t);
     collector_begin(c);

@@ -31,7 +31,6 @@ static inline uint64_t slot_blocker_id(const struct pt_slot *s)
 }
 
 /* collect.c */
-uint64_t collector_cpu_ns(void);
 struct blocker *collector_record(struct collector *c, uint32_t idx);
 void collector_free_record(struct collector *c, uint32_t idx);
 void collector_resolve(struct collector *c, uint32_t idx);

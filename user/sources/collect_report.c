@@ -520,7 +520,7 @@ const struct pt_model *collector_report(struct collector *c, enum pt_report_type
     r->rows = c->rows;
     r->window_ns = now - (interval ? c->window_start : c->start_ns);
     r->sees_fast_parks = c->o->probes == PT_PROBES_UPROBES;
-    uint64_t cpu = collector_cpu_ns();
+    uint64_t cpu = process_cpu_ns();
     r->self_cpu_ns = cpu - (interval ? c->cpu_window_ns : c->cpu_start_ns);
     if (interval)
         c->cpu_window_ns = cpu;

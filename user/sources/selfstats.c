@@ -3,13 +3,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "bpf_stats.h"
 #include "deadline_open.h"
 #include "elfsyms.h"
 #include "jvm_tracker.h"
 #include "loader.h"
+#include "monotonic.h"
 #include "procmaps.h"
 #include "self_counters.h"
 #include "services.h"
@@ -83,13 +83,6 @@ static uint64_t run_p99_ns(const __u64 *h)
         }
     }
     return 0;
-}
-
-static uint64_t process_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Past the start's discovery, JVM attaches and unwind tables. */

@@ -45,9 +45,7 @@ struct unwind_tables *unwind_tables_new(const struct unwind_maps *kernel, const 
  * for a CPU. */
 double unwind_cpu_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return (double)process_cpu_ns() / 1e9;
 }
 
 /* Creates the kernel map for one binary's table and writes it in place;
